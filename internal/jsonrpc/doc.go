@@ -1,0 +1,12 @@
+// Package jsonrpc holds JSON-RPC 2.0 messages as mcpx relays them: envelopes
+// decoded just enough to route, with ids, params and results kept as the exact
+// bytes the peer sent. It also frames messages on newline-delimited streams
+// with a size limit, and edits JSON objects member by member without touching
+// the bytes of the members it does not change.
+//
+// The package knows nothing of MCP.
+//
+// Concurrency: [Message] and [Object] values are not safe for concurrent
+// mutation. A [Reader] is used by one goroutine; a [Writer] is safe for
+// concurrent use.
+package jsonrpc

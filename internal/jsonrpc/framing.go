@@ -1,0 +1,172 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxMessageBytes is the message size limit when none is configured.
+const DefaultMaxMessageBytes = 16 << 20
+
+// OversizeError reports a line longer than the reader's limit. The line was
+// discarded up to its newline and the stream stays usable. ID is the
+// message's id when it could be read from the line's start.
+type OversizeError struct {
+	Limit int
+	ID    ID
+}
+
+func (e *OversizeError) Error() string {
+	return fmt.Sprintf("message exceeds the limit of %d bytes", e.Limit)
+}
+
+// Reader reads newline-delimited messages. Blank lines are skipped. It is
+// used by one goroutine.
+type Reader struct {
+	br    *bufio.Reader
+	limit int
+	buf   []byte
+}
+
+// NewReader returns a Reader over r. A limit of 0 means
+// [DefaultMaxMessageBytes].
+func NewReader(r io.Reader, limit int) *Reader {
+	if limit <= 0 {
+		limit = DefaultMaxMessageBytes
+	}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// prefixKeep is how much of an oversize line is kept to look for its id.
+const prefixKeep = 4 << 10
+
+// ReadLine returns the next non-blank line without its newline. The slice is
+// valid until the next call. A line over the limit yields *OversizeError and
+// the reader moves past it. At the end of the stream it returns io.EOF; a
+// final line without a newline is returned first.
+func (r *Reader) ReadLine() ([]byte, error) {
+	for {
+		r.buf = r.buf[:0]
+		over := false
+		for {
+			chunk, err := r.br.ReadSlice('\n')
+			if !over {
+				if len(r.buf)+len(chunk) > r.limit+1 { // +1: the newline does not count
+					over = true
+					keep := min(len(chunk), max(0, prefixKeep-len(r.buf)))
+					r.buf = append(r.buf, chunk[:keep]...)
+				} else {
+					r.buf = append(r.buf, chunk...)
+				}
+			}
+			if err == nil {
+				break
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			if errors.Is(err, io.EOF) && len(r.buf) > 0 && !over {
+				line := bytes.TrimSpace(r.buf)
+				if len(line) == 0 {
+					return nil, io.EOF
+				}
+				return line, nil
+			}
+			if over && errors.Is(err, io.EOF) {
+				return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
+			}
+			return nil, err
+		}
+		if over {
+			return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
+		}
+		line := bytes.TrimRight(r.buf, "\r\n")
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// PeekID reads the top-level "id" member from the start of a possibly
+// truncated JSON object. It returns the zero ID if none can be read.
+func PeekID(prefix []byte) ID {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return ID{}
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ID{}
+		}
+		key, _ := tok.(string)
+		if key == "id" {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return ID{}
+			}
+			if c := raw[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+				return ID{string(raw)}
+			}
+			return ID{}
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ID{}
+		}
+	}
+	return ID{}
+}
+
+// Writer writes newline-delimited messages. It is safe for concurrent use;
+// each message is written whole.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write encodes m and writes it with a newline. After a write error every
+// later call returns that error.
+func (w *Writer) Write(m *Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = m.Append(w.buf[:0])
+	w.buf = append(w.buf, '\n')
+	_, w.err = w.w.Write(w.buf)
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not pin a large result's buffer
+	}
+	return w.err
+}
+
+// WriteRaw writes an already encoded message (no newline inside) and a newline.
+func (w *Writer) WriteRaw(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(append(w.buf[:0], line...), '\n')
+	_, w.err = w.w.Write(w.buf)
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil
+	}
+	return w.err
+}
