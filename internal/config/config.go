@@ -1,0 +1,109 @@
+// Package config reads the mcpx config file and validates it into plain
+// structs.
+//
+// The file is JSON: the "mcpServers" block that MCP host READMEs show, plus an
+// optional "mcpx" block of gateway settings. The contracts:
+//
+//   - Parsing is strict. Unknown keys, duplicate keys, wrong types and bad
+//     values are errors naming the full field path, e.g.
+//     "mcpServers.demo.comand: unknown field". Every error is an [*Error].
+//   - A returned [Config] is complete: every default is filled in, every
+//     server's timeouts are its effective values (its own, else the global
+//     ones), ${VAR} references are expanded (see [LoadOptions]), and every
+//     Cwd is absolute.
+//   - Expanded values never appear in error messages, so a secret passed as
+//     ${VAR} cannot leak through an error.
+//   - A duration of 0 means "no timer" wherever durations appear.
+//
+// The package is a leaf: it imports only the standard library. It has no
+// state; every function is safe for concurrent use, and a Config is safe for
+// concurrent reads.
+package config
+
+import (
+	"slices"
+	"time"
+)
+
+// Config is a validated config file. Load, Parse and Default fill in every
+// field; nothing in it is optional.
+type Config struct {
+	// File is the absolute path of the file the config came from, or ""
+	// for the embedded default and for unnamed input.
+	File string
+
+	// Servers holds every upstream server by name, disabled ones included.
+	Servers map[string]*Server
+
+	// Global timeouts. Servers carry their own effective copies of the
+	// first three; these are what a server inherits when it sets none.
+	IdleTimeout    time.Duration // reset by each progress notification
+	MaxTimeout     time.Duration // hard maximum for one call
+	StartupTimeout time.Duration // spawn or connect, then initialize
+	ProbeTimeout   time.Duration // one protocol-revision probe
+
+	ToolNames ToolNames
+
+	// MaxMessageBytes limits one JSON-RPC message, in bytes.
+	MaxMessageBytes int
+
+	// DaemonIdleExit is how long the daemon lingers with no client and no
+	// running work before it exits; 0 means it never exits on its own.
+	DaemonIdleExit time.Duration
+
+	// MaxConcurrentCalls limits the calls in flight at once; 0 means no
+	// limit.
+	MaxConcurrentCalls int
+}
+
+// Names returns the names of all servers, disabled ones included, sorted.
+func (c *Config) Names() []string {
+	names := make([]string, 0, len(c.Servers))
+	for name := range c.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ToolNames says how upstream tools are named towards hosts.
+type ToolNames struct {
+	// Prefix is PrefixAlways or PrefixAuto.
+	Prefix PrefixMode
+	// Separator goes between server and tool name: 1 to 4 characters of
+	// [A-Za-z0-9_.-]. No server name contains it, so a prefixed tool name
+	// splits unambiguously at its first occurrence.
+	Separator string
+}
+
+// PrefixMode says when a tool name gets its server's prefix.
+type PrefixMode string
+
+// Prefix modes.
+const (
+	// PrefixAlways exposes every tool as <server><separator><tool>.
+	PrefixAlways PrefixMode = "always"
+	// PrefixAuto leaves a tool unprefixed when no other server has a tool
+	// of the same name.
+	PrefixAuto PrefixMode = "auto"
+)
+
+// Transport is how mcpx reaches an upstream server.
+type Transport string
+
+// Transports. The file may also say "streamable-http", which is TransportHTTP.
+const (
+	TransportStdio Transport = "stdio" // child process, newline-delimited JSON-RPC
+	TransportHTTP  Transport = "http"  // Streamable HTTP
+	TransportSSE   Transport = "sse"   // legacy HTTP+SSE (2024-11-05)
+)
+
+// KnownProtocolVersions lists the MCP revisions a server's protocolVersion
+// may name, oldest first. It must match the revisions mcpx speaks.
+var KnownProtocolVersions = []string{
+	"2024-11-05",
+	"2025-03-26",
+	"2025-06-18",
+	"2025-11-25",
+	"2026-07-28",
+}

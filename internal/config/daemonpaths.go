@@ -1,0 +1,59 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// DaemonFiles are where the daemon serving one config file from one build
+// keeps its socket, lock and log. Two configs, or two builds, never share a
+// daemon; a test or a user can run several side by side.
+type DaemonFiles struct {
+	Key    string // a short hash naming this daemon
+	Socket string
+	Lock   string
+	Log    string
+}
+
+// maxSocketPath is the longest unix socket path Linux accepts.
+const maxSocketPath = 107
+
+// Daemon returns the daemon files for configFile ("" for the embedded
+// default) and build (see [BuildID]). The socket lives in RuntimeDir unless
+// that path would be too long for a unix socket; then under the system temp
+// dir, in a directory of this user's.
+func (p Paths) Daemon(configFile, build string) DaemonFiles {
+	sum := sha256.Sum256([]byte(configFile + "\x00" + build))
+	key := hex.EncodeToString(sum[:8])
+	d := DaemonFiles{
+		Key:    key,
+		Socket: filepath.Join(p.RuntimeDir, "d-"+key+".sock"),
+		Lock:   filepath.Join(p.RuntimeDir, "d-"+key+".lock"),
+		Log:    filepath.Join(p.StateDir, "daemon-"+key+".log"),
+	}
+	if len(d.Socket) > maxSocketPath {
+		dir := filepath.Join(os.TempDir(), "mcpx-"+strconv.Itoa(os.Getuid()))
+		d.Socket = filepath.Join(dir, "d-"+key+".sock")
+		d.Lock = filepath.Join(dir, "d-"+key+".lock")
+	}
+	return d
+}
+
+// BuildID identifies the running executable: its path, size and
+// modification time, hashed. A rebuilt binary gets a new daemon.
+func BuildID() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the executable: %w", err)
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return "", fmt.Errorf("finding the executable: %w", err)
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano()))
+	return hex.EncodeToString(sum[:8]), nil
+}

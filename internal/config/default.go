@@ -1,0 +1,56 @@
+package config
+
+import "time"
+
+// Defaults for what the file leaves out.
+const (
+	DefaultIdleTimeout        = 5 * time.Minute
+	DefaultMaxTimeout         = time.Hour
+	DefaultStartupTimeout     = 30 * time.Second
+	DefaultProbeTimeout       = 3 * time.Second
+	DefaultPrefix             = PrefixAlways
+	DefaultSeparator          = "__"
+	DefaultMaxMessageBytes    = 16 << 20
+	DefaultDaemonIdleExit     = 30 * time.Minute
+	DefaultMaxConcurrentCalls = 0 // no limit
+)
+
+// Limits on settings.
+const (
+	minMessageBytes    = 1 << 10
+	maxMessageBytes    = 1 << 30
+	maxConcurrentCalls = 1_000_000
+	maxSeparatorLen    = 4
+)
+
+// Default returns the config used when there is no config file: every
+// default, and one stdio server "demo" that runs `executable demo` (the
+// caller passes its own path, from os.Executable). Its File is "".
+func Default(executable string) *Config {
+	c := defaults()
+	c.Servers["demo"] = &Server{
+		Name:           "demo",
+		Transport:      TransportStdio,
+		Command:        executable,
+		Args:           []string{"demo"},
+		IdleTimeout:    c.IdleTimeout,
+		MaxTimeout:     c.MaxTimeout,
+		StartupTimeout: c.StartupTimeout,
+	}
+	return c
+}
+
+// defaults returns a Config with every setting at its default and no servers.
+func defaults() *Config {
+	return &Config{
+		Servers:            map[string]*Server{},
+		IdleTimeout:        DefaultIdleTimeout,
+		MaxTimeout:         DefaultMaxTimeout,
+		StartupTimeout:     DefaultStartupTimeout,
+		ProbeTimeout:       DefaultProbeTimeout,
+		ToolNames:          ToolNames{Prefix: DefaultPrefix, Separator: DefaultSeparator},
+		MaxMessageBytes:    DefaultMaxMessageBytes,
+		DaemonIdleExit:     DefaultDaemonIdleExit,
+		MaxConcurrentCalls: DefaultMaxConcurrentCalls,
+	}
+}

@@ -1,0 +1,190 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Server is one upstream MCP server from the mcpServers block.
+type Server struct {
+	// Name is the server's key in mcpServers: 1 to 48 characters of
+	// [A-Za-z0-9_-], never "mcpx" (in any case), never containing the tool
+	// name separator.
+	Name      string
+	Transport Transport
+	// Disabled servers are validated like the others, ${VAR} references
+	// included (write ${VAR:-} to allow an unset one); the pool skips them.
+	Disabled bool
+
+	// Stdio servers: the child process. Command, Args, Env values and Cwd
+	// have their ${VAR} references expanded. Cwd is absolute (a relative
+	// one in the file is resolved against the file's directory), or "" when
+	// unset. Args and Env are nil when empty.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// HTTP and SSE servers: an absolute http or https URL and extra request
+	// headers, both expanded. Headers is nil when empty.
+	URL     string
+	Headers map[string]string
+
+	// ProtocolVersion is one of KnownProtocolVersions, or "" to probe for
+	// the newest revision the server speaks (the file's "auto").
+	ProtocolVersion string
+
+	// Effective timeouts: the server's own when the file sets them, else the
+	// global ones. 0 means no timer.
+	IdleTimeout    time.Duration
+	MaxTimeout     time.Duration
+	StartupTimeout time.Duration
+}
+
+// Server fields by transport.
+var (
+	stdioFields  = []string{"command", "args", "env", "cwd"}
+	httpFields   = []string{"url", "headers"}
+	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
+		"idleTimeout", "maxTimeout", "startupTimeout"}, stdioFields, httpFields)
+)
+
+// maxNameLen bounds server names so that <server><separator><tool> stays
+// within the 128 characters MCP allows a tool name.
+const maxNameLen = 48
+
+func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) (*Server, error) {
+	if err := checkName(name, cfg.ToolNames.Separator); err != nil {
+		return nil, p.errorf(keyOff, at, "%v", err)
+	}
+	f, err := p.object(n, at, serverFields)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		Name:           name,
+		IdleTimeout:    cfg.IdleTimeout,
+		MaxTimeout:     cfg.MaxTimeout,
+		StartupTimeout: cfg.StartupTimeout,
+	}
+	if s.Transport, err = p.transport(n, f, at); err != nil {
+		return nil, err
+	}
+	other := httpFields
+	if s.Transport != TransportStdio {
+		other = stdioFields
+	}
+	for _, m := range n.members {
+		v, at := m.val, at.key(m.key)
+		if slices.Contains(other, m.key) {
+			return nil, p.errorf(m.off, at, "not allowed for %s server", article(s.Transport))
+		}
+		switch m.key {
+		case "disabled":
+			s.Disabled, err = p.boolean(v, at)
+		case "protocolVersion":
+			s.ProtocolVersion, err = p.protocolVersion(v, at)
+		case "idleTimeout":
+			s.IdleTimeout, err = p.duration(v, at)
+		case "maxTimeout":
+			s.MaxTimeout, err = p.duration(v, at)
+		case "startupTimeout":
+			s.StartupTimeout, err = p.duration(v, at)
+		case "command":
+			s.Command, err = p.command(v, at)
+		case "args":
+			s.Args, err = p.args(v, at)
+		case "env":
+			s.Env, err = p.env(v, at)
+		case "cwd":
+			s.Cwd, err = p.cwd(v, at)
+		case "url":
+			s.URL, err = p.url(v, at)
+		case "headers":
+			s.Headers, err = p.headers(v, at)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func checkName(name, sep string) error {
+	if len(name) == 0 || len(name) > maxNameLen || strings.IndexFunc(name, func(r rune) bool {
+		return r >= 0x80 || !isWordByte(byte(r))
+	}) >= 0 {
+		return fmt.Errorf("invalid server name: want 1 to %d characters of [A-Za-z0-9_-]", maxNameLen)
+	}
+	if strings.EqualFold(name, "mcpx") {
+		return fmt.Errorf("the server name %q is reserved for mcpx's own tools", name)
+	}
+	if strings.Contains(name, sep) {
+		return fmt.Errorf("server name contains the tool name separator %q (rename the server or change mcpx.toolNames.separator)", sep)
+	}
+	return nil
+}
+
+// transport returns the server's transport: its type, else derived from
+// whether it has a command (stdio) or a url (http).
+func (p *parser) transport(n *node, f map[string]*node, at path) (Transport, error) {
+	_, hasCommand := f["command"]
+	_, hasURL := f["url"]
+	tn, typed := f["type"]
+	if !typed {
+		switch {
+		case hasCommand && hasURL:
+			return "", p.errorf(n.off, at, "has both command and url (a server is either stdio, with command, or http, with url)")
+		case hasCommand:
+			return TransportStdio, nil
+		case hasURL:
+			return TransportHTTP, nil
+		}
+		return "", p.errorf(n.off, at, "command or url is required")
+	}
+	s, err := p.str(tn, at.key("type"))
+	if err != nil {
+		return "", err
+	}
+	var t Transport
+	switch s {
+	case "stdio":
+		t = TransportStdio
+	case "http", "streamable-http":
+		t = TransportHTTP
+	case "sse":
+		t = TransportSSE
+	default:
+		return "", p.errorf(tn.off, at.key("type"), "unknown transport %q (want stdio, http, streamable-http or sse)", s)
+	}
+	switch {
+	case t == TransportStdio && !hasCommand:
+		return "", p.errorf(n.off, at, "command is required for a stdio server")
+	case t != TransportStdio && !hasURL:
+		return "", p.errorf(n.off, at, "url is required for %s server", article(t))
+	}
+	return t, nil
+}
+
+func article(t Transport) string {
+	if t == TransportStdio {
+		return "a stdio"
+	}
+	return "an " + string(t)
+}
+
+func (p *parser) protocolVersion(n *node, at path) (string, error) {
+	v, err := p.str(n, at)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case v == "" || v == "auto":
+		return "", nil
+	case slices.Contains(KnownProtocolVersions, v):
+		return v, nil
+	}
+	return "", p.errorf(n.off, at, "unknown protocol version %q (want auto or one of %s)", v, strings.Join(KnownProtocolVersions, ", "))
+}

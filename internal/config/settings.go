@@ -1,0 +1,77 @@
+package config
+
+// settings reads the "mcpx" block into c, over the defaults already there.
+func (p *parser) settings(n *node, at path, c *Config) error {
+	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
+		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls"}); err != nil {
+		return err
+	}
+	for _, m := range n.members {
+		v, at := m.val, at.key(m.key)
+		var err error
+		switch m.key {
+		case "idleTimeout":
+			c.IdleTimeout, err = p.duration(v, at)
+		case "maxTimeout":
+			c.MaxTimeout, err = p.duration(v, at)
+		case "startupTimeout":
+			c.StartupTimeout, err = p.duration(v, at)
+		case "probeTimeout":
+			c.ProbeTimeout, err = p.duration(v, at)
+		case "daemonIdleExit":
+			c.DaemonIdleExit, err = p.duration(v, at)
+		case "maxMessageBytes":
+			c.MaxMessageBytes, err = p.integer(v, at, minMessageBytes, maxMessageBytes)
+		case "maxConcurrentCalls":
+			c.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
+		case "toolNames":
+			err = p.toolNames(v, at, &c.ToolNames)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) toolNames(n *node, at path, t *ToolNames) error {
+	f, err := p.object(n, at, []string{"prefix", "separator"})
+	if err != nil {
+		return err
+	}
+	if v, ok := f["prefix"]; ok {
+		s, err := p.str(v, at.key("prefix"))
+		if err != nil {
+			return err
+		}
+		switch PrefixMode(s) {
+		case PrefixAlways, PrefixAuto:
+			t.Prefix = PrefixMode(s)
+		default:
+			return p.errorf(v.off, at.key("prefix"), "must be %q or %q", PrefixAlways, PrefixAuto)
+		}
+	}
+	if v, ok := f["separator"]; ok {
+		s, err := p.str(v, at.key("separator"))
+		if err != nil {
+			return err
+		}
+		if !validSeparator(s) {
+			return p.errorf(v.off, at.key("separator"), "must be 1 to %d characters of [A-Za-z0-9_.-]", maxSeparatorLen)
+		}
+		t.Separator = s
+	}
+	return nil
+}
+
+func validSeparator(s string) bool {
+	if s == "" || len(s) > maxSeparatorLen {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !isWordByte(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
