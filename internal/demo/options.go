@@ -1,0 +1,136 @@
+package demo
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"mcpx/internal/mcp"
+)
+
+// Eras accepted by [Options.Era].
+const (
+	EraAuto   = "auto"   // both: initialize selects legacy, modern _meta selects 2026-07-28
+	EraLegacy = "legacy" // initialize only; server/discover is unknown, modern _meta is ignored
+	EraModern = "modern" // 2026-07-28 only; initialize is refused naming the supported versions
+)
+
+// Options configure [Serve]. A nil *Options, and every zero field, means the
+// default. Options are read once when Serve starts.
+type Options struct {
+	// Era is EraAuto (the default when empty), EraLegacy or EraModern.
+	Era string
+	// MaxVersion is the newest legacy revision initialize negotiates; the
+	// default is 2025-11-25. It must be a legacy revision.
+	MaxVersion string
+	// IgnoreDiscover makes server/discover go unanswered, like a legacy
+	// server that silently drops unknown methods.
+	IgnoreDiscover bool
+	// InitDelay delays the answers to initialize and server/discover. The
+	// delay of initialize is not cut short by notifications/cancelled.
+	InitDelay time.Duration
+	// PageSize, when positive, splits tools/list into pages of that many
+	// tools with opaque cursors.
+	PageSize int
+	// Record is a file to which every [Event] is appended as one JSON line.
+	Record string
+	// OnEvent, when set, is called with every [Event] in order. It runs with
+	// the recorder's lock held: it must not block or call back into Serve.
+	OnEvent func(Event)
+	// WireLog is a file to which every line read ("< " prefix) and written
+	// ("> " prefix) is appended as on the wire: a line read is logged as
+	// framed (surrounding spaces trimmed), before it is handled; a line
+	// written is logged just before it is written. Blank and oversize lines
+	// read are not logged.
+	WireLog string
+	// Logger receives the server's own log; nil discards it.
+	Logger *slog.Logger
+	// Exit ends the process for the crash tool; nil means [os.Exit].
+	Exit func(code int)
+}
+
+// config is Options with the defaults filled in.
+type config struct {
+	Options
+	supported []string // every version this server names: discover, -32022
+	legacy    []string // legacy revisions initialize may agree to, newest first
+}
+
+func newConfig(opts *Options) (*config, error) {
+	c := &config{}
+	if opts != nil {
+		c.Options = *opts
+	}
+	if c.Era == "" {
+		c.Era = EraAuto
+	}
+	if c.MaxVersion == "" {
+		c.MaxVersion = mcp.LatestLegacy
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Exit == nil {
+		c.Exit = os.Exit
+	}
+	switch {
+	case c.Era != EraAuto && c.Era != EraLegacy && c.Era != EraModern:
+		return nil, fmt.Errorf("demo: unknown era %q (want auto, legacy or modern)", c.Era)
+	case !mcp.IsLegacy(c.MaxVersion):
+		return nil, fmt.Errorf("demo: max version %q is not a legacy revision (want one of %v)", c.MaxVersion, mcp.LegacyVersions)
+	case c.InitDelay < 0:
+		return nil, fmt.Errorf("demo: negative init delay %v", c.InitDelay)
+	case c.PageSize < 0:
+		return nil, fmt.Errorf("demo: negative page size %d", c.PageSize)
+	}
+	for _, v := range mcp.LegacyVersions {
+		if v <= c.MaxVersion {
+			c.legacy = append(c.legacy, v)
+		}
+	}
+	if c.Era != EraLegacy {
+		c.supported = append(c.supported, mcp.Version20260728)
+	}
+	if c.Era != EraModern {
+		c.supported = append(c.supported, c.legacy...)
+	}
+	return c, nil
+}
+
+// ParseFlags parses the arguments of `mcpx demo [flags]` with a flag set
+// named "demo" that reports to stderr. Logger and Exit are left nil for the
+// caller to set. -h yields [flag.ErrHelp]; any error is a usage error.
+func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
+	o := &Options{}
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Era, "era", EraAuto, "protocol `era`: auto (both), legacy (initialize only) or modern (2026-07-28 only)")
+	fs.StringVar(&o.MaxVersion, "max-version", mcp.LatestLegacy, "newest legacy protocol `revision` that initialize agrees to")
+	fs.BoolVar(&o.IgnoreDiscover, "ignore-discover", false, "never answer server/discover, like a legacy server that drops unknown methods")
+	fs.DurationVar(&o.InitDelay, "init-delay", 0, "wait this long before answering initialize and server/discover")
+	fs.IntVar(&o.PageSize, "page-size", 0, "split tools/list into pages of `n` tools (0: one page)")
+	fs.StringVar(&o.Record, "record", "", "append every request, cancellation and outcome, one JSON object a line, to `file`")
+	fs.StringVar(&o.WireLog, "wire-log", "", "append every line read (\"< \") and written (\"> \") to `file`")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: mcpx demo [flags]
+
+Runs mcpx's demo MCP server on stdin and stdout: tools with real progress
+and cancellation (export, scan, wait, ...), for trying mcpx and testing it.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("demo: unexpected argument %q", fs.Arg(0))
+	}
+	if _, err := newConfig(o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}

@@ -1,0 +1,151 @@
+package demo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mcpx/internal/jsonrpc"
+)
+
+// tool is one tool; its definition is toolDefs[name].
+type tool struct {
+	name string
+	run  func(ctx context.Context, t *toolCall) (json.RawMessage, error)
+}
+
+// tools are the tools in tools/list order.
+var tools = []tool{
+	{"export", runExport},
+	{"scan", runScan},
+	{"stubborn", runStubborn},
+	{"wait", runWait},
+	{"cancellations", runCancellations},
+	{"echo", runEcho},
+	{"burst", runBurst},
+	{"raw", runRaw},
+	{"crash", runCrash},
+	{"garbage", runGarbage},
+	{"fail", runFail},
+	{"sleep_then", runSleepThen},
+}
+
+// toolCall is what a tool runs with. A tool returns a result, or the cause
+// of its context when it stopped early (then nothing is sent).
+type toolCall struct {
+	s        *server
+	c        *call
+	args     json.RawMessage // params.arguments as sent; nil if absent
+	progress *progress
+}
+
+// checker is a tool's arguments, defaults filled in before decoding.
+type checker interface{ check() error }
+
+// decode reads the arguments into v, over its defaults, and checks them.
+func (t *toolCall) decode(v checker) error {
+	if len(t.args) > 0 && string(t.args) != "null" {
+		if err := json.Unmarshal(t.args, v); err != nil {
+			return err
+		}
+	}
+	return v.check()
+}
+
+// listTools answers tools/list, a page at a time if Options.PageSize is set.
+func (s *server) listTools(req *request) (json.RawMessage, error) {
+	var p struct {
+		Cursor *string `json:"cursor"`
+	}
+	if len(req.msg.Params) > 0 {
+		if err := json.Unmarshal(req.msg.Params, &p); err != nil {
+			return nil, invalidParams("tools/list: %v", err)
+		}
+	}
+	start := 0
+	if p.Cursor != nil {
+		n, ok := parseCursor(*p.Cursor)
+		if !ok {
+			return nil, invalidParams("invalid cursor %q", *p.Cursor)
+		}
+		start = n
+	}
+	end := len(tools)
+	if s.cfg.PageSize > 0 {
+		end = min(start+s.cfg.PageSize, end)
+	}
+	b := []byte(`{"tools":[`)
+	for i, t := range tools[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, toolDefs[t.name]...)
+	}
+	b = append(b, ']')
+	if end < len(tools) {
+		b = append(b, `,"nextCursor":`...)
+		b = append(b, marshal(cursor(end))...)
+	}
+	return append(b, '}'), nil
+}
+
+// cursor returns the opaque cursor of the page starting at tool i.
+func cursor(i int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("mcpx-demo/tools/" + strconv.Itoa(i)))
+}
+
+// parseCursor returns the start of the page a cursor names.
+func parseCursor(c string) (int, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(b), "mcpx-demo/tools/")
+	n, err := strconv.Atoi(rest)
+	return n, ok && err == nil && n > 0 && n < len(tools)
+}
+
+// callTool answers tools/call. An unknown tool is a protocol error; bad
+// arguments are a tool error (isError).
+func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawMessage, error) {
+	i := slices.IndexFunc(tools, func(t tool) bool { return t.name == req.name })
+	if i < 0 {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", req.name)
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.msg.Params, &p); err != nil {
+		return nil, invalidParams("tools/call: %v", err)
+	}
+	s.log.Info("tool called", "tool", req.name, "id", c.id.String(), "progress", c.token != nil)
+	return tools[i].run(ctx, &toolCall{s: s, c: c, args: p.Arguments, progress: &progress{s: s, c: c}})
+}
+
+// toolResult is a tool result with one text block, then structuredContent
+// (if not nil) and "isError":true (if set).
+func toolResult(text string, structured json.RawMessage, isError bool) json.RawMessage {
+	var o jsonrpc.Object
+	type block struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	o.Set("content", marshal([]block{{"text", text}}))
+	if structured != nil {
+		o.Set("structuredContent", structured)
+	}
+	if isError {
+		o.Set("isError", json.RawMessage(`true`))
+	}
+	return o.Bytes()
+}
+
+func textResult(text string) json.RawMessage { return toolResult(text, nil, false) }
+
+func errorResult(format string, args ...any) json.RawMessage {
+	return toolResult(fmt.Sprintf(format, args...), nil, true)
+}
