@@ -1,0 +1,307 @@
+package upstream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// tokenPrefix starts every progress token mcpx mints upstream.
+const tokenPrefix = "mcpx-"
+
+// Conn is the client end of one JSON-RPC session with an upstream server.
+type Conn struct {
+	server string
+	w      *jsonrpc.Writer
+	log    *slog.Logger
+
+	// onNotify receives notifications other than progress and
+	// cancellation, on the reader goroutine. It must not block.
+	onNotify func(*jsonrpc.Message)
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[int64]*Request
+	err     error // set once the connection is dead
+}
+
+// Request is one request mcpx sent upstream and has not forgotten.
+type Request struct {
+	ID     int64
+	Method string
+	// Token is the progress token sent with the request, "" if none.
+	Token string
+
+	onProgress func(params json.RawMessage)
+	// mu is held while progress is delivered, so that once Forget has
+	// returned no delivery is under way or will start.
+	mu        sync.Mutex
+	forgotten bool
+
+	done   chan struct{}
+	result json.RawMessage
+	err    error
+}
+
+// Done is closed when the response arrives or the connection dies.
+func (r *Request) Done() <-chan struct{} { return r.done }
+
+// Result returns the response after Done is closed: the raw result, or a
+// *jsonrpc.Error from the upstream, or the error that ended the connection.
+func (r *Request) Result() (json.RawMessage, error) { return r.result, r.err }
+
+func newConn(server string, w io.Writer, log *slog.Logger) *Conn {
+	return &Conn{
+		server:  server,
+		w:       jsonrpc.NewWriter(w),
+		log:     log,
+		pending: make(map[int64]*Request),
+	}
+}
+
+// StartOptions tunes one request.
+type StartOptions struct {
+	// OnProgress, when set, asks the upstream for progress under a fresh
+	// token and receives each notification's raw params on the reader
+	// goroutine, in wire order. It must not block.
+	OnProgress func(params json.RawMessage)
+}
+
+// Start sends a request. params is the request's params object; Start adds
+// the progress token to its _meta when asked. The caller waits on Done and
+// must call Forget (or Cancel on the Session) if it stops waiting.
+func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (*Request, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.nextID++
+	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}), onProgress: opts.OnProgress}
+	if opts.OnProgress != nil {
+		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
+		if params == nil {
+			params = &jsonrpc.Object{}
+		}
+		mcp.SetMeta(params, mcp.MetaProgressToken, jsonrpc.MustMarshal(r.Token))
+	}
+	c.pending[r.ID] = r
+	c.mu.Unlock()
+
+	var raw json.RawMessage
+	if params != nil {
+		raw = params.Bytes()
+	}
+	if err := c.w.Write(jsonrpc.NewRequest(jsonrpc.NewIntID(r.ID), method, raw)); err != nil {
+		c.Forget(r)
+		return nil, c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
+	}
+	return r, nil
+}
+
+// Forget stops tracking r: a late response or progress for it is dropped.
+// When Forget returns, no progress delivery for r is under way; it must not
+// be called from r's own OnProgress. It reports whether r was still waiting
+// for its response.
+func (c *Conn) Forget(r *Request) bool {
+	c.mu.Lock()
+	waiting := c.pending[r.ID] == r
+	if waiting {
+		delete(c.pending, r.ID)
+	}
+	c.mu.Unlock()
+	r.mu.Lock()
+	r.forgotten = true
+	r.mu.Unlock()
+	return waiting
+}
+
+// Notify sends a notification.
+func (c *Conn) Notify(method string, params json.RawMessage) error {
+	if err := c.w.Write(jsonrpc.NewNotification(method, params)); err != nil {
+		return c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
+	}
+	return nil
+}
+
+// Err returns the error that ended the connection, or nil while it lives.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Pending returns how many requests wait for a response.
+func (c *Conn) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// fail ends the connection: every waiting request fails with err, and so
+// does every later Start. It returns the first error that ended it.
+func (c *Conn) fail(err error) error {
+	c.mu.Lock()
+	if c.err != nil {
+		err = c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.err = err
+	pending := c.pending
+	c.pending = make(map[int64]*Request)
+	c.mu.Unlock()
+	for _, r := range pending {
+		r.err = err
+		close(r.done)
+	}
+	return err
+}
+
+// errClosedOutput ends a connection whose upstream closed its stdout.
+var errClosedOutput = errors.New("closed its output")
+
+// readLoop reads messages until the stream ends, then returns the error
+// that ended it (io.EOF at a clean end).
+func (c *Conn) readLoop(r *jsonrpc.Reader) error {
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			var over *jsonrpc.OversizeError
+			if errors.As(err, &over) {
+				c.oversize(over)
+				continue
+			}
+			return err
+		}
+		msg, err := jsonrpc.Decode(line)
+		if err != nil {
+			c.malformed(msg, line, err)
+			continue
+		}
+		c.dispatch(msg)
+	}
+}
+
+func (c *Conn) dispatch(msg *jsonrpc.Message) {
+	switch {
+	case msg.IsResponse():
+		id, ok := msg.ID.Int()
+		if !ok {
+			c.log.Warn("upstream answered an id mcpx never sent", "server", c.server, "id", msg.ID.String())
+			return
+		}
+		c.mu.Lock()
+		r := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if r == nil {
+			c.log.Debug("dropped a late response", "server", c.server, "id", id)
+			return
+		}
+		if msg.Error != nil {
+			r.err = msg.Error
+		} else {
+			r.result = msg.Result
+		}
+		close(r.done)
+	case msg.Method == mcp.MethodProgress:
+		c.progress(msg.Params)
+	case msg.IsRequest():
+		c.answerServerRequest(msg)
+	case msg.Method == mcp.MethodCancelled:
+		// Cancels a server-to-client request; mcpx relays none yet.
+	default:
+		if c.onNotify != nil {
+			c.onNotify(msg)
+		}
+	}
+}
+
+// progress hands a progress notification to the request that owns its token.
+func (c *Conn) progress(params json.RawMessage) {
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
+		return
+	}
+	raw, _ := obj.Get(mcp.MetaProgressToken)
+	var token string
+	if json.Unmarshal(raw, &token) != nil || !strings.HasPrefix(token, tokenPrefix) {
+		c.log.Debug("dropped progress with a token mcpx did not mint", "server", c.server, "token", string(raw))
+		return
+	}
+	id, err := strconv.ParseInt(token[len(tokenPrefix):], 10, 64)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	r := c.pending[id]
+	c.mu.Unlock()
+	if r == nil || r.Token != token || r.onProgress == nil {
+		return // late: the request was answered or forgotten
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.forgotten {
+		r.onProgress(params)
+	}
+}
+
+// answerServerRequest answers requests an upstream sends mcpx. Only ping is
+// served; relaying sampling, elicitation and roots to hosts comes later.
+func (c *Conn) answerServerRequest(msg *jsonrpc.Message) {
+	var reply *jsonrpc.Message
+	if msg.Method == mcp.MethodPing {
+		reply = jsonrpc.NewResult(msg.ID, json.RawMessage("{}"))
+	} else {
+		reply = jsonrpc.NewError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx does not serve %q to upstreams", msg.Method))
+	}
+	if err := c.w.Write(reply); err != nil {
+		c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
+	}
+}
+
+// malformed handles a line that is not a valid message. When it carried the
+// id of a waiting request, that request fails: waiting on would hang it.
+func (c *Conn) malformed(msg *jsonrpc.Message, line []byte, err error) {
+	c.log.Warn("upstream sent a malformed message", "server", c.server, "err", err, "line", truncate(line, 200))
+	if msg != nil {
+		c.failID(msg.ID, fmt.Errorf("upstream %q sent a malformed response: %w", c.server, err))
+	}
+}
+
+func (c *Conn) oversize(over *jsonrpc.OversizeError) {
+	c.log.Warn("upstream sent an oversize message", "server", c.server, "limit", over.Limit, "id", over.ID.String())
+	c.failID(over.ID, fmt.Errorf("upstream %q sent a response over the %d-byte message limit", c.server, over.Limit))
+}
+
+func (c *Conn) failID(id jsonrpc.ID, err error) {
+	n, ok := id.Int()
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	r := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	if r != nil {
+		r.err = err
+		close(r.done)
+	}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

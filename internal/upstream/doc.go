@@ -1,0 +1,16 @@
+// Package upstream runs mcpx's side of each upstream MCP server: it spawns
+// stdio servers, speaks JSON-RPC to them on raw bytes, settles the protocol
+// revision (server/discover, else initialize), and keeps one live session per
+// configured server in a [Pool].
+//
+// A [Conn] owns the upstream's request ids and the progress tokens it mints:
+// one per request, always, derived from the id. Progress is delivered on the
+// connection's reader goroutine, in wire order, before the response that
+// follows it; once a request is answered or forgotten, nothing more is
+// delivered for it. The relay builds every timing and cancellation policy on
+// these two guarantees.
+//
+// Concurrency: Conn, Session and Pool are safe for concurrent use. The Pool
+// owns every process and goroutine it starts; [Pool.Run] returns only after
+// all of them have ended.
+package upstream

@@ -1,0 +1,220 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/mcp"
+)
+
+// ErrUnknownServer is returned for a server name the config does not have.
+var ErrUnknownServer = errors.New("unknown server")
+
+// ErrClosed is returned once the pool is shutting down.
+var ErrClosed = errors.New("mcpx is stopping")
+
+// Options configure a Pool. The zero value is usable.
+type Options struct {
+	Logger          *slog.Logger
+	ClientInfo      mcp.Implementation // what mcpx calls itself upstream
+	MaxMessageBytes int
+	ProbeTimeout    time.Duration // default 3s
+	StopGrace       time.Duration // per shutdown step; default 2s
+}
+
+// Pool keeps at most one live session per configured server, started on
+// first use and restarted on the next use after it ends.
+type Pool struct {
+	opts Options
+	log  *slog.Logger
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	slots  map[string]*slot
+	eras   map[string]string // settled revision per server, reused on restart
+	closed bool
+	stop   chan struct{} // closed when shutdown begins
+}
+
+type slot struct {
+	cfg      *config.Server
+	sess     *Session
+	starting *attempt
+	starts   int
+	lastErr  error
+	lastEnd  time.Time
+}
+
+type attempt struct {
+	done chan struct{}
+	sess *Session
+	err  error
+}
+
+// NewPool returns a pool for the enabled servers of cfg.
+func NewPool(cfg *config.Config, opts *Options) *Pool {
+	p := &Pool{slots: map[string]*slot{}, eras: map[string]string{}, stop: make(chan struct{})}
+	if opts != nil {
+		p.opts = *opts
+	}
+	if p.opts.Logger == nil {
+		p.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if p.opts.ClientInfo.Name == "" {
+		p.opts.ClientInfo = mcp.Implementation{Name: "mcpx", Version: "dev"}
+	}
+	if p.opts.ProbeTimeout <= 0 {
+		p.opts.ProbeTimeout = 3 * time.Second
+	}
+	if p.opts.StopGrace <= 0 {
+		p.opts.StopGrace = 2 * time.Second
+	}
+	p.log = p.opts.Logger
+	for name, srv := range cfg.Servers {
+		if srv.Disabled || srv.Transport != "stdio" {
+			continue
+		}
+		p.slots[name] = &slot{cfg: srv}
+	}
+	return p
+}
+
+// Names returns the pool's server names, sorted.
+func (p *Pool) Names() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.namesLocked()
+}
+
+func (p *Pool) namesLocked() []string {
+	names := make([]string, 0, len(p.slots))
+	for n := range p.slots {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Session returns the live session of server name, starting it if needed.
+// The start itself is not bound to ctx (other callers may share it); ctx
+// only bounds how long this caller waits.
+func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	sl := p.slots[name]
+	if sl == nil {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
+	}
+	if sl.sess != nil {
+		s := sl.sess
+		p.mu.Unlock()
+		return s, nil
+	}
+	a := sl.starting
+	if a == nil {
+		a = &attempt{done: make(chan struct{})}
+		sl.starting = a
+		sl.starts++
+		p.wg.Add(1)
+		go p.start(sl, a, p.eras[name])
+	}
+	p.mu.Unlock()
+	select {
+	case <-a.done:
+		return a.sess, a.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// start dials sl's server under its startup timeout and records the result.
+func (p *Pool) start(sl *slot, a *attempt, era string) {
+	defer p.wg.Done()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), sl.cfg.StartupTimeout,
+		fmt.Errorf("upstream %q did not finish starting within %s", sl.cfg.Name, sl.cfg.StartupTimeout))
+	defer cancel()
+	p.wg.Add(1)
+	go func() { // shutdown cuts a start short
+		defer p.wg.Done()
+		select {
+		case <-p.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s, err := dial(ctx, sl.cfg, dialOptions{
+		log:          p.log,
+		clientInfo:   p.opts.ClientInfo,
+		maxMessage:   p.opts.MaxMessageBytes,
+		probeTimeout: p.opts.ProbeTimeout,
+		grace:        p.opts.StopGrace,
+		era:          era,
+	}, &p.wg)
+
+	p.mu.Lock()
+	sl.starting = nil
+	a.sess, a.err = s, err
+	if err != nil {
+		sl.lastErr, sl.lastEnd = err, time.Now()
+	} else if p.closed {
+		a.sess, a.err = nil, ErrClosed
+		p.mu.Unlock()
+		close(a.done)
+		s.stop()
+		return
+	} else {
+		sl.sess = s
+		p.eras[sl.cfg.Name] = s.version
+		p.wg.Add(1)
+		go p.watch(sl, s)
+	}
+	p.mu.Unlock()
+	close(a.done)
+}
+
+// watch clears a slot whose session ended, so the next use restarts it.
+func (p *Pool) watch(sl *slot, s *Session) {
+	defer p.wg.Done()
+	<-s.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sl.sess == s {
+		sl.sess = nil
+		sl.lastErr, sl.lastEnd = s.Err(), time.Now()
+	}
+}
+
+// Run waits for ctx to end, then stops every session and returns once all
+// of the pool's processes and goroutines have ended.
+func (p *Pool) Run(ctx context.Context) error {
+	<-ctx.Done()
+	p.mu.Lock()
+	p.closed = true
+	close(p.stop)
+	var live []*Session
+	for _, sl := range p.slots {
+		if sl.sess != nil {
+			live = append(live, sl.sess)
+		}
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range live {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.stop() }()
+	}
+	wg.Wait()
+	p.wg.Wait()
+	return nil
+}

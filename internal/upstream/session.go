@@ -1,0 +1,211 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"syscall"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// Session is one live connection to an upstream server: its process, the
+// JSON-RPC connection on the process's stdio, and what the handshake
+// settled.
+type Session struct {
+	Server  string
+	Started time.Time
+
+	conn   *Conn
+	proc   *process
+	stderr *stderrLog
+	grace  time.Duration
+
+	// Settled by the handshake; read-only afterwards.
+	version      string
+	serverInfo   mcp.Implementation
+	capabilities json.RawMessage
+	instructions string
+	clientInfo   json.RawMessage
+
+	done chan struct{} // closed once the session has ended
+
+	toolsMu sync.Mutex
+	tools   []Tool // nil until listed
+}
+
+// Version returns the negotiated protocol revision.
+func (s *Session) Version() string { return s.version }
+
+// Modern reports whether the session speaks a stateless (2026-07-28+) revision.
+func (s *Session) Modern() bool { return mcp.IsModern(s.version) }
+
+// ServerInfo returns what the upstream said of itself.
+func (s *Session) ServerInfo() mcp.Implementation { return s.serverInfo }
+
+// Capabilities returns the upstream's capabilities, raw.
+func (s *Session) Capabilities() json.RawMessage { return s.capabilities }
+
+// PID returns the upstream's process id.
+func (s *Session) PID() int { return s.proc.pid() }
+
+// Done is closed when the session has ended.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err returns why the session ended, nil while it lives.
+func (s *Session) Err() error { return s.conn.Err() }
+
+// Pending returns how many requests wait for the upstream's answer.
+func (s *Session) Pending() int { return s.conn.Pending() }
+
+// StderrTail returns the last lines the upstream wrote to stderr.
+func (s *Session) StderrTail() string { return s.stderr.lastLines(tailLines) }
+
+type dialOptions struct {
+	log          *slog.Logger
+	clientInfo   mcp.Implementation
+	maxMessage   int
+	probeTimeout time.Duration
+	grace        time.Duration
+	era          string // cached era; "" to probe
+}
+
+// dial starts srv's process and settles the protocol revision. Every
+// goroutine it starts is counted in wg. On failure the process is stopped.
+func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*Session, error) {
+	proc, err := startProcess(srv)
+	if err != nil {
+		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
+	}
+	log := opts.log.With("server", srv.Name, "pid", proc.pid())
+	log.Info("upstream started", "command", srv.Command)
+	s := &Session{
+		Server:     srv.Name,
+		Started:    time.Now(),
+		proc:       proc,
+		stderr:     newStderrLog(srv.Name, opts.log),
+		conn:       newConn(srv.Name, proc.stdin, log),
+		grace:      opts.grace,
+		clientInfo: jsonrpc.MustMarshal(opts.clientInfo),
+		done:       make(chan struct{}),
+	}
+	readerDone := make(chan struct{})
+	wg.Add(3)
+	go func() { defer wg.Done(); s.stderr.run(proc.stderr); proc.stderr.Close() }()
+	go func() { defer wg.Done(); s.watchExit(readerDone) }()
+	go func() { defer wg.Done(); s.read(opts.maxMessage, readerDone, log) }()
+
+	version := srv.ProtocolVersion
+	if version == "" || version == "auto" {
+		version = opts.era
+	}
+	if err := s.handshake(ctx, version, opts.probeTimeout); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("connecting to upstream %q: %w", srv.Name, err)
+	}
+	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)
+	return s, nil
+}
+
+// read runs the connection's reader; when the upstream's output ends, the
+// session ends and every waiting call fails with the exit status.
+func (s *Session) read(limit int, readerDone chan struct{}, log *slog.Logger) {
+	err := s.conn.readLoop(jsonrpc.NewReader(s.proc.stdout, limit))
+	close(readerDone)
+	status, alive := errClosedOutput.Error(), false
+	select {
+	case <-s.proc.done:
+		status = s.proc.exitStatus()
+	case <-time.After(exitGrace):
+		alive = true // it closed stdout but lives on: useless as an MCP server
+	}
+	exit := &ExitError{Server: s.Server, Status: status, Stderr: s.stderr.lastLines(3)}
+	if s.conn.fail(exit) == exit {
+		log.Warn("upstream ended", "status", status, "readErr", err)
+	}
+	if alive {
+		s.proc.stop(s.grace)
+	}
+	s.proc.stdout.Close()
+	close(s.done)
+}
+
+// exitGrace is how long an upstream's output may outlive its process (and
+// the reverse) before mcpx stops waiting for the other.
+const exitGrace = 200 * time.Millisecond
+
+// watchExit waits for the process. If its output stays open after it exited
+// (a grandchild holds it), the group is killed and the output closed, so
+// that calls fail at once instead of hanging.
+func (s *Session) watchExit(readerDone chan struct{}) {
+	s.proc.wait()
+	select {
+	case <-readerDone:
+	case <-time.After(exitGrace):
+		s.proc.signalGroup(syscall.SIGKILL)
+		s.proc.stdout.Close()
+	}
+}
+
+// stop ends the session: waiting calls fail with ErrStopped, then the
+// process is stopped gracefully. It returns once the session has ended.
+func (s *Session) stop() {
+	s.conn.fail(fmt.Errorf("upstream %q: %w", s.Server, ErrStopped))
+	s.proc.stop(s.grace)
+	<-s.done
+}
+
+// Start sends a request stamped for this session's revision: on a modern
+// session its _meta carries the protocol version, mcpx's client info and
+// clientCaps (the capabilities of the host request behind it); on a legacy
+// session every io.modelcontextprotocol/ key is removed.
+func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.RawMessage, opts StartOptions) (*Request, error) {
+	if params == nil {
+		params = &jsonrpc.Object{}
+	}
+	mcp.EditMeta(params, func(meta *jsonrpc.Object) {
+		mcp.DeleteReserved(meta)
+		if s.Modern() {
+			if clientCaps == nil {
+				clientCaps = json.RawMessage("{}")
+			}
+			meta.Set(mcp.MetaProtocolVersion, jsonrpc.MustMarshal(s.version))
+			meta.Set(mcp.MetaClientInfo, s.clientInfo)
+			meta.Set(mcp.MetaClientCapabilities, clientCaps)
+		}
+	})
+	return s.conn.Start(method, params, opts)
+}
+
+// Cancel stops waiting for r and, if it was still running, tells the
+// upstream with notifications/cancelled carrying mcpx's own request id and
+// reason. initialize is never cancelled. It reports whether a cancellation
+// was sent.
+func (s *Session) Cancel(r *Request, reason string) bool {
+	if !s.conn.Forget(r) || r.Method == mcp.MethodInitialize {
+		return false
+	}
+	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
+	return s.conn.Notify(mcp.MethodCancelled, params) == nil
+}
+
+// Call sends a request and waits for its result. If ctx ends first the
+// request is cancelled upstream with ctx's cause as the reason.
+func (s *Session) Call(ctx context.Context, method string, params *jsonrpc.Object) (json.RawMessage, error) {
+	r, err := s.Start(method, params, nil, StartOptions{})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-r.Done():
+		return r.Result()
+	case <-ctx.Done():
+		s.Cancel(r, context.Cause(ctx).Error())
+		return nil, context.Cause(ctx)
+	}
+}

@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// stderrLog reads an upstream's stderr: each line goes to the log, up to a
+// rate, and the last few are kept for error messages and status. Memory is
+// bounded whatever the upstream writes.
+type stderrLog struct {
+	server string
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	tail  []string // ring of the last tailLines lines
+	next  int
+	total int64
+}
+
+const (
+	tailLines     = 8
+	maxLineBytes  = 1024
+	logLinesPerS  = 50
+	stderrBufSize = 64 << 10
+)
+
+func newStderrLog(server string, log *slog.Logger) *stderrLog {
+	return &stderrLog{server: server, log: log, tail: make([]string, 0, tailLines)}
+}
+
+// run reads r until it ends.
+func (s *stderrLog) run(r io.Reader) {
+	br := bufio.NewReaderSize(r, stderrBufSize)
+	window := time.Now()
+	logged, suppressed := 0, 0
+	for {
+		line, err := readBoundedLine(br, maxLineBytes)
+		if line != "" {
+			s.keep(line)
+			if now := time.Now(); now.Sub(window) >= time.Second {
+				if suppressed > 0 {
+					s.log.Warn("upstream stderr lines not logged (rate limit)", "server", s.server, "count", suppressed)
+				}
+				window, logged, suppressed = now, 0, 0
+			}
+			if logged < logLinesPerS {
+				s.log.Info("upstream stderr", "server", s.server, "line", line)
+				logged++
+			} else {
+				suppressed++
+			}
+		}
+		if err != nil {
+			if suppressed > 0 {
+				s.log.Warn("upstream stderr lines not logged (rate limit)", "server", s.server, "count", suppressed)
+			}
+			return
+		}
+	}
+}
+
+// readBoundedLine reads one line, keeping at most n bytes of it.
+func readBoundedLine(br *bufio.Reader, n int) (string, error) {
+	var b strings.Builder
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if room := n - b.Len(); room > 0 {
+			if len(chunk) > room {
+				chunk = chunk[:room]
+			}
+			b.Write(chunk)
+		}
+		if err != nil || !isPrefix {
+			return strings.TrimRight(b.String(), "\r"), err
+		}
+	}
+}
+
+func (s *stderrLog) keep(line string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total++
+	if len(s.tail) < tailLines {
+		s.tail = append(s.tail, line)
+		return
+	}
+	s.tail[s.next] = line
+	s.next = (s.next + 1) % tailLines
+}
+
+// lastLines returns up to n of the most recent lines, oldest first, joined.
+func (s *stderrLog) lastLines(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ordered := append(append([]string(nil), s.tail[s.next:]...), s.tail[:s.next]...)
+	if len(ordered) > n {
+		ordered = ordered[len(ordered)-n:]
+	}
+	return strings.Join(ordered, " | ")
+}
