@@ -1,0 +1,199 @@
+package catalog
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/upstream"
+)
+
+// Naming says how tools are exposed.
+type Naming struct {
+	// Prefix is "always" (server + separator + tool) or "auto" (the bare
+	// tool name unless two servers share it).
+	Prefix    string
+	Separator string
+}
+
+// MaxNameLen is the longest exposed name: hosts' model APIs reject longer
+// tool names. Longer names are shortened with a hash suffix.
+const MaxNameLen = 64
+
+// Reserved names belong to mcpx's own meta-tools.
+var Reserved = map[string]bool{"mcpx_search": true, "mcpx_call": true}
+
+// Tool is one exposed tool.
+type Tool struct {
+	Name        string // exposed
+	Server      string
+	Tool        string // the upstream's name
+	Title       string
+	Description string
+	Raw         json.RawMessage // the definition with Name as its name
+	upstreamRaw json.RawMessage
+}
+
+// InputSchema returns the tool's inputSchema, raw.
+func (t *Tool) InputSchema() json.RawMessage {
+	obj, err := jsonrpc.ParseObject(t.upstreamRaw)
+	if err != nil {
+		return nil
+	}
+	s, _ := obj.Get("inputSchema")
+	return s
+}
+
+// Snapshot is the catalog at one moment.
+type Snapshot struct {
+	Tools  []*Tool           // sorted by exposed name
+	Errors map[string]string // servers that could not be listed, and why
+	byName map[string]*Tool
+}
+
+// Lookup returns the tool exposed under name.
+func (s *Snapshot) Lookup(name string) (*Tool, bool) {
+	t, ok := s.byName[name]
+	return t, ok
+}
+
+// Catalog lists tools across the pool.
+type Catalog struct {
+	pool   *upstream.Pool
+	naming Naming
+	log    *slog.Logger
+}
+
+// New returns a catalog over pool.
+func New(pool *upstream.Pool, naming Naming, log *slog.Logger) *Catalog {
+	if naming.Separator == "" {
+		naming.Separator = "__"
+	}
+	if naming.Prefix == "" {
+		naming.Prefix = "always"
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Catalog{pool: pool, naming: naming, log: log}
+}
+
+// Snapshot lists every server's tools, starting servers as needed, in
+// parallel. A server that fails is left out and named in Errors.
+func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
+	names := c.pool.Names()
+	lists := make([][]upstream.Tool, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := c.pool.Session(ctx, name)
+			if err == nil {
+				lists[i], err = s.Tools(ctx)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	snap := &Snapshot{Errors: map[string]string{}, byName: map[string]*Tool{}}
+	count := map[string]int{}
+	for i := range names {
+		if errs[i] != nil {
+			snap.Errors[names[i]] = errs[i].Error()
+			c.log.Warn("leaving a server out of the tool list", "server", names[i], "err", errs[i])
+			continue
+		}
+		for _, t := range lists[i] {
+			count[t.Name]++
+		}
+	}
+	for i, server := range names {
+		for _, t := range lists[i] {
+			name := c.exposedName(server, t.Name, count[t.Name] > 1)
+			if _, taken := snap.byName[name]; taken {
+				c.log.Warn("two tools share an exposed name; keeping the first", "name", name, "server", server)
+				continue
+			}
+			tool := &Tool{Name: name, Server: server, Tool: t.Name, Title: t.Title, Description: t.Description, upstreamRaw: t.Raw}
+			tool.Raw = renamed(t.Raw, name)
+			snap.byName[name] = tool
+			snap.Tools = append(snap.Tools, tool)
+		}
+	}
+	sort.Slice(snap.Tools, func(i, j int) bool { return snap.Tools[i].Name < snap.Tools[j].Name })
+	return snap
+}
+
+func (c *Catalog) exposedName(server, tool string, collides bool) string {
+	name := tool
+	if c.naming.Prefix != "auto" || collides || Reserved[tool] {
+		name = server + c.naming.Separator + tool
+	}
+	if len(name) <= MaxNameLen {
+		return name
+	}
+	sum := sha256.Sum256([]byte(server + "\x00" + tool))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	return name[:MaxNameLen-len(suffix)] + suffix
+}
+
+// renamed returns def with its name member replaced, every other byte kept.
+func renamed(def json.RawMessage, name string) json.RawMessage {
+	obj, err := jsonrpc.ParseObject(def)
+	if err != nil {
+		return def
+	}
+	obj.Set("name", jsonrpc.MustMarshal(name))
+	return obj.Bytes()
+}
+
+// Route finds the server and upstream tool behind an exposed name without
+// listing anything, when the name has the server prefix. It returns false
+// for names only a snapshot can resolve (bare or shortened names).
+func (c *Catalog) Route(name string) (server, tool string, ok bool) {
+	best := ""
+	for _, s := range c.pool.Names() {
+		if strings.HasPrefix(name, s+c.naming.Separator) && len(s) > len(best) {
+			best = s
+		}
+	}
+	if best == "" || len(name) == len(best)+len(c.naming.Separator) {
+		return "", "", false
+	}
+	if len(name) == MaxNameLen {
+		return "", "", false // may be a shortened name
+	}
+	return best, name[len(best)+len(c.naming.Separator):], true
+}
+
+// Resolve finds the server and upstream tool behind an exposed name: from
+// the name itself when it carries a server prefix, else from a listing.
+func (c *Catalog) Resolve(ctx context.Context, name string) (server, tool string, ok bool) {
+	if server, tool, ok := c.Route(name); ok {
+		return server, tool, true
+	}
+	t, ok := c.Snapshot(ctx).Lookup(name)
+	if !ok {
+		return "", "", false
+	}
+	return t.Server, t.Tool, true
+}
+
+// HasServer reports whether name is a configured, enabled server.
+func (c *Catalog) HasServer(name string) bool {
+	for _, s := range c.pool.Names() {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}

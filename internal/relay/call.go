@@ -1,0 +1,173 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/upstream"
+)
+
+// Relay runs tool calls against the upstream pool.
+type Relay struct {
+	pool *upstream.Pool
+	cfg  *config.Config
+	reg  *Registry
+	log  *slog.Logger
+}
+
+// New returns a relay over pool. A nil logger discards.
+func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logger) *Relay {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Relay{pool: pool, cfg: cfg, reg: reg, log: log}
+}
+
+// Registry returns the registry of in-flight requests.
+func (r *Relay) Registry() *Registry { return r.reg }
+
+// Pool returns the upstream pool.
+func (r *Relay) Pool() *upstream.Pool { return r.pool }
+
+// Call is one tools/call to relay.
+type Call struct {
+	Server string
+	Tool   string // the upstream's own name
+	// Params is the params object to send. Call sets its name and its
+	// progress token; every other byte goes upstream as it is.
+	Params *jsonrpc.Object
+	// ClientCaps are the capabilities of the host request, for modern
+	// upstreams; nil means none.
+	ClientCaps json.RawMessage
+	// HostToken is the host's progress token, raw; nil if it asked for none.
+	HostToken json.RawMessage
+	// Progress receives each progress notification's params, with the host's
+	// token restored, in wire order, never after Call returns. It must not
+	// block. Called only when HostToken is set.
+	Progress func(params json.RawMessage)
+	// IdleTimeout and MaxTimeout are what the host asked for; zero means
+	// none. They can only shorten the configured ones.
+	IdleTimeout time.Duration
+	MaxTimeout  time.Duration
+}
+
+// Timeouts returns the effective idle and hard timeouts of a call to server
+// when the caller asked for idle and max (zero: no wish). Zero means off.
+func (r *Relay) Timeouts(server string, idle, max time.Duration) (time.Duration, time.Duration) {
+	var cfgIdle, cfgMax time.Duration
+	if srv := r.cfg.Servers[server]; srv != nil {
+		cfgIdle, cfgMax = srv.IdleTimeout, srv.MaxTimeout
+	}
+	return shorter(cfgIdle, idle), shorter(cfgMax, max)
+}
+
+// shorter returns the shorter of two timeouts where zero means none.
+func shorter(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
+}
+
+// CallTool relays c and returns the upstream's raw result, or an error: a
+// *jsonrpc.Error from the upstream, an *upstream.ExitError, or the *Cause
+// that ended the call (ctx's own cause when the caller gave up).
+func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	sess, err := r.pool.Session(ctx, c.Server)
+	if err != nil {
+		return nil, err
+	}
+	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	st := &callState{call: &c, entry: e, idle: idle}
+	if idle > 0 {
+		st.idleTimer = time.AfterFunc(idle, func() { cancel(&Cause{Kind: IdleTimeout, After: idle}) })
+		defer st.idleTimer.Stop()
+	}
+	if max > 0 {
+		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
+		defer hard.Stop()
+	}
+
+	if c.Params == nil {
+		c.Params = &jsonrpc.Object{}
+	}
+	c.Params.Set("name", jsonrpc.MustMarshal(c.Tool))
+	mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgress: st.onProgress})
+	if err != nil {
+		return nil, err
+	}
+	if e != nil {
+		e.attach(c.Server, c.Tool, req.ID)
+	}
+	select {
+	case <-req.Done():
+		return req.Result()
+	case <-ctx.Done():
+	}
+	cause := context.Cause(ctx)
+	select {
+	case <-req.Done(): // the result won the race: deliver it
+		return req.Result()
+	default:
+	}
+	if sess.Cancel(req, Reason(cause)) {
+		r.log.Info("cancelled upstream call", "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
+	}
+	return nil, cause
+}
+
+// callState is what one call tracks of its progress.
+type callState struct {
+	call      *Call
+	entry     *Entry
+	idle      time.Duration
+	idleTimer *time.Timer
+
+	mu   sync.Mutex // progress arrives on the reader goroutine only; mu is belt and braces
+	last float64
+	n    int
+}
+
+// onProgress runs on the upstream reader goroutine for each progress
+// notification of the call, in wire order.
+func (st *callState) onProgress(params json.RawMessage) {
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
+		return
+	}
+	var p mcp.ProgressParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.n > 0 && p.Progress <= st.last {
+		return // progress must increase; a repeat is not forwarded
+	}
+	st.last = p.Progress
+	st.n++
+	if st.idleTimer != nil {
+		st.idleTimer.Reset(st.idle)
+	}
+	if st.entry != nil {
+		st.entry.update(p.Progress, p.Total, p.Message)
+	}
+	if st.call.HostToken == nil || st.call.Progress == nil {
+		return
+	}
+	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
+	st.call.Progress(obj.Bytes())
+}

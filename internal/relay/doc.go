@@ -1,0 +1,13 @@
+// Package relay is the life of one relayed call: the registry of in-flight
+// host requests, the fresh upstream request id and progress token of each
+// call (minted by the upstream connection), progress restored to the host's
+// token in wire order, the idle timer that progress resets and the hard
+// maximum that nothing extends, and one context.Cause per end that becomes
+// the upstream's cancellation reason.
+//
+// Every host request that may wait is registered before it is handled, by
+// the goroutine that reads the host's messages, so that a cancellation read
+// after it always finds it. Nothing outside this package tracks host ids.
+//
+// Concurrency: Registry and Relay are safe for concurrent use.
+package relay

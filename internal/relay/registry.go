@@ -1,0 +1,184 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+)
+
+// HostKey names one host request: the host connection (or API client) and
+// the request id exactly as the host wrote it.
+type HostKey struct {
+	Session string
+	ID      string
+}
+
+// ErrDuplicateID is returned for a request id the same host already has in
+// flight.
+var ErrDuplicateID = errors.New("request id already in use by an in-flight request")
+
+// Registry holds every in-flight host request that may wait on an upstream.
+type Registry struct {
+	mu     sync.Mutex
+	next   uint64
+	byID   map[uint64]*Entry
+	byHost map[HostKey]*Entry
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{byID: map[uint64]*Entry{}, byHost: map[HostKey]*Entry{}}
+}
+
+// Entry is one registered request. Its identity fields are immutable; what
+// the call learns as it runs is guarded by mu.
+type Entry struct {
+	ID      uint64
+	Host    HostKey
+	Method  string
+	Started time.Time
+	cancel  context.CancelCauseFunc
+
+	mu         sync.Mutex
+	server     string
+	tool       string
+	upstreamID int64
+	progress   float64
+	total      *float64
+	message    string
+	updates    int
+}
+
+// Add registers a request whose context is cancelled by cancel.
+func (g *Registry) Add(host HostKey, method string, cancel context.CancelCauseFunc) (*Entry, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, dup := g.byHost[host]; dup {
+		return nil, ErrDuplicateID
+	}
+	g.next++
+	e := &Entry{ID: g.next, Host: host, Method: method, Started: time.Now(), cancel: cancel}
+	g.byID[e.ID] = e
+	g.byHost[host] = e
+	return e, nil
+}
+
+// Remove unregisters e. It is idempotent.
+func (g *Registry) Remove(e *Entry) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.byID[e.ID] == e {
+		delete(g.byID, e.ID)
+		delete(g.byHost, e.Host)
+	}
+}
+
+// CancelHost cancels the request of host with cause; it reports whether
+// one was in flight.
+func (g *Registry) CancelHost(host HostKey, cause error) bool {
+	g.mu.Lock()
+	e := g.byHost[host]
+	g.mu.Unlock()
+	if e == nil {
+		return false
+	}
+	e.cancel(cause)
+	return true
+}
+
+// CancelID cancels the request with registry id id.
+func (g *Registry) CancelID(id uint64, cause error) bool {
+	g.mu.Lock()
+	e := g.byID[id]
+	g.mu.Unlock()
+	if e == nil {
+		return false
+	}
+	e.cancel(cause)
+	return true
+}
+
+// CancelSession cancels every request of one host connection and returns
+// how many there were.
+func (g *Registry) CancelSession(session string, cause error) int {
+	return g.cancelWhere(func(e *Entry) bool { return e.Host.Session == session }, cause)
+}
+
+// CancelAll cancels every request.
+func (g *Registry) CancelAll(cause error) int {
+	return g.cancelWhere(func(*Entry) bool { return true }, cause)
+}
+
+func (g *Registry) cancelWhere(match func(*Entry) bool, cause error) int {
+	g.mu.Lock()
+	var hit []*Entry
+	for _, e := range g.byID {
+		if match(e) {
+			hit = append(hit, e)
+		}
+	}
+	g.mu.Unlock()
+	for _, e := range hit {
+		e.cancel(cause)
+	}
+	return len(hit)
+}
+
+// Len returns the number of in-flight requests.
+func (g *Registry) Len() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.byID)
+}
+
+// CallStatus is a snapshot of one in-flight request.
+type CallStatus struct {
+	ID         uint64
+	Host       HostKey
+	Method     string
+	Server     string
+	Tool       string
+	UpstreamID int64
+	Started    time.Time
+	Progress   float64
+	Total      *float64
+	Message    string
+	Updates    int
+}
+
+// Snapshot returns every in-flight request, oldest first.
+func (g *Registry) Snapshot() []CallStatus {
+	g.mu.Lock()
+	entries := make([]*Entry, 0, len(g.byID))
+	for _, e := range g.byID {
+		entries = append(entries, e)
+	}
+	g.mu.Unlock()
+	out := make([]CallStatus, 0, len(entries))
+	for _, e := range entries {
+		e.mu.Lock()
+		out = append(out, CallStatus{
+			ID: e.ID, Host: e.Host, Method: e.Method, Server: e.server, Tool: e.tool,
+			UpstreamID: e.upstreamID, Started: e.Started, Progress: e.progress,
+			Total: e.total, Message: e.message, Updates: e.updates,
+		})
+		e.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (e *Entry) attach(server, tool string, upstreamID int64) {
+	e.mu.Lock()
+	e.server, e.tool, e.upstreamID = server, tool, upstreamID
+	e.mu.Unlock()
+}
+
+func (e *Entry) update(progress float64, total *float64, message string) {
+	e.mu.Lock()
+	e.progress, e.total, e.message = progress, total, message
+	e.updates++
+	e.mu.Unlock()
+}
