@@ -1,0 +1,119 @@
+package hostserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// readLoop reads the host's messages until the stream ends. Quick requests
+// are answered inline, in order; requests that may wait are registered
+// here, before any later message is read, and run in their own goroutine.
+func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			var over *jsonrpc.OversizeError
+			if errors.As(err, &over) {
+				hs.fail(over.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", over))
+				continue
+			}
+			return err
+		}
+		msg, err := jsonrpc.Decode(line)
+		switch {
+		case errors.Is(err, jsonrpc.ErrBatch):
+			hs.fail(jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))
+			continue
+		case err != nil:
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) {
+				rpcErr = jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)
+			}
+			hs.fail(msg.ID, rpcErr)
+			continue
+		}
+		switch {
+		case msg.IsRequest():
+			hs.request(msg)
+		case msg.IsNotification():
+			hs.notification(msg)
+		default:
+			// A response: mcpx sends hosts no requests yet.
+		}
+	}
+}
+
+// request routes one host request.
+func (hs *hostSession) request(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case mcp.MethodInitialize:
+		hs.initialize(msg)
+		return
+	case mcp.MethodPing:
+		hs.reply(msg.ID, json.RawMessage("{}"))
+		return
+	case mcp.MethodDiscover:
+		hs.discover(msg)
+		return
+	}
+	req, rpcErr := hs.classify(msg)
+	if rpcErr != nil {
+		hs.fail(msg.ID, rpcErr)
+		return
+	}
+	switch msg.Method {
+	case mcp.MethodToolsList, mcp.MethodToolsCall:
+		hs.async(req, map[string]func(context.Context, *request){
+			mcp.MethodToolsList: hs.toolsList,
+			mcp.MethodToolsCall: hs.toolsCall,
+		}[msg.Method])
+	default:
+		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
+	}
+}
+
+// async registers req and runs handle in its own goroutine. A request read
+// while the connection closes is refused at once.
+func (hs *hostSession) async(req *request, handle func(context.Context, *request)) {
+	ctx, cancel := context.WithCancelCause(hs.base)
+	entry, err := hs.srv.relay.Registry().Add(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel)
+	if err != nil {
+		cancel(nil)
+		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
+		return
+	}
+	req.entry = entry
+	ok := hs.spawn(func() {
+		defer cancel(nil)
+		defer hs.srv.relay.Registry().Remove(entry)
+		handle(ctx, req)
+	})
+	if !ok {
+		hs.srv.relay.Registry().Remove(entry)
+		cancel(nil)
+		hs.fail(req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+	}
+}
+
+// notification handles a host notification. None is ever answered.
+func (hs *hostSession) notification(msg *jsonrpc.Message) {
+	switch msg.Method {
+	case mcp.MethodCancelled:
+		var p mcp.CancelledParams
+		if json.Unmarshal(msg.Params, &p) != nil || len(p.RequestID) == 0 {
+			return
+		}
+		hs.srv.relay.Registry().CancelHost(relay.HostKey{Session: hs.id, ID: string(bytes.TrimSpace(p.RequestID))},
+			&relay.Cause{Kind: relay.HostCancelled, Detail: p.Reason})
+	case mcp.MethodInitialized:
+	default:
+		// Progress for requests mcpx never sent, roots changes, unknown
+		// notifications: nothing to do, and never a reply.
+	}
+}

@@ -1,0 +1,157 @@
+package hostserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// request is one host request with what its era says of it.
+type request struct {
+	msg     *jsonrpc.Message
+	params  *jsonrpc.Object
+	version string
+	modern  bool
+	caps    json.RawMessage // the host's capabilities for this request
+	entry   *relay.Entry
+	server  string // the upstream a tools/call went to, once known
+}
+
+// capabilities are what mcpx offers hosts.
+var capabilities = json.RawMessage(`{"tools":{}}`)
+
+func (hs *hostSession) instructions() string {
+	names := hs.srv.relay.Pool().Names()
+	return fmt.Sprintf("mcpx gateway in front of %d MCP server(s): %s. Tools are named <server>__<tool> unless configured otherwise. "+
+		"Use mcpx_search to find tools by words and mcpx_call to call any tool by name.", len(names), strings.Join(names, ", "))
+}
+
+// initialize runs the legacy handshake: the connection is legacy from now on.
+func (hs *hostSession) initialize(msg *jsonrpc.Message) {
+	var p mcp.InitializeParams
+	if err := json.Unmarshal(msg.Params, &p); err != nil {
+		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid initialize params: %v", err))
+		return
+	}
+	hs.mu.Lock()
+	if hs.initialized {
+		hs.mu.Unlock()
+		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: the connection is already initialized"))
+		return
+	}
+	hs.initialized = true
+	hs.version = mcp.NegotiateLegacy(p.ProtocolVersion)
+	hs.clientCaps = p.Capabilities
+	hs.clientName = p.ClientInfo.Name
+	version := hs.version
+	hs.mu.Unlock()
+	hs.srv.log.Info("host initialized", "host", hs.id, "client", p.ClientInfo.Name, "asked", p.ProtocolVersion, "version", version)
+	hs.reply(msg.ID, jsonrpc.MustMarshal(struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}{version, capabilities, hs.srv.info, hs.instructions()}))
+}
+
+// discover answers server/discover (2026-07-28) locally.
+func (hs *hostSession) discover(msg *jsonrpc.Message) {
+	hs.reply(msg.ID, jsonrpc.MustMarshal(struct {
+		ResultType        string          `json:"resultType"`
+		SupportedVersions []string        `json:"supportedVersions"`
+		Capabilities      json.RawMessage `json:"capabilities"`
+		Meta              json.RawMessage `json:"_meta"`
+		Instructions      string          `json:"instructions"`
+	}{"complete", mcp.Versions, capabilities, hs.serverInfoMeta(), hs.instructions()}))
+}
+
+func (hs *hostSession) serverInfoMeta() json.RawMessage {
+	meta := &jsonrpc.Object{}
+	meta.Set(mcp.MetaServerInfo, hs.srv.info)
+	return meta.Bytes()
+}
+
+// classify settles a request's era (spec-checklist §5.13): an initialized
+// connection is legacy; otherwise the request must carry the 2026-07-28
+// _meta, and is served statelessly.
+func (hs *hostSession) classify(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
+	params, err := jsonrpc.ParseObject(msg.Params)
+	if err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
+	}
+	req := &request{msg: msg, params: params}
+	hs.mu.Lock()
+	if hs.initialized {
+		req.version, req.caps = hs.version, hs.clientCaps
+		hs.mu.Unlock()
+		return req, nil
+	}
+	hs.mu.Unlock()
+	meta := mcp.Meta(params)
+	v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams,
+			"invalid params: missing _meta %q; send initialize first, or use protocol version %s", mcp.MetaProtocolVersion, mcp.Version20260728)
+	}
+	if !mcp.IsModern(v) || !mcp.IsSupported(v) {
+		return nil, &jsonrpc.Error{
+			Code:    mcp.CodeUnsupportedProtocolVersion,
+			Message: "Unsupported protocol version",
+			Data: jsonrpc.MustMarshal(struct {
+				Supported []string `json:"supported"`
+				Requested string   `json:"requested"`
+			}{modernVersions(), v}),
+		}
+	}
+	caps, ok := meta.Get(mcp.MetaClientCapabilities)
+	if !ok {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
+	}
+	req.version, req.modern, req.caps = v, true, caps
+	return req, nil
+}
+
+func modernVersions() []string {
+	var out []string
+	for _, v := range mcp.Versions {
+		if mcp.IsModern(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// result adapts a result for the request's era: 2026-07-28 hosts get
+// resultType and mcpx's serverInfo; legacy hosts get neither.
+func (req *request) result(raw json.RawMessage, serverInfo json.RawMessage) json.RawMessage {
+	obj, err := jsonrpc.ParseObject(raw)
+	if err != nil {
+		return raw
+	}
+	if req.modern {
+		if _, ok := obj.Get("resultType"); !ok {
+			obj.Set("resultType", json.RawMessage(`"complete"`))
+		}
+		if meta := mcp.Meta(obj); func() bool { _, ok := meta.Get(mcp.MetaServerInfo); return ok }() {
+			mcp.SetMeta(obj, mcp.MetaServerInfo, serverInfo)
+		}
+		return obj.Bytes()
+	}
+	changed := false
+	if rt, ok := obj.Get("resultType"); ok && string(rt) == `"complete"` {
+		obj.Delete("resultType")
+		changed = true
+	}
+	if _, ok := mcp.Meta(obj).Get(mcp.MetaServerInfo); ok {
+		mcp.EditMeta(obj, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaServerInfo) })
+		changed = true
+	}
+	if !changed {
+		return raw // byte for byte
+	}
+	return obj.Bytes()
+}

@@ -1,0 +1,106 @@
+package hostserver
+
+import (
+	"sync"
+)
+
+// outQueue orders everything written to one host and decouples the writers
+// (handlers, upstream readers relaying progress) from a host that reads
+// slowly. Messages leave in the order they were queued. Memory stays
+// bounded: beyond softLimit queued messages, a progress notification
+// replaces the not-yet-written one of the same token instead of queueing
+// behind it (its position is kept, so it still precedes its call's result).
+// Progress values only grow, so only intermediate values are lost, never the
+// last, and never an order.
+type outQueue struct {
+	mu        sync.Mutex
+	wake      chan struct{} // capacity 1: "there is work"
+	items     [][]byte
+	byToken   map[string]int // token key -> index in items, past softLimit
+	closed    bool
+	coalesced int64
+	err       error
+}
+
+const softLimit = 4096
+
+func newOutQueue() *outQueue {
+	return &outQueue{wake: make(chan struct{}, 1), byToken: map[string]int{}}
+}
+
+// push queues a message that must be delivered.
+func (q *outQueue) push(line []byte) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, line)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// pushProgress queues a progress notification for the token with key.
+func (q *outQueue) pushProgress(key string, line []byte) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	if len(q.items) >= softLimit {
+		if i, ok := q.byToken[key]; ok {
+			q.items[i] = line
+			q.coalesced++
+			q.mu.Unlock()
+			return
+		}
+		q.byToken[key] = len(q.items)
+	}
+	q.items = append(q.items, line)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *outQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close stops accepting messages; run writes what is queued, then returns.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+// run writes queued messages with write until the queue is closed and
+// drained. After a write error it discards the rest.
+func (q *outQueue) run(write func([]byte) error) {
+	var batch [][]byte
+	for {
+		q.mu.Lock()
+		batch, q.items = q.items, batch[:0]
+		clear(q.byToken)
+		closed := q.closed
+		failed := q.err != nil
+		q.mu.Unlock()
+		for i, line := range batch {
+			if !failed {
+				if err := write(line); err != nil {
+					q.mu.Lock()
+					q.err = err
+					q.mu.Unlock()
+					failed = true
+				}
+			}
+			batch[i] = nil
+		}
+		if closed && len(batch) == 0 {
+			return
+		}
+		if len(batch) == 0 {
+			<-q.wake
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mcpx/internal/catalog"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// Options configure a Server; nil means defaults.
+type Options struct {
+	Logger          *slog.Logger
+	Version         string // mcpx's version, shown to hosts
+	MaxMessageBytes int
+	// DrainTimeout bounds how long a closing connection waits to flush what
+	// is queued for a host that stopped reading. Default 2s.
+	DrainTimeout time.Duration
+}
+
+// Server serves hosts on byte streams.
+type Server struct {
+	relay   *relay.Relay
+	catalog *catalog.Catalog
+	opts    Options
+	log     *slog.Logger
+	info    json.RawMessage // serverInfo
+	nextID  atomic.Uint64
+}
+
+// New returns a Server.
+func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
+	s := &Server{relay: r, catalog: c}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = "dev"
+	}
+	if s.opts.DrainTimeout <= 0 {
+		s.opts.DrainTimeout = 2 * time.Second
+	}
+	s.log = s.opts.Logger
+	s.info = jsonrpc.MustMarshal(mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: s.opts.Version})
+	return s
+}
+
+// Conn is a host connection. Close must make a blocked Read return.
+type Conn interface {
+	io.Reader
+	io.Writer
+	io.Closer
+}
+
+// ServeConn serves one host until the host closes its side (its in-flight
+// calls are then cancelled as "host disconnected") or ctx ends (they end as
+// "mcpx is stopping", and the host is told so). It closes conn and returns
+// once every goroutine it started has ended.
+func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
+	hs := &hostSession{
+		srv: s,
+		id:  "host-" + strconv.FormatUint(s.nextID.Add(1), 10),
+		out: newOutQueue(),
+		// Requests are cancelled only through the registry, each with its
+		// own cause: never by ctx's bare context.Canceled.
+		base: context.WithoutCancel(ctx),
+	}
+	log := s.log.With("host", hs.id)
+	log.Info("host connected")
+	w := jsonrpc.NewWriter(conn)
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); hs.out.run(w.WriteRaw) }()
+
+	readerDone := make(chan error, 1)
+	go func() { readerDone <- hs.readLoop(jsonrpc.NewReader(conn, s.opts.MaxMessageBytes)) }()
+
+	var readErr error
+	stopping := false
+	select {
+	case readErr = <-readerDone:
+		readerDone = nil
+		hs.setClosing()
+		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.HostDisconnected})
+	case <-ctx.Done():
+		stopping = true
+		hs.setClosing()
+		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.Stopping})
+	}
+	hs.handlers.Wait()
+	hs.out.close()
+	select {
+	case <-writerDone:
+	case <-time.After(s.opts.DrainTimeout):
+		log.Warn("host stopped reading; dropping what was queued for it")
+	}
+	conn.Close() // unblocks the reader and a blocked writer
+	<-writerDone
+	if readerDone != nil {
+		<-readerDone // ended by the Close above; its error says nothing
+	}
+	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
+	if !stopping && readErr != nil && !errors.Is(readErr, io.EOF) {
+		return fmt.Errorf("reading from host: %w", readErr)
+	}
+	return nil
+}
+
+// hostSession is one host connection's state.
+type hostSession struct {
+	srv      *Server
+	id       string
+	out      *outQueue
+	base     context.Context
+	handlers sync.WaitGroup
+
+	mu          sync.Mutex
+	closing     bool // no new handlers once set
+	initialized bool
+	version     string
+	clientCaps  json.RawMessage
+	clientName  string
+}
+
+func (hs *hostSession) send(m *jsonrpc.Message) { hs.out.push(m.Encode()) }
+
+func (hs *hostSession) reply(id jsonrpc.ID, result json.RawMessage) {
+	hs.send(jsonrpc.NewResult(id, result))
+}
+
+func (hs *hostSession) fail(id jsonrpc.ID, err *jsonrpc.Error) {
+	hs.send(jsonrpc.NewError(id, err))
+}
+
+func (hs *hostSession) setClosing() {
+	hs.mu.Lock()
+	hs.closing = true
+	hs.mu.Unlock()
+}
+
+// spawn runs fn in a handler goroutine unless the session is closing.
+func (hs *hostSession) spawn(fn func()) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closing {
+		return false
+	}
+	hs.handlers.Add(1)
+	go func() {
+		defer hs.handlers.Done()
+		fn()
+	}()
+	return true
+}

@@ -1,0 +1,139 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// _meta keys a host may use to ask mcpx for shorter timeouts on one call.
+// mcpx removes them before the call goes upstream.
+const (
+	MetaIdleTimeoutMs = "mcpx/idleTimeoutMs"
+	MetaMaxTimeoutMs  = "mcpx/maxTimeoutMs"
+)
+
+func (hs *hostSession) toolsList(ctx context.Context, req *request) {
+	if c, ok := req.params.Get("cursor"); ok && string(c) != "null" && string(c) != `""` {
+		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
+		return
+	}
+	snap := hs.srv.catalog.Snapshot(ctx)
+	if ctx.Err() != nil {
+		hs.end(req, context.Cause(ctx))
+		return
+	}
+	buf := []byte(`{"tools":[`)
+	buf = append(buf, searchToolJSON...)
+	buf = append(buf, ',')
+	buf = append(buf, callToolJSON...)
+	for _, t := range snap.Tools {
+		buf = append(buf, ',')
+		buf = append(buf, t.Raw...)
+	}
+	buf = append(buf, "]}"...)
+	hs.reply(req.msg.ID, req.result(buf, hs.srv.info))
+}
+
+func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
+	var name string
+	if raw, ok := req.params.Get("name"); !ok || json.Unmarshal(raw, &name) != nil || name == "" {
+		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
+		return
+	}
+	switch name {
+	case "mcpx_search":
+		hs.search(ctx, req)
+		return
+	case "mcpx_call":
+		hs.metaCall(ctx, req)
+		return
+	}
+	server, tool, ok := hs.resolve(ctx, name)
+	if !ok {
+		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
+		return
+	}
+	hs.relayCall(ctx, req, server, tool, req.params)
+}
+
+func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
+	return hs.srv.catalog.Resolve(ctx, name)
+}
+
+// relayCall relays a tools/call with params (the host's, or built by
+// mcpx_call) to server's tool and answers the host.
+func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
+	req.server = server
+	meta := mcp.Meta(params)
+	token, _ := meta.Get(mcp.MetaProgressToken)
+	idle, max := msMeta(meta, MetaIdleTimeoutMs), msMeta(meta, MetaMaxTimeoutMs)
+	mcp.EditMeta(params, func(m *jsonrpc.Object) {
+		m.Delete(MetaIdleTimeoutMs)
+		m.Delete(MetaMaxTimeoutMs)
+	})
+	call := relay.Call{
+		Server:      server,
+		Tool:        tool,
+		Params:      params,
+		ClientCaps:  upstreamCaps(req.caps),
+		IdleTimeout: idle,
+		MaxTimeout:  max,
+	}
+	if token != nil {
+		call.HostToken = token
+		key := string(token)
+		stripMessage := req.version == mcp.Version20241105
+		call.Progress = func(p json.RawMessage) {
+			if stripMessage {
+				if obj, err := jsonrpc.ParseObject(p); err == nil && obj.Delete("message") {
+					p = obj.Bytes()
+				}
+			}
+			hs.out.pushProgress(key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
+		}
+	}
+	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	if err != nil {
+		hs.end(req, err)
+		return
+	}
+	hs.reply(req.msg.ID, hs.toolResult(req, res))
+}
+
+// toolResult adapts an upstream result for the host.
+func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMessage {
+	if !req.modern {
+		if obj, err := jsonrpc.ParseObject(res); err == nil {
+			if rt, ok := obj.Get("resultType"); ok && string(rt) != `"complete"` {
+				// input_required or task: bridging those to legacy hosts
+				// is not built yet; say so rather than hand over a result
+				// the host cannot read.
+				return jsonrpc.MustMarshal(toolError("mcpx cannot yet relay a " + string(rt) + " result to a host on protocol " + req.version))
+			}
+		}
+	}
+	return req.result(res, hs.srv.info)
+}
+
+// upstreamCaps are the capabilities mcpx forwards upstream for a host
+// request: none yet, since it relays no server-to-client requests. Stamping
+// a host's elicitation or sampling here would invite requests mcpx cannot
+// carry back.
+func upstreamCaps(json.RawMessage) json.RawMessage { return json.RawMessage("{}") }
+
+func msMeta(meta *jsonrpc.Object, key string) time.Duration {
+	raw, ok := meta.Get(key)
+	if !ok {
+		return 0
+	}
+	var ms float64
+	if json.Unmarshal(raw, &ms) != nil || ms <= 0 {
+		return 0
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
