@@ -1,0 +1,133 @@
+// Package apitype holds the wire types of mcpx's local API, shared by the
+// daemon's handlers and the CLI's client. It is the only thing the two
+// sides share. Stdlib only.
+package apitype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Routes of the local API, served on the daemon's unix socket.
+const (
+	PathStatus   = "/v0/status"
+	PathTools    = "/v0/tools"
+	PathCall     = "/v0/call"
+	PathCancel   = "/v0/calls/{id}/cancel"
+	PathShutdown = "/v0/shutdown"
+	// PathStdio upgrades the connection to a raw host MCP stream: newline-
+	// delimited JSON-RPC, exactly what a host writes to `mcpx serve`.
+	PathStdio = "/v0/stdio"
+)
+
+// UpgradeProtocol is the Upgrade token of PathStdio.
+const UpgradeProtocol = "mcpx-stdio"
+
+// HeaderVersion carries each side's build version.
+const HeaderVersion = "Mcpx-Version"
+
+// Host is the Host header the client sends; the daemon rejects others.
+const Host = "local-mcpx.sock"
+
+// Error is the body of every non-2xx response.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Status is the reply to GET PathStatus.
+type Status struct {
+	PID       int            `json:"pid"`
+	Version   string         `json:"version"`
+	Config    string         `json:"config"` // file, or "" for the embedded default
+	Socket    string         `json:"socket"`
+	Started   time.Time      `json:"started"`
+	Hosts     int            `json:"hosts"` // connected host streams
+	Upstreams []Upstream     `json:"upstreams"`
+	Calls     []InFlightCall `json:"calls"`
+}
+
+// Upstream is one configured server's state.
+type Upstream struct {
+	Name       string    `json:"name"`
+	State      string    `json:"state"` // idle, starting, ready, failed
+	PID        int       `json:"pid,omitempty"`
+	Protocol   string    `json:"protocol,omitempty"`
+	ServerName string    `json:"serverName,omitempty"`
+	Since      time.Time `json:"since,omitzero"`
+	Starts     int       `json:"starts"`
+	InFlight   int       `json:"inFlight"`
+	LastError  string    `json:"lastError,omitempty"`
+}
+
+// InFlightCall is one call in flight.
+type InFlightCall struct {
+	ID         uint64    `json:"id"`
+	Host       string    `json:"host"`
+	Method     string    `json:"method"`
+	Server     string    `json:"server,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	UpstreamID int64     `json:"upstreamId,omitempty"`
+	Started    time.Time `json:"started"`
+	Progress   *Progress `json:"progress,omitempty"`
+}
+
+// Progress is the latest progress of a call.
+type Progress struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// Tools is the reply to GET PathTools?q=words.
+type Tools struct {
+	Tools  []Tool            `json:"tools"`
+	Errors map[string]string `json:"errors,omitempty"` // servers that could not be listed
+}
+
+// Tool is one exposed tool.
+type Tool struct {
+	Name        string          `json:"name"` // as hosts see it
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"` // the upstream's own name
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// CallRequest is the body of POST PathCall.
+type CallRequest struct {
+	// Tool is "server.tool", "server<separator>tool" or an exposed name.
+	Tool          string          `json:"tool"`
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	IdleTimeoutMs int64           `json:"idleTimeoutMs,omitempty"`
+	MaxTimeoutMs  int64           `json:"maxTimeoutMs,omitempty"`
+}
+
+// CallEvent is one line of the NDJSON stream answering POST PathCall:
+// "started" first, then any number of "progress", then exactly one of
+// "result" or "error". Closing the stream cancels the call.
+type CallEvent struct {
+	Type     string          `json:"type"` // started, progress, result, error
+	CallID   uint64          `json:"callId,omitempty"`
+	Server   string          `json:"server,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	Progress *Progress       `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"` // the upstream's raw result
+	IsError  bool            `json:"isError,omitempty"`
+	Error    *CallError      `json:"error,omitempty"`
+}
+
+// CallError is why a call failed.
+type CallError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// Kind is mcpx's name for the cause: idle_timeout, hard_timeout,
+	// user_interrupt, stopping, upstream_exited, upstream_error, ...
+	Kind string `json:"kind"`
+}
+
+// CancelRequest is the body of POST PathCancel.
+type CancelRequest struct {
+	Reason string `json:"reason"` // "user" for a person's interrupt
+}

@@ -1,0 +1,87 @@
+// Package daemon wires mcpx together: the upstream pool, the registry of
+// in-flight calls, the relay, the catalog, the host face and the local API.
+// It is the only package that builds these concrete types.
+//
+// [Run] is the shared daemon on a unix socket; [ServeStdio] is the same
+// core serving one host in-process. Both return only after every process
+// and goroutine they started has ended.
+package daemon
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"mcpx/internal/catalog"
+	"mcpx/internal/config"
+	"mcpx/internal/hostserver"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+	"mcpx/internal/upstream"
+)
+
+// Options configure the daemon or the in-process core.
+type Options struct {
+	Config  *config.Config
+	Version string
+	Logger  *slog.Logger
+	// Files are the daemon's socket, lock and log (Run only).
+	Files config.DaemonFiles
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// core is one gateway: what Run and ServeStdio share.
+type core struct {
+	pool    *upstream.Pool
+	relay   *relay.Relay
+	catalog *catalog.Catalog
+	hosts   *hostserver.Server
+}
+
+func newCore(opts *Options) *core {
+	log := opts.logger()
+	cfg := opts.Config
+	pool := upstream.NewPool(cfg, &upstream.Options{
+		Logger:          log,
+		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
+		MaxMessageBytes: cfg.MaxMessageBytes,
+		ProbeTimeout:    cfg.ProbeTimeout,
+	})
+	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
+	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
+	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+}
+
+// runPool runs the pool until stop is closed and reports its end on done.
+func (c *core) runPool(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.pool.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// ServeStdio serves one host on r and w with a core of its own: everything
+// in one process. It returns when the host leaves or ctx ends (the host's
+// calls then end with "mcpx is stopping"), after stopping every upstream.
+func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
+	c := newCore(opts)
+	stopPool := c.runPool(ctx)
+	defer stopPool()
+	err := c.hosts.ServeConn(ctx, conn)
+	// Calls of this host that outlived it were cancelled as it left.
+	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
+	return err
+}

@@ -1,0 +1,165 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+var errNoSuchCall = errors.New("no such call in flight")
+
+// maxBody bounds request bodies of the local API.
+const maxBody = 16 << 20
+
+func decodeBody(r *http.Request, v any) error {
+	return json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(v)
+}
+
+// cancelCause is the cause of a cancellation asked for through the API.
+func cancelCause(reason string) error {
+	if reason == "" || reason == "user" {
+		return &relay.Cause{Kind: relay.UserInterrupt}
+	}
+	return &relay.Cause{Kind: relay.HostCancelled, Detail: reason}
+}
+
+var apiClients atomic.Uint64
+
+// serveCall runs one tool call and streams its events as NDJSON. The client
+// closing the stream cancels the call ("the client disconnected").
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
+	var req apitype.CallRequest
+	if err := decodeBody(r, &req); err != nil {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
+	}
+	server, tool, ok := h.resolve(r.Context(), req.Tool)
+	if !ok {
+		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+	}
+	params := &jsonrpc.Object{}
+	if len(req.Arguments) > 0 {
+		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
+			return statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
+		}
+		params.Set("arguments", req.Arguments)
+	}
+
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
+	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected}) })
+	defer stop()
+	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
+	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
+	if err != nil {
+		return err
+	}
+	defer h.relay.Registry().Remove(entry)
+
+	st := &progressSlot{wake: make(chan struct{}, 1)}
+	call := relay.Call{
+		Server: server, Tool: tool, Params: params,
+		HostToken:   json.RawMessage(`"cli"`),
+		Progress:    st.set,
+		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
+		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,
+	}
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := h.relay.CallTool(ctx, entry, call)
+		done <- outcome{res, err}
+	}()
+
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	enc := json.NewEncoder(w)
+	rc := http.NewResponseController(w)
+	emit := func(ev apitype.CallEvent) {
+		if enc.Encode(ev) == nil {
+			_ = rc.Flush()
+		}
+	}
+	emit(apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool})
+	for {
+		select {
+		case <-st.wake:
+			if p := st.take(); p != nil {
+				emit(apitype.CallEvent{Type: "progress", Progress: p})
+			}
+		case o := <-done:
+			if p := st.take(); p != nil {
+				emit(apitype.CallEvent{Type: "progress", Progress: p})
+			}
+			emit(finalEvent(o.res, o.err, server))
+			return nil
+		}
+	}
+}
+
+// progressSlot keeps the latest progress of a call for a client that reads
+// at its own pace: a progress bar only needs the newest value.
+type progressSlot struct {
+	mu   sync.Mutex
+	p    *apitype.Progress
+	wake chan struct{}
+}
+
+func (s *progressSlot) set(params json.RawMessage) {
+	var p mcp.ProgressParams
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	s.mu.Lock()
+	s.p = &apitype.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *progressSlot) take() *apitype.Progress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.p
+	s.p = nil
+	return p
+}
+
+func finalEvent(res json.RawMessage, err error, server string) apitype.CallEvent {
+	if err == nil {
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		_ = json.Unmarshal(res, &r)
+		return apitype.CallEvent{Type: "result", Result: res, IsError: r.IsError}
+	}
+	rpcErr, kind := relay.RPCError(err, server)
+	return apitype.CallEvent{Type: "error", Error: &apitype.CallError{
+		Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data, Kind: kind,
+	}}
+}
+
+// resolve accepts "server.tool" besides exposed names.
+func (h *Handler) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
+	if i := strings.IndexByte(name, '.'); i > 0 && h.catalog.HasServer(name[:i]) {
+		return name[:i], name[i+1:], name[i+1:] != ""
+	}
+	return h.catalog.Resolve(ctx, name)
+}

@@ -1,0 +1,124 @@
+// Package localapi is the daemon's JSON API for the CLI: status, tool
+// listing and search, streamed tool calls, cancellation, shutdown, and the
+// upgrade that carries a host's stdio MCP stream to the daemon. Handlers are
+// func(w, r) error behind one wrapper and one route table; the wire types
+// are package apitype's.
+//
+// The API is served on a unix socket (mode 0600). The wrapper also refuses
+// any request a browser could have sent (an Origin or Referer header, or a
+// foreign Host) and checks that the peer runs as this user.
+//
+// Concurrency: a Handler is safe for concurrent use.
+package localapi
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/catalog"
+	"mcpx/internal/relay"
+)
+
+// Options configure a Handler.
+type Options struct {
+	Logger     *slog.Logger
+	Version    string
+	ConfigFile string
+	Socket     string
+	Started    time.Time
+	// ServeHost serves a host's MCP stream on an upgraded connection and
+	// returns when the host has gone; it owns and closes conn.
+	ServeHost func(conn io.ReadWriteCloser) error
+	// Hosts returns how many host streams are connected.
+	Hosts func() int
+	// Shutdown asks the daemon to stop.
+	Shutdown func()
+}
+
+// Handler serves the local API.
+type Handler struct {
+	relay   *relay.Relay
+	catalog *catalog.Catalog
+	opts    Options
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+// New returns the local API handler.
+func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
+	h := &Handler{relay: r, catalog: c, mux: http.NewServeMux()}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	h.log = h.opts.Logger
+	for pattern, fn := range map[string]func(http.ResponseWriter, *http.Request) error{
+		"GET " + apitype.PathStatus:    h.serveStatus,
+		"GET " + apitype.PathTools:     h.serveTools,
+		"POST " + apitype.PathCall:     h.serveCall,
+		"POST " + apitype.PathCancel:   h.serveCancel,
+		"POST " + apitype.PathShutdown: h.serveShutdown,
+		"GET " + apitype.PathStdio:     h.serveStdio,
+	} {
+		h.mux.Handle(pattern, h.wrap(fn))
+	}
+	return h
+}
+
+// ServeHTTP checks who is asking, then routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set(apitype.HeaderVersion, h.opts.Version)
+	if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" || r.Host != apitype.Host {
+		writeError(w, http.StatusForbidden, "forbidden: the local API serves only the mcpx command")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// httpError is an error with the status it answers with.
+type httpError struct {
+	status int
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func statusErr(status int, err error) error { return &httpError{status, err} }
+
+// wrap turns a handler's error into a JSON error response.
+func (h *Handler) wrap(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
+		status := http.StatusInternalServerError
+		var he *httpError
+		if errors.As(err, &he) {
+			status = he.status
+		}
+		if status >= 500 {
+			h.log.Error("local API request failed", "path", r.URL.Path, "err", err)
+		}
+		writeError(w, status, err.Error())
+	})
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(apitype.Error{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}

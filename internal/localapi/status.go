@@ -1,0 +1,79 @@
+package localapi
+
+import (
+	"net/http"
+	"os"
+	"strconv"
+
+	"mcpx/internal/apitype"
+)
+
+func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
+	st := apitype.Status{
+		PID:     os.Getpid(),
+		Version: h.opts.Version,
+		Config:  h.opts.ConfigFile,
+		Socket:  h.opts.Socket,
+		Started: h.opts.Started,
+		Calls:   []apitype.InFlightCall{},
+	}
+	if h.opts.Hosts != nil {
+		st.Hosts = h.opts.Hosts()
+	}
+	calls := h.relay.Registry().Snapshot()
+	inFlight := map[string]int{}
+	for _, c := range calls {
+		call := apitype.InFlightCall{
+			ID: c.ID, Host: c.Host.Session, Method: c.Method, Server: c.Server,
+			Tool: c.Tool, UpstreamID: c.UpstreamID, Started: c.Started,
+		}
+		if c.Updates > 0 {
+			call.Progress = &apitype.Progress{Progress: c.Progress, Total: c.Total, Message: c.Message}
+		}
+		if c.Server != "" {
+			inFlight[c.Server]++
+		}
+		st.Calls = append(st.Calls, call)
+	}
+	for _, s := range h.relay.Pool().Status() {
+		st.Upstreams = append(st.Upstreams, apitype.Upstream{
+			Name: s.Name, State: s.State, PID: s.PID, Protocol: s.Version, ServerName: s.ServerName,
+			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], LastError: s.LastError,
+		})
+	}
+	return writeJSON(w, st)
+}
+
+func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
+	snap := h.catalog.Snapshot(r.Context())
+	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
+	for _, t := range snap.Search(r.URL.Query().Get("q"), 0) {
+		out.Tools = append(out.Tools, apitype.Tool{
+			Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title,
+			Description: t.Description, InputSchema: t.InputSchema(),
+		})
+	}
+	return writeJSON(w, out)
+}
+
+func (h *Handler) serveShutdown(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Shutdown != nil {
+		h.opts.Shutdown()
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return statusErr(http.StatusBadRequest, err)
+	}
+	var req apitype.CancelRequest
+	_ = decodeBody(r, &req)
+	if !h.relay.Registry().CancelID(id, cancelCause(req.Reason)) {
+		return statusErr(http.StatusNotFound, errNoSuchCall)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

@@ -1,0 +1,51 @@
+package localapi
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"mcpx/internal/apitype"
+)
+
+// serveStdio upgrades the connection to a raw host stream (what `mcpx serve`
+// forwards) and serves MCP on it until the host leaves.
+func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), apitype.UpgradeProtocol) {
+		return statusErr(http.StatusUpgradeRequired, errors.New("this endpoint needs Upgrade: "+apitype.UpgradeProtocol))
+	}
+	if h.opts.ServeHost == nil {
+		return statusErr(http.StatusNotImplemented, errors.New("host streams are not served here"))
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return err
+	}
+	_, err = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " +
+		apitype.UpgradeProtocol + "\r\n" + apitype.HeaderVersion + ": " + h.opts.Version + "\r\n\r\n")
+	if err == nil {
+		err = brw.Flush()
+	}
+	if err != nil {
+		conn.Close()
+		return nil // the response is gone with the connection
+	}
+	if err := h.opts.ServeHost(&upgraded{Conn: conn, r: brw.Reader}); err != nil {
+		h.log.Warn("host stream ended with an error", "err", err)
+	}
+	return nil
+}
+
+// upgraded reads through the bufio.Reader that may hold bytes the client
+// sent right after its request.
+type upgraded struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (u *upgraded) Read(p []byte) (int, error) { return u.r.Read(p) }
+
+var _ io.ReadWriteCloser = (*upgraded)(nil)
