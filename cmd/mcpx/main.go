@@ -1,0 +1,64 @@
+// Command mcpx is an MCP gateway: many upstream MCP servers behind one
+// endpoint, with long-running tool calls done right. This file only wires:
+// the CLI gets the daemon and the in-process core as functions.
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"mcpx/internal/cli"
+	"mcpx/internal/config"
+	"mcpx/internal/daemon"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Run(ctx, os.Args[1:], env())
+	stop()
+	os.Exit(code)
+}
+
+func env() *cli.Env {
+	exe, _ := os.Executable()
+	build, _ := config.BuildID()
+	v := version()
+	return &cli.Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Version: v, Build: build, Executable: exe,
+		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error {
+			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files})
+			if errors.Is(err, daemon.ErrRunning) {
+				return errors.Join(cli.ErrDaemonRunning, err)
+			}
+			return err
+		},
+		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
+			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log}, conn)
+		},
+	}
+}
+
+// version is the module version when built from a tagged module, else the
+// VCS revision, else "dev".
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}

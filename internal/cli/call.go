@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/localclient"
+)
+
+func cmdCall() *command {
+	var (
+		configPath  string
+		rawJSON     bool
+		quiet       bool
+		timeout     time.Duration
+		idleTimeout time.Duration
+	)
+	return &command{
+		name:  "call",
+		usage: "[flags] SERVER.TOOL ['{json arguments}' | -]",
+		short: "call a tool, showing its progress",
+		long: `
+Call runs one tool through the mcpx daemon (started if needed) and prints its
+result on stdout, its progress on stderr. The tool is SERVER.TOOL, or a name
+as "mcpx tools" shows it. Arguments are a JSON object, or - to read them from
+stdin; none means {}.
+
+Ctrl-C cancels the call upstream with the reason "interrupted by user".
+--timeout and --idle-timeout can only shorten the configured timeouts.
+
+Exit status: 0 ok, 1 the tool reported an error, 2 usage, 3 transport,
+daemon or timeout, 130 interrupted.`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&rawJSON, "json", false, "print the raw result JSON")
+			fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+			fs.DurationVar(&timeout, "timeout", 0, "hard maximum for this call")
+			fs.DurationVar(&idleTimeout, "idle-timeout", 0, "end the call after this long without progress")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usagef("want a tool and optionally its arguments")
+			}
+			req := apitype.CallRequest{Tool: args[0], IdleTimeoutMs: idleTimeout.Milliseconds(), MaxTimeoutMs: timeout.Milliseconds()}
+			if len(args) == 2 {
+				raw := []byte(args[1])
+				if args[1] == "-" {
+					b, err := io.ReadAll(env.Stdin)
+					if err != nil {
+						return fmt.Errorf("reading arguments: %w", err)
+					}
+					raw = b
+				}
+				raw = bytes.TrimSpace(raw)
+				if !json.Valid(raw) || len(raw) == 0 || raw[0] != '{' {
+					return usagef("arguments must be a JSON object")
+				}
+				req.Arguments = raw
+			}
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			c, err := connect(ctx, env, cfg, paths)
+			if err != nil {
+				return err
+			}
+			return runCall(ctx, env, c, req, rawJSON, quiet)
+		},
+	}
+}
+
+// runCall streams one call. On ctx's end (Ctrl-C) it asks the daemon to
+// cancel the call as a person's interrupt and waits briefly for the end.
+func runCall(ctx context.Context, env *Env, c *localclient.Client, req apitype.CallRequest, rawJSON, quiet bool) error {
+	tty, width := false, 80
+	if f, ok := env.Stderr.(*os.File); ok {
+		width, tty = terminalWidth(f)
+	}
+	var bar *progressBar
+	if !quiet {
+		bar = newProgressBar(env.Stderr, tty, width, req.Tool, nil)
+	}
+	// The stream lives on a context of its own: on Ctrl-C the call is
+	// cancelled by request, and the stream carries the outcome back.
+	streamCtx, closeStream := context.WithCancel(context.WithoutCancel(ctx))
+	defer closeStream()
+	var (
+		mu     sync.Mutex
+		callID uint64
+		grace  *time.Timer
+	)
+	defer func() {
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+	}()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	wg.Add(1)
+	go func() { // ticker for the bar, and the interrupt
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		interrupted := ctx.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if bar != nil {
+					bar.Tick()
+				}
+			case <-interrupted:
+				interrupted = nil
+				mu.Lock()
+				id := callID
+				mu.Unlock()
+				if id == 0 {
+					closeStream()
+					continue
+				}
+				cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				if err := c.Cancel(cctx, id, "user"); err != nil {
+					closeStream()
+				}
+				cancel()
+				mu.Lock()
+				grace = time.AfterFunc(3*time.Second, closeStream)
+				mu.Unlock()
+			}
+		}
+	}()
+	final, err := c.Call(streamCtx, req, func(ev apitype.CallEvent) {
+		switch ev.Type {
+		case "started":
+			mu.Lock()
+			callID = ev.CallID
+			mu.Unlock()
+		case "progress":
+			if bar != nil && ev.Progress != nil {
+				bar.Update(ev.Progress.Progress, ev.Progress.Total, ev.Progress.Message)
+				bar.Tick()
+			}
+		}
+	})
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{ExitInterrupted, errors.New("interrupted")}
+		}
+		var de *localclient.DaemonError
+		if errors.As(err, &de) && (de.Status == 404 || de.Status == 400) {
+			return &exitError{ExitUsage, err}
+		}
+		return err
+	}
+	if final.Type == "error" {
+		return callFailure(final.Error)
+	}
+	if rawJSON {
+		env.Stdout.Write(append(bytes.TrimSpace(final.Result), '\n'))
+	} else {
+		printResult(env.Stdout, final.Result)
+	}
+	if final.IsError {
+		return &exitError{ExitToolError, errSilent}
+	}
+	return nil
+}
+
+// callFailure maps a failed call to its exit code.
+func callFailure(e *apitype.CallError) error {
+	err := errors.New(strings.TrimPrefix(e.Message, "mcpx: "))
+	switch e.Kind {
+	case "user_interrupt":
+		return &exitError{ExitInterrupted, err}
+	case "upstream_error":
+		return &exitError{ExitToolError, fmt.Errorf("the upstream answered with error %d: %s", e.Code, e.Message)}
+	}
+	return &exitError{ExitTransport, err}
+}
+
+// printResult prints a tool result for a person: text as text, other
+// content as a one-line summary, structured content when there is no text.
+func printResult(w io.Writer, raw json.RawMessage) {
+	var res struct {
+		Content []struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			MimeType string `json:"mimeType"`
+			Data     string `json:"data"`
+			URI      string `json:"uri"`
+			Resource *struct {
+				URI  string `json:"uri"`
+				Text string `json:"text"`
+			} `json:"resource"`
+		} `json:"content"`
+		Structured json.RawMessage `json:"structuredContent"`
+	}
+	if json.Unmarshal(raw, &res) != nil {
+		fmt.Fprintf(w, "%s\n", raw)
+		return
+	}
+	texts := 0
+	for _, c := range res.Content {
+		switch c.Type {
+		case "text":
+			texts++
+			fmt.Fprintln(w, strings.TrimRight(c.Text, "\n"))
+		case "image", "audio":
+			fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
+		case "resource":
+			if c.Resource != nil && c.Resource.Text != "" {
+				texts++
+				fmt.Fprintln(w, strings.TrimRight(c.Resource.Text, "\n"))
+			} else if c.Resource != nil {
+				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
+			}
+		case "resource_link":
+			fmt.Fprintf(w, "[link %s]\n", c.URI)
+		default:
+			fmt.Fprintf(w, "[%s content]\n", c.Type)
+		}
+	}
+	if texts == 0 && len(res.Structured) > 0 {
+		var buf bytes.Buffer
+		if json.Indent(&buf, res.Structured, "", "  ") == nil {
+			fmt.Fprintln(w, buf.String())
+		}
+	}
+}

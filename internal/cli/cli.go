@@ -1,0 +1,204 @@
+// Package cli is the mcpx command line: one file per verb, each a client of
+// the daemon's local API (through package localclient) except `daemon`,
+// `demo` and `serve --in-process`, which run what cmd/mcpx hands them in
+// Env. The package never imports the daemon's internals.
+//
+// Exit codes: 0 ok, 1 the tool reported an error, 2 usage or config
+// error, 3 transport or daemon failure, 130 interrupted.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"mcpx/internal/config"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitToolError   = 1
+	ExitUsage       = 2
+	ExitTransport   = 3
+	ExitInterrupted = 130
+)
+
+// Env is what the CLI needs from its process. cmd/mcpx fills it.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// LookupEnv reads the environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+
+	Version    string
+	Build      string // config.BuildID of this executable
+	Executable string // this executable, for the default config and the daemon
+
+	// RunDaemon runs the daemon until ctx ends.
+	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error
+	// ServeInProcess serves one host on conn with upstreams of its own.
+	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
+}
+
+// command is one verb.
+type command struct {
+	name  string
+	usage string // arguments after the verb
+	short string
+	long  string
+	// setFlags declares the verb's flags; run gets the flag set's args.
+	setFlags func(fs *flag.FlagSet)
+	run      func(ctx context.Context, env *Env, args []string) error
+	// rawArgs hands run every argument unparsed.
+	rawArgs bool
+}
+
+func commands() []*command {
+	return []*command{cmdCall(), cmdTools(), cmdStatus(), cmdServe(), cmdDaemon(), cmdStop(), cmdDemo(), cmdVersion()}
+}
+
+// usageError is a mistake in the command line: exit 2, with the verb's help.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit code other than the default for its error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Run runs the command line args (without the program name) and returns
+// the exit code.
+func Run(ctx context.Context, args []string, env *Env) int {
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			if c := lookup(args[1]); c != nil {
+				fmt.Fprint(env.Stdout, verbHelp(c))
+				return ExitOK
+			}
+			fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[1], mainHelp())
+			return ExitUsage
+		}
+		w := env.Stdout
+		code := ExitOK
+		if len(args) == 0 {
+			w, code = env.Stderr, ExitUsage
+		}
+		fmt.Fprint(w, mainHelp())
+		return code
+	}
+	c := lookup(args[0])
+	if c == nil {
+		fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[0], mainHelp())
+		return ExitUsage
+	}
+	if c.rawArgs {
+		return report(env, c, c.run(ctx, env, args[1:]))
+	}
+	fs := flag.NewFlagSet("mcpx "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if c.setFlags != nil {
+		c.setFlags(fs)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(env.Stdout, verbHelp(c))
+			return ExitOK
+		}
+		fmt.Fprintf(env.Stderr, "mcpx %s: %v\n\n%s", c.name, err, verbHelp(c))
+		return ExitUsage
+	}
+	err := c.run(ctx, env, fs.Args())
+	return report(env, c, err)
+}
+
+// report prints err as one line a person can act on and picks the code.
+func report(env *Env, c *command, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ue *usageError
+	var ce *config.Error
+	var ee *exitError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "mcpx %s: %s\n\n%s", c.name, ue.msg, verbHelp(c))
+		return ExitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintf(env.Stderr, "mcpx: %v\n", ce)
+		return ExitUsage
+	case errors.As(err, &ee):
+		if ee.err != errSilent {
+			fmt.Fprintf(env.Stderr, "mcpx: %v\n", ee.err)
+		}
+		return ee.code
+	default:
+		fmt.Fprintf(env.Stderr, "mcpx: %v\n", err)
+		return ExitTransport
+	}
+}
+
+// errSilent is an exitError's error when the verb already said everything.
+var errSilent = errors.New("")
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func mainHelp() string {
+	var b strings.Builder
+	b.WriteString("mcpx is an MCP gateway: many upstream MCP servers behind one endpoint,\nwith long-running tool calls done right.\n\nUsage:\n\n\tmcpx <command> [arguments]\n\nCommands:\n\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.short)
+	}
+	b.WriteString("\nRun \"mcpx help <command>\" for a command's flags.\n")
+	return b.String()
+}
+
+func verbHelp(c *command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: mcpx %s", c.name)
+	if c.usage != "" {
+		b.WriteString(" " + c.usage)
+	}
+	b.WriteString("\n\n" + strings.TrimSpace(c.long) + "\n")
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	if c.setFlags != nil {
+		c.setFlags(fs)
+	}
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		b.WriteString("\nFlags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+	}
+	return b.String()
+}
+
+// getenv returns an environment variable, "" if unset.
+func (env *Env) getenv(k string) string {
+	v, _ := env.LookupEnv(k)
+	return v
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+)
+
+func cmdDaemon() *command {
+	var (
+		configPath string
+		background bool
+		logFile    string
+		logLevel   string
+	)
+	return &command{
+		name:  "daemon",
+		short: "run the daemon that owns the upstream servers (serve starts it)",
+		long: `
+Daemon owns the upstream servers of one config and serves hosts ("mcpx
+serve"), the CLI and, later, HTTP hosts on a unix socket (mode 0600) under
+$XDG_RUNTIME_DIR/mcpx. A daemon is keyed by its config file and by the mcpx
+build, so several run side by side. "mcpx serve" and the other commands start
+it when needed; it exits after a configured time with nothing to do
+(mcpx.daemonIdleExit, default 30m), on "mcpx stop", or on SIGINT/SIGTERM.`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
+			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr")
+			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q", args[0])
+			}
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			files := paths.Daemon(cfg.File, env.Build)
+			if background {
+				return spawnDetached(env, cfg, files.Log)
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return usagef("invalid log level %q", logLevel)
+			}
+			w := env.Stderr
+			if logFile != "" {
+				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+				if err != nil {
+					return fmt.Errorf("opening the log: %w", err)
+				}
+				defer f.Close()
+				w = f
+			}
+			log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+			err = env.RunDaemon(ctx, cfg, files, log)
+			if errors.Is(err, ErrDaemonRunning) {
+				return &exitError{ExitTransport, err}
+			}
+			return err
+		},
+	}
+}
+
+// ErrDaemonRunning is what RunDaemon returns when a daemon for the same
+// config already runs; cmd/mcpx maps the daemon's own error to it.
+var ErrDaemonRunning = errors.New("a daemon for this config is already running")

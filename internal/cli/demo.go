@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"mcpx/internal/demo"
+)
+
+func cmdDemo() *command {
+	return &command{
+		name:  "demo",
+		usage: "[demo flags]",
+		short: "run the bundled demo MCP server on stdio (the default upstream)",
+		long: `
+Demo is a small MCP server on stdin/stdout, speaking every protocol revision:
+a slow export with progress, a scan of unknown length, a tool that ignores
+cancellation, a tool that records cancellations, and others that tests use.
+It is the upstream mcpx runs when no config file exists. Run
+"mcpx demo -h" for its flags.`,
+		rawArgs: true, // the demo parses its own flags
+		run: func(ctx context.Context, env *Env, args []string) error {
+			opts, err := demo.ParseFlags(args, env.Stderr)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			opts.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if opts.Exit == nil {
+				opts.Exit = os.Exit
+			}
+			return demo.Serve(ctx, env.Stdin, env.Stdout, opts)
+		},
+	}
+}
+
+func cmdVersion() *command {
+	return &command{
+		name:  "version",
+		short: "print the version",
+		long:  "Version prints mcpx's version.",
+		run: func(ctx context.Context, env *Env, args []string) error {
+			_, err := env.Stdout.Write([]byte("mcpx " + env.Version + "\n"))
+			return err
+		},
+	}
+}

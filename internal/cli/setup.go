@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/localclient"
+)
+
+// configFlag declares --config on a verb.
+func configFlag(fs *flag.FlagSet, dst *string) {
+	fs.StringVar(dst, "config", "", "config `file` (default: $XDG_CONFIG_HOME/mcpx/config.json, else the built-in demo config)")
+}
+
+// loadConfig loads the config file named by path, else the default file,
+// else the embedded default (the bundled demo upstream).
+func loadConfig(env *Env, path string) (*config.Config, config.Paths, error) {
+	paths, err := config.DefaultPaths(env.getenv)
+	if err != nil {
+		return nil, paths, err
+	}
+	if path == "" {
+		def := paths.DefaultConfigFile()
+		if _, err := os.Stat(def); errors.Is(err, fs.ErrNotExist) {
+			return config.Default(env.Executable), paths, nil
+		}
+		path = def
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, paths, err
+	}
+	cfg, err := config.Load(abs, &config.LoadOptions{Lookup: env.LookupEnv})
+	return cfg, paths, err
+}
+
+// client returns a client for the daemon of cfg, without starting one.
+func client(env *Env, cfg *config.Config, paths config.Paths) (*localclient.Client, config.DaemonFiles) {
+	files := paths.Daemon(cfg.File, env.Build)
+	return &localclient.Client{Socket: files.Socket, Version: env.Version}, files
+}
+
+// connect returns a client of a running daemon for cfg, starting one in the
+// background if none answers.
+func connect(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths) (*localclient.Client, error) {
+	c, files := client(env, cfg, paths)
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err := c.Status(pctx)
+	cancel()
+	if err == nil {
+		return c, nil
+	}
+	if !errors.Is(err, localclient.ErrNoDaemon) {
+		return nil, err
+	}
+	if err := startDaemon(env, cfg, files); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = c.Status(pctx)
+		cancel()
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, fmt.Errorf("the daemon did not start (see %s): %w", files.Log, err)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// startDaemon starts `mcpx daemon --background`, which starts the daemon
+// detached (its own session, output to its log) and exits at once, so that
+// the daemon is nobody's child here and outlives this process.
+func startDaemon(env *Env, cfg *config.Config, files config.DaemonFiles) error {
+	args := []string{"daemon", "--background"}
+	if cfg.File != "" {
+		args = append(args, "--config", cfg.File)
+	}
+	cmd := exec.Command(env.Executable, args...)
+	cmd.Env = daemonEnv(env)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("starting the daemon: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// daemonEnv passes the XDG directories this process resolved, so that the
+// daemon computes the same socket.
+func daemonEnv(env *Env) []string {
+	out := os.Environ()
+	for _, k := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR", "HOME"} {
+		if v := env.getenv(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// spawnDetached starts the real daemon in its own session with output to
+// logFile, and does not wait for it.
+func spawnDetached(env *Env, cfg *config.Config, logFile string) error {
+	if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the daemon log: %w", err)
+	}
+	defer log.Close()
+	args := []string{"daemon", "--log", logFile}
+	if cfg.File != "" {
+		args = append(args, "--config", cfg.File)
+	}
+	cmd := exec.Command(env.Executable, args...)
+	cmd.Env = daemonEnv(env)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the daemon: %w", err)
+	}
+	return cmd.Process.Release()
+}

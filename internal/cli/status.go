@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/localclient"
+)
+
+func cmdStatus() *command {
+	var configPath string
+	var asJSON bool
+	return &command{
+		name:  "status",
+		short: "show the daemon, each upstream server and the calls in flight",
+		long: `
+Status shows the daemon serving this config (it does not start one), each
+upstream server (state, pid, protocol revision, calls in flight) and every
+call in flight with its latest progress. Exit status 3 when no daemon runs.`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&asJSON, "json", false, "print JSON")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q", args[0])
+			}
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			c, files := client(env, cfg, paths)
+			st, err := c.Status(ctx)
+			if errors.Is(err, localclient.ErrNoDaemon) {
+				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
+				return &exitError{ExitTransport, errSilent}
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(env, st, time.Now())
+			return nil
+		},
+	}
+}
+
+func printStatus(env *Env, st *apitype.Status, now time.Time) {
+	w := env.Stdout
+	cfg := st.Config
+	if cfg == "" {
+		cfg = "built-in default (the demo server)"
+	}
+	fmt.Fprintf(w, "daemon   pid %d, version %s, up %s\n", st.PID, st.Version, ago(now, st.Started))
+	fmt.Fprintf(w, "socket   %s\n", st.Socket)
+	fmt.Fprintf(w, "config   %s\n", cfg)
+	fmt.Fprintf(w, "hosts    %d connected\n\n", st.Hosts)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tPROTOCOL\tIN FLIGHT\tSTARTS\tSINCE")
+	for _, u := range st.Upstreams {
+		pid, since := "-", "-"
+		if u.PID > 0 {
+			pid = strconv.Itoa(u.PID)
+		}
+		if !u.Since.IsZero() {
+			since = ago(now, u.Since) + " ago"
+		}
+		proto := u.Protocol
+		if proto == "" {
+			proto = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", u.Name, u.State, pid, proto, u.InFlight, u.Starts, since)
+	}
+	tw.Flush()
+	for _, u := range st.Upstreams {
+		if u.LastError != "" {
+			fmt.Fprintf(w, "  %s: last error: %s\n", u.Name, u.LastError)
+		}
+	}
+	if len(st.Calls) == 0 {
+		fmt.Fprintln(w, "\nno calls in flight")
+		return
+	}
+	fmt.Fprintln(w, "\nCALLS IN FLIGHT")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range st.Calls {
+		what := c.Method
+		if c.Tool != "" {
+			what = c.Server + "." + c.Tool
+		}
+		prog := "no progress yet"
+		if p := c.Progress; p != nil {
+			prog = progressNumber(p.Progress)
+			if p.Total != nil {
+				prog += "/" + progressNumber(*p.Total)
+			}
+			if p.Message != "" {
+				prog += "  " + progressSanitize(p.Message)
+			}
+		}
+		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\tfrom %s\n", c.ID, what, ago(now, c.Started), prog, c.Host)
+	}
+	tw.Flush()
+}
+
+// ago prints a duration since t, coarsely.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+func cmdTools() *command {
+	var configPath string
+	var asJSON bool
+	return &command{
+		name:  "tools",
+		usage: "[flags] [words...]",
+		short: "list the tools of every server, or search them by words",
+		long: `
+Tools lists every tool behind mcpx under the name hosts see, or, given words,
+the tools that match them best. It starts the daemon and the upstream servers
+if needed. Servers that cannot be listed are named on stderr.`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&asJSON, "json", false, "print JSON, with input schemas")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			c, err := connect(ctx, env, cfg, paths)
+			if err != nil {
+				return err
+			}
+			res, err := c.Tools(ctx, strings.Join(args, " "))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			width := 100
+			if f, ok := env.Stdout.(*os.File); ok {
+				if w, tty := terminalWidth(f); tty {
+					width = w
+				}
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			for _, t := range res.Tools {
+				desc := t.Description
+				if i := strings.IndexByte(desc, '\n'); i >= 0 {
+					desc = desc[:i]
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", t.Name, progressTruncate(progressSanitize(desc), max(10, width-len(t.Name)-4)))
+			}
+			tw.Flush()
+			if len(res.Tools) == 0 {
+				if len(args) > 0 {
+					fmt.Fprintf(env.Stderr, "no tools match %q\n", strings.Join(args, " "))
+				} else {
+					fmt.Fprintln(env.Stderr, "no tools")
+				}
+			}
+			for server, why := range res.Errors {
+				fmt.Fprintf(env.Stderr, "server %s is unavailable: %s\n", server, why)
+			}
+			return nil
+		},
+	}
+}
