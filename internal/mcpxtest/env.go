@@ -1,0 +1,212 @@
+package mcpxtest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/demo"
+)
+
+// Env is one test's private mcpx installation: XDG directories under a
+// short temp dir (unix socket paths are limited to 107 bytes).
+type Env struct {
+	T    testing.TB
+	Dir  string
+	Bin  string
+	Vars map[string]string // XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_RUNTIME_DIR, HOME
+}
+
+// NewEnv makes a private installation. At cleanup it stops any daemon the
+// test started, so no process outlives the test.
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{T: t, Dir: dir, Bin: Binary(t), Vars: map[string]string{}}
+	for k, sub := range map[string]string{"XDG_CONFIG_HOME": "c", "XDG_STATE_HOME": "s", "XDG_RUNTIME_DIR": "r", "HOME": "h"} {
+		p := filepath.Join(dir, sub)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		e.Vars[k] = p
+	}
+	t.Cleanup(func() {
+		e.stopDaemons()
+		os.RemoveAll(dir)
+	})
+	return e
+}
+
+// Environ returns the process environment with this installation's
+// directories.
+func (e *Env) Environ() []string {
+	out := os.Environ()
+	for k, v := range e.Vars {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// Lookup reads the installation's environment (for in-process code).
+func (e *Env) Lookup(k string) (string, bool) {
+	if v, ok := e.Vars[k]; ok {
+		return v, true
+	}
+	return os.LookupEnv(k)
+}
+
+// Path returns a path inside the installation's directory.
+func (e *Env) Path(name string) string { return filepath.Join(e.Dir, name) }
+
+// Demo describes one demo upstream in a config.
+type Demo struct {
+	Name string
+	Args []string // demo flags, e.g. "-era", "legacy"
+	// Extra server fields, e.g. "idleTimeout": "1s".
+	Fields map[string]any
+}
+
+// RecordPath is the record file of demo server name in e.
+func (e *Env) RecordPath(name string) string { return e.Path("record-" + name + ".jsonl") }
+
+// WireLogPath is the wire log of demo server name in e.
+func (e *Env) WireLogPath(name string) string { return e.Path("wire-" + name + ".log") }
+
+// WriteConfig writes a config with the given demo servers (each recording
+// to RecordPath and logging its wire to WireLogPath) and mcpx settings,
+// and returns its path.
+func (e *Env) WriteConfig(settings map[string]any, demos ...Demo) string {
+	e.T.Helper()
+	servers := map[string]any{}
+	for _, d := range demos {
+		args := append([]string{"demo", "-record", e.RecordPath(d.Name), "-wire-log", e.WireLogPath(d.Name)}, d.Args...)
+		srv := map[string]any{"command": e.Bin, "args": args}
+		for k, v := range d.Fields {
+			srv[k] = v
+		}
+		servers[d.Name] = srv
+	}
+	doc := map[string]any{"mcpServers": servers}
+	if settings != nil {
+		doc["mcpx"] = settings
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	path := e.Path("config.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		e.T.Fatal(err)
+	}
+	return path
+}
+
+// LoadConfig loads a config file as mcpx would.
+func (e *Env) LoadConfig(path string) *config.Config {
+	e.T.Helper()
+	cfg, err := config.Load(path, &config.LoadOptions{Lookup: e.Lookup})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return cfg
+}
+
+// Records returns what demo server name recorded so far.
+func (e *Env) Records(name string) []demo.Event {
+	e.T.Helper()
+	f, err := os.Open(e.RecordPath(name))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer f.Close()
+	var out []demo.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var ev demo.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			e.T.Fatalf("record line %q: %v", sc.Text(), err)
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// WaitRecord waits until demo server name has recorded an event for which
+// match is true, and returns it.
+func (e *Env) WaitRecord(name string, timeout time.Duration, match func(demo.Event) bool) demo.Event {
+	e.T.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, ev := range e.Records(name) {
+			if match(ev) {
+				return ev
+			}
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("no matching record from %q within %s; records: %s", name, timeout, e.dumpRecords(name))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (e *Env) dumpRecords(name string) string {
+	b, _ := os.ReadFile(e.RecordPath(name))
+	return string(b)
+}
+
+// Command returns an mcpx command in this installation.
+func (e *Env) Command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, e.Bin, args...)
+	cmd.Env = e.Environ()
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// Run runs an mcpx command to its end and returns stdout, stderr and the
+// exit code.
+func (e *Env) Run(timeout time.Duration, args ...string) (string, string, int) {
+	e.T.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := e.Command(ctx, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.T.Fatalf("running mcpx %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// stopDaemons stops the daemon of the installation's config, if any.
+func (e *Env) stopDaemons() {
+	path := e.Path("config.json")
+	args := []string{"stop"}
+	if fileExists(path) {
+		args = append(args, "--config", path)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := e.Command(ctx, args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpxtest: stopping the daemon: %v: %s\n", err, out)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package mcpxtest
+
+const raceEnabled = true
