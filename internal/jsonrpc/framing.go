@@ -70,6 +70,9 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
+			if errors.Is(err, io.EOF) && len(r.buf) > r.limit && !over {
+				over = true // a final line has no newline to not count
+			}
 			if errors.Is(err, io.EOF) && len(r.buf) > 0 && !over {
 				line := bytes.TrimSpace(r.buf)
 				if len(line) == 0 {
@@ -114,8 +117,14 @@ func PeekID(prefix []byte) ID {
 			if err := dec.Decode(&raw); err != nil {
 				return ID{}
 			}
-			if c := raw[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+			switch c := raw[0]; {
+			case c == '"':
 				return ID{string(raw)}
+			case c == '-' || (c >= '0' && c <= '9'):
+				// A number that ends the prefix may have been cut short.
+				if dec.InputOffset() < int64(len(prefix)) {
+					return ID{string(raw)}
+				}
 			}
 			return ID{}
 		}

@@ -103,8 +103,10 @@ type envelope struct {
 var ErrBatch = errors.New("message is a batch")
 
 // Decode parses one JSON-RPC message. A failure is an *Error carrying the code
-// a peer should be answered with (parse error or invalid request) and, when it
-// could be read, the message's id in the returned Message.
+// a peer should be answered with (parse error or invalid request) and, when
+// it could be read, the message's id in the returned Message. A failed
+// message with a method and no id member is a notification, which must not
+// be answered: its Method is set.
 func Decode(data []byte) (*Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
@@ -119,6 +121,11 @@ func Decode(data []byte) (*Message, error) {
 		return &Message{}, Errorf(CodeParseError, "parse error: %v", err)
 	}
 	m := &Message{Params: env.Params, Result: env.Result}
+	if env.Method != nil && env.ID == nil {
+		// A notification: its method is kept on failure too, so that the
+		// caller can tell it must not answer it, even when it is malformed.
+		m.Method = *env.Method
+	}
 	if env.ID != nil {
 		switch c := env.ID[0]; {
 		case c == '"' || c == '-' || (c >= '0' && c <= '9'):
@@ -155,6 +162,8 @@ func Decode(data []byte) (*Message, error) {
 	switch {
 	case env.Result != nil && env.Error != nil:
 		return m, Errorf(CodeInvalidRequest, "invalid response: both result and error")
+	case string(env.Error) == "null":
+		return m, Errorf(CodeInvalidRequest, "invalid response: error object: null")
 	case env.Error != nil:
 		var e Error
 		if err := json.Unmarshal(env.Error, &e); err != nil {
@@ -177,8 +186,10 @@ func DecodeBatch(data []byte) ([]json.RawMessage, error) {
 }
 
 // Append appends m's encoding, without a trailing newline, to buf. Raw fields
-// are written as they are; they must be valid JSON without newlines, which
-// holds for bytes that came out of [Decode] or [json.Marshal].
+// must be valid JSON (as everything out of [Decode] or [json.Marshal] is)
+// and are written as they are, unless they hold line breaks (whitespace of
+// a pretty-printed peer, which newline framing cannot carry): those are
+// compacted, which changes no value.
 func (m *Message) Append(buf []byte) []byte {
 	buf = append(buf, `{"jsonrpc":"2.0"`...)
 	if m.ID.IsValid() {
@@ -190,7 +201,7 @@ func (m *Message) Append(buf []byte) []byte {
 		buf = appendString(buf, m.Method)
 		if len(m.Params) > 0 {
 			buf = append(buf, `,"params":`...)
-			buf = append(buf, m.Params...)
+			buf = appendRaw(buf, m.Params)
 		}
 	} else if m.Error != nil {
 		buf = append(buf, `,"error":`...)
@@ -201,10 +212,22 @@ func (m *Message) Append(buf []byte) []byte {
 		if len(m.Result) == 0 {
 			buf = append(buf, "{}"...)
 		} else {
-			buf = append(buf, m.Result...)
+			buf = appendRaw(buf, m.Result)
 		}
 	}
 	return append(buf, '}')
+}
+
+// appendRaw appends raw JSON, compacting it if it spans lines.
+func appendRaw(buf []byte, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return append(buf, raw...)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return append(buf, "null"...) // not JSON: never from Decode
+	}
+	return append(buf, b.Bytes()...)
 }
 
 // Encode returns m's encoding without a trailing newline.
