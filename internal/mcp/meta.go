@@ -55,9 +55,9 @@ func MetaString(meta *jsonrpc.Object, key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	var s *string // nil for null, which is not a string
+	if json.Unmarshal(raw, &s) != nil || s == nil {
 		return "", false
 	}
-	return s, true
+	return *s, true
 }
