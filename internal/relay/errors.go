@@ -21,7 +21,8 @@ const (
 // sees: the upstream's own error unchanged, or an mcpx error whose data
 // says {"mcpx":{"kind":...}}. kind names the cause for the local API.
 func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
-	if errors.As(err, &rpcErr) {
+	var start *upstream.StartError
+	if errors.As(err, &rpcErr) && !errors.As(err, &start) {
 		return rpcErr, "upstream_error"
 	}
 	data := func(kind string, extra map[string]any) []byte {

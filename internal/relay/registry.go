@@ -71,15 +71,20 @@ func (g *Registry) Remove(e *Entry) {
 	defer g.mu.Unlock()
 	if g.byID[e.ID] == e {
 		delete(g.byID, e.ID)
+	}
+	if g.byHost[e.Host] == e {
 		delete(g.byHost, e.Host)
 	}
 }
 
 // CancelHost cancels the request of host with cause; it reports whether
-// one was in flight.
+// one was in flight. The host has given the id up: it may use it again at
+// once (a 2026-07-28 id need only be unique among outstanding requests),
+// even while the cancelled request is still winding down.
 func (g *Registry) CancelHost(host HostKey, cause error) bool {
 	g.mu.Lock()
 	e := g.byHost[host]
+	delete(g.byHost, host)
 	g.mu.Unlock()
 	if e == nil {
 		return false
