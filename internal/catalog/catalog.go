@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/upstream"
@@ -141,9 +142,15 @@ func (c *Catalog) exposedName(server, tool string, collides bool) string {
 	if len(name) <= MaxNameLen {
 		return name
 	}
+	// Cut at a character boundary and fill up with more of the hash, so
+	// that every shortened name is exactly MaxNameLen bytes (Route relies
+	// on it) and valid UTF-8.
 	sum := sha256.Sum256([]byte(server + "\x00" + tool))
-	suffix := "_" + hex.EncodeToString(sum[:4])
-	return name[:MaxNameLen-len(suffix)] + suffix
+	cut := MaxNameLen - len("_12345678")
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut] + "_" + hex.EncodeToString(sum[:])[:MaxNameLen-1-cut]
 }
 
 // renamed returns def with its name member replaced, every other byte kept.
@@ -175,17 +182,21 @@ func (c *Catalog) Route(name string) (server, tool string, ok bool) {
 	return best, name[len(best)+len(c.naming.Separator):], true
 }
 
-// Resolve finds the server and upstream tool behind an exposed name: from
-// the name itself when it carries a server prefix, else from a listing.
+// Resolve finds the server and upstream tool behind an exposed name. With
+// every name prefixed, the name itself says where it goes; with bare names
+// allowed ("auto"), a bare name may look prefixed ("git__log" of server
+// "files"), so the listing decides, and the prefix is only the fallback for
+// a server that could not be listed (its call then says why).
 func (c *Catalog) Resolve(ctx context.Context, name string) (server, tool string, ok bool) {
-	if server, tool, ok := c.Route(name); ok {
-		return server, tool, true
+	if c.naming.Prefix != "auto" {
+		if server, tool, ok := c.Route(name); ok {
+			return server, tool, true
+		}
 	}
-	t, ok := c.Snapshot(ctx).Lookup(name)
-	if !ok {
-		return "", "", false
+	if t, ok := c.Snapshot(ctx).Lookup(name); ok {
+		return t.Server, t.Tool, true
 	}
-	return t.Server, t.Tool, true
+	return c.Route(name)
 }
 
 // HasServer reports whether name is a configured, enabled server.
