@@ -25,7 +25,21 @@ func (s *Session) handshake(ctx context.Context, version string, probeTimeout ti
 		if modern {
 			return nil
 		}
-		return s.initialize(ctx, mcp.LatestLegacy)
+		err = s.initialize(ctx, mcp.LatestLegacy)
+		if v := modernOnly(err); v != "" {
+			// The probe went unanswered in time (the server may just be
+			// slow to start), but the server refuses initialize naming
+			// modern revisions: it is modern after all (spec-checklist
+			// §5.14-15: re-probe on failure).
+			s.version = v
+			res, err := s.discover(ctx)
+			if err != nil {
+				return fmt.Errorf("server/discover: %w", err)
+			}
+			s.adoptDiscover(res)
+			return nil
+		}
+		return err
 	case mcp.IsModern(version):
 		s.version = version
 		res, err := s.discover(ctx)
@@ -82,6 +96,22 @@ func (s *Session) probe(ctx context.Context, probeTimeout time.Duration) (bool, 
 	default:
 		return false, err
 	}
+}
+
+// modernOnly returns the newest modern revision named in the data of an
+// upstream's refusal of initialize ({"supported": [...]}), or "".
+func modernOnly(err error) string {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		return ""
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(rpcErr.Data, &data) != nil {
+		return ""
+	}
+	return newestModern(data.Supported)
 }
 
 func newestModern(versions []string) string {

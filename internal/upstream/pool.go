@@ -116,10 +116,19 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
-	if sl.sess != nil {
-		s := sl.sess
-		p.mu.Unlock()
-		return s, nil
+	if s := sl.sess; s != nil {
+		if s.Err() == nil {
+			p.mu.Unlock()
+			return s, nil
+		}
+		// Its connection has failed (the upstream exited or closed its
+		// output), but the session is still winding down, which may take
+		// the stop grace: every call on it would fail with the old error.
+		// Start a new one now, and see that the old one ends.
+		sl.sess = nil
+		sl.lastErr, sl.lastEnd = s.Err(), time.Now()
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); s.stop() }()
 	}
 	a := sl.starting
 	if a == nil {

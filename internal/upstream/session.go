@@ -106,11 +106,25 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 	}
 	if err := s.handshake(ctx, version, opts.probeTimeout); err != nil {
 		s.stop()
-		return nil, fmt.Errorf("connecting to upstream %q: %w", srv.Name, err)
+		return nil, &StartError{Server: srv.Name, Err: err}
 	}
 	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)
 	return s, nil
 }
+
+// StartError is a failed handshake with an upstream. An error the upstream
+// answered its handshake with is in its chain, but is no answer to any
+// host's request.
+type StartError struct {
+	Server string
+	Err    error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("connecting to upstream %q: %v", e.Server, e.Err)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
 
 // read runs the connection's reader; when the upstream's output ends, the
 // session ends and every waiting call fails with the exit status.
@@ -121,7 +135,7 @@ func (s *Session) read(limit int, readerDone chan struct{}, log *slog.Logger) {
 	select {
 	case <-s.proc.done:
 		status = s.proc.exitStatus()
-	case <-time.After(exitGrace):
+	case <-time.After(reapGrace):
 		alive = true // it closed stdout but lives on: useless as an MCP server
 	}
 	exit := &ExitError{Server: s.Server, Status: status, Stderr: s.stderr.lastLines(3)}
@@ -135,9 +149,15 @@ func (s *Session) read(limit int, readerDone chan struct{}, log *slog.Logger) {
 	close(s.done)
 }
 
-// exitGrace is how long an upstream's output may outlive its process (and
-// the reverse) before mcpx stops waiting for the other.
+// exitGrace is how long an upstream's output may stay open after its
+// process exited (a grandchild holds it) before mcpx kills the group.
 const exitGrace = 200 * time.Millisecond
+
+// reapGrace is how long mcpx waits, once an upstream's output has ended,
+// for its process to be reaped, so that calls fail naming the real exit
+// status. Exit and end of output come together unless the machine stalls;
+// a process still alive after this closed its output on purpose.
+const reapGrace = 2 * time.Second
 
 // watchExit waits for the process. If its output stays open after it exited
 // (a grandchild holds it), the group is killed and the output closed, so
