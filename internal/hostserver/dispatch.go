@@ -30,6 +30,10 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 		case errors.Is(err, jsonrpc.ErrBatch):
 			hs.fail(jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))
 			continue
+		case err != nil && msg.Method != "" && !msg.ID.IsValid():
+			// A malformed notification: never answered.
+			hs.srv.log.Debug("dropped a malformed notification", "host", hs.id, "method", msg.Method, "err", err)
+			continue
 		case err != nil:
 			var rpcErr *jsonrpc.Error
 			if !errors.As(err, &rpcErr) {

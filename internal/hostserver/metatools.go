@@ -96,7 +96,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		return
 	}
 	server, tool, ok := hs.resolve(ctx, args.Name)
-	if !ok {
+	if !ok || !hs.upstreamHasTool(ctx, server, tool) {
 		hs.reply(req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("unknown tool "+jsonString(args.Name)+"; use mcpx_search to find tools")), hs.srv.info))
 		return
 	}
@@ -117,6 +117,28 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		params.Set("_meta", meta.Bytes())
 	}
 	hs.relayCall(ctx, req, server, tool, params)
+}
+
+// upstreamHasTool reports whether server lists tool. A name with a server's
+// prefix resolves without a listing, so without this check an unknown tool
+// would come back as the upstream's -32602, a protocol error of mcpx_call
+// itself, instead of a tool error the model can act on. When the server
+// cannot be listed, the call goes ahead and reports why.
+func (hs *hostSession) upstreamHasTool(ctx context.Context, server, tool string) bool {
+	sess, err := hs.srv.relay.Pool().Session(ctx, server)
+	if err != nil {
+		return true
+	}
+	tools, err := sess.Tools(ctx)
+	if err != nil {
+		return true
+	}
+	for _, t := range tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {

@@ -29,9 +29,15 @@ func newOutQueue() *outQueue {
 }
 
 // push queues a message that must be delivered.
-func (q *outQueue) push(line []byte) {
+func (q *outQueue) push(line []byte) { q.pushWhile(nil, line) }
+
+// pushWhile is push for a message of a request that may be cancelled:
+// nothing is queued once live (nil: always) reports false. live runs under
+// the queue's lock, so the message either precedes everything queued
+// after live turned false, or is dropped.
+func (q *outQueue) pushWhile(live func() bool, line []byte) {
 	q.mu.Lock()
-	if !q.closed {
+	if !q.closed && (live == nil || live()) {
 		q.items = append(q.items, line)
 	}
 	q.mu.Unlock()
@@ -39,9 +45,13 @@ func (q *outQueue) push(line []byte) {
 }
 
 // pushProgress queues a progress notification for the token with key.
-func (q *outQueue) pushProgress(key string, line []byte) {
+func (q *outQueue) pushProgress(key string, line []byte) { q.pushProgressWhile(nil, key, line) }
+
+// pushProgressWhile is pushProgress for a request that may be cancelled;
+// live works as for pushWhile.
+func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) {
 	q.mu.Lock()
-	if q.closed {
+	if q.closed || live != nil && !live() {
 		q.mu.Unlock()
 		return
 	}

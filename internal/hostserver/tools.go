@@ -84,6 +84,16 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 	}
+	// live reports whether the host still expects to hear of this request:
+	// not once it cancelled it or left. A host's cancel ends ctx on the
+	// reader goroutine, before anything read after it is answered; checked
+	// under the out queue's lock, nothing of this request (progress, a
+	// result that won the race) follows that, and an id the host reuses at
+	// once is never answered twice.
+	live := func() bool {
+		c, ok := relay.CauseOf(context.Cause(ctx))
+		return !ok || c.Answered()
+	}
 	if token != nil {
 		call.HostToken = token
 		key := string(token)
@@ -94,15 +104,20 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 					p = obj.Bytes()
 				}
 			}
-			hs.out.pushProgress(key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
+			hs.out.pushProgressWhile(live, key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
 		}
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	var m *jsonrpc.Message
 	if err != nil {
-		hs.end(req, err)
-		return
+		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
+			return
+		}
+		m = jsonrpc.NewError(req.msg.ID, callError(err, req.server))
+	} else {
+		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
 	}
-	hs.reply(req.msg.ID, hs.toolResult(req, res))
+	hs.out.pushWhile(live, m.Encode())
 }
 
 // toolResult adapts an upstream result for the host.
