@@ -120,6 +120,9 @@ func (s *server) handle(ctx context.Context, line []byte) {
 	var bad *jsonrpc.Error
 	if errors.As(err, &bad) {
 		s.log.Warn("bad message", "err", bad.Message)
+		if m.Method != "" && !m.ID.IsValid() {
+			return // a malformed notification: never answered
+		}
 		s.out.Write(jsonrpc.NewError(m.ID, bad))
 		return
 	}
