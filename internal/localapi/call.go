@@ -103,6 +103,9 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
 		case o := <-done:
+			// Out of the registry before the client hears the end, so
+			// that a status it asks for next no longer shows the call.
+			h.relay.Registry().Remove(entry)
 			if p := st.take(); p != nil {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
