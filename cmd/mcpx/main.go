@@ -33,7 +33,7 @@ func env() *cli.Env {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Version: v, Build: build, Executable: exe,
 		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error {
-			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files})
+			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build})
 			if errors.Is(err, daemon.ErrRunning) {
 				return errors.Join(cli.ErrDaemonRunning, err)
 			}

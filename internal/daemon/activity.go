@@ -92,14 +92,16 @@ type idleWatch struct {
 	done  chan struct{}
 }
 
-// idleTimer starts watching; d <= 0 never fires.
-func (a *activity) idleTimer(d time.Duration, inFlight func() int) *idleWatch {
+// idleTimer starts watching. It fires once nothing has gone on for d
+// (d <= 0: never), or as soon as nothing goes on if stale reports true: the
+// daemon's executable was deleted or replaced (a rebuild, a `go run` that
+// has ended), so no client of this build will come back.
+func (a *activity) idleTimer(d time.Duration, inFlight func() int, stale func() bool) *idleWatch {
 	w := &idleWatch{fired: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
-	if d <= 0 {
-		close(w.done)
-		return w
+	tick := 2 * time.Second
+	if d > 0 {
+		tick = min(max(d/4, 10*time.Millisecond), tick)
 	}
-	tick := min(max(d/4, 10*time.Millisecond), 10*time.Second)
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(tick)
@@ -109,7 +111,8 @@ func (a *activity) idleTimer(d time.Duration, inFlight func() int) *idleWatch {
 			case <-w.quit:
 				return
 			case <-t.C:
-				if since, idle := a.idleSince(inFlight); idle && time.Since(since) >= d {
+				since, idle := a.idleSince(inFlight)
+				if idle && (d > 0 && time.Since(since) >= d || stale()) {
 					close(w.fired)
 					return
 				}

@@ -27,6 +27,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// Files are the daemon's socket, lock and log (Run only).
 	Files config.DaemonFiles
+	// Build is the executable's config.BuildID (Run only): once the
+	// executable no longer matches it, the daemon exits as soon as it is
+	// idle. "" disables the check.
+	Build string
 }
 
 func (o *Options) logger() *slog.Logger {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/config"
 	"mcpx/internal/localapi"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
@@ -69,7 +70,7 @@ func Run(ctx context.Context, opts *Options) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(&peerCheckListener{Listener: ln, log: log}) }()
 
-	idle := act.idleTimer(opts.Config.DaemonIdleExit, c.relay.Registry().Len)
+	idle := act.idleTimer(opts.Config.DaemonIdleExit, c.relay.Registry().Len, staleBuild(opts.Build))
 	defer idle.stop()
 	var runErr error
 	select {
@@ -78,7 +79,7 @@ func Run(ctx context.Context, opts *Options) error {
 	case <-shutdown:
 		log.Info("daemon stopping", "why", "asked to")
 	case <-idle.fired:
-		log.Info("daemon stopping", "why", "idle", "after", opts.Config.DaemonIdleExit)
+		log.Info("daemon stopping", "why", "idle (or its executable was replaced)", "idleExit", opts.Config.DaemonIdleExit)
 	case runErr = <-serveErr:
 		log.Error("daemon stopped serving", "err", runErr)
 	}
@@ -101,4 +102,16 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	log.Info("daemon stopped")
 	return nil
+}
+
+// staleBuild reports whether this process's executable is no longer the
+// build it started as. An empty build never goes stale.
+func staleBuild(build string) func() bool {
+	return func() bool {
+		if build == "" {
+			return false
+		}
+		now, err := config.BuildID()
+		return err != nil || now != build
+	}
 }
