@@ -116,7 +116,8 @@ func Run(ctx context.Context, args []string, env *Env) int {
 	if c.setFlags != nil {
 		c.setFlags(fs)
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	rest, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(env.Stdout, verbHelp(c))
 			return ExitOK
@@ -124,8 +125,58 @@ func Run(ctx context.Context, args []string, env *Env) int {
 		fmt.Fprintf(env.Stderr, "mcpx %s: %v\n\n%s", c.name, err, verbHelp(c))
 		return ExitUsage
 	}
-	err := c.run(ctx, env, fs.Args())
-	return report(env, c, err)
+	return report(env, c, c.run(ctx, env, rest))
+}
+
+// parseInterspersed parses args with fs, allowing flags after positional
+// arguments ("mcpx call demo.echo '{}' --json"), and returns the
+// positional arguments in order. "--" ends the flags; "-" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		n, terminated := flagPrefix(fs, args)
+		if err := fs.Parse(args[:n]); err != nil {
+			return nil, err
+		}
+		args = args[n:]
+		if terminated {
+			return append(pos, args[1:]...), nil
+		}
+		if len(args) > 0 {
+			pos, args = append(pos, args[0]), args[1:]
+		}
+	}
+	return pos, nil
+}
+
+// flagPrefix returns how many leading args are flags and their values, as
+// fs.Parse reads them, and whether they end at a "--".
+func flagPrefix(fs *flag.FlagSet, args []string) (n int, terminated bool) {
+	for n < len(args) {
+		a := args[n]
+		switch {
+		case a == "--":
+			return n, true
+		case len(a) < 2 || a[0] != '-':
+			return n, false
+		}
+		n++
+		name := strings.TrimPrefix(a[1:], "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // fs.Parse reports it
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if n < len(args) {
+			n++ // the flag's value
+		}
+	}
+	return n, false
 }
 
 // report prints err as one line a person can act on and picks the code.

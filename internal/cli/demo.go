@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"log/slog"
 	"os"
 
@@ -21,7 +24,13 @@ It is the upstream mcpx runs when no config file exists. Run
 "mcpx demo -h" for its flags.`,
 		rawArgs: true, // the demo parses its own flags
 		run: func(ctx context.Context, env *Env, args []string) error {
-			opts, err := demo.ParseFlags(args, env.Stderr)
+			var usage bytes.Buffer
+			opts, err := demo.ParseFlags(args, &usage)
+			if errors.Is(err, flag.ErrHelp) {
+				// -h asks for the demo's own flags: help, not a mistake.
+				_, err = env.Stdout.Write(usage.Bytes())
+				return err
+			}
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -40,6 +49,9 @@ func cmdVersion() *command {
 		short: "print the version",
 		long:  "Version prints mcpx's version.",
 		run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q", args[0])
+			}
 			_, err := env.Stdout.Write([]byte("mcpx " + env.Version + "\n"))
 			return err
 		},

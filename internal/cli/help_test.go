@@ -1,0 +1,273 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/help/*.txt from the current help text")
+
+// fakeEnv is an Env that reads its environment from vars and writes to
+// buffers. It cannot start a daemon: Executable does not exist.
+func fakeEnv(vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Env{
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errb,
+		LookupEnv: func(k string) (string, bool) {
+			v, ok := vars[k]
+			return v, ok
+		},
+		Version:    "test",
+		Build:      "test-build",
+		Executable: "/nonexistent/mcpx",
+	}, &out, &errb
+}
+
+// xdgVars returns XDG directories under a fresh temp dir, so that no test
+// reads the user's config or reaches a daemon of the user's.
+func xdgVars(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	return map[string]string{
+		"XDG_CONFIG_HOME": filepath.Join(dir, "c"),
+		"XDG_STATE_HOME":  filepath.Join(dir, "s"),
+		"XDG_RUNTIME_DIR": filepath.Join(dir, "r"),
+		"HOME":            filepath.Join(dir, "h"),
+	}
+}
+
+// run runs the CLI in-process with a bounded context.
+func run(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	env, out, errb := fakeEnv(vars)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code = Run(ctx, args, env)
+	return out.String(), errb.String(), code
+}
+
+// golden compares got with testdata/help/name.txt, or rewrites the file
+// with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "help", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -run Help -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs from the golden file (-want +got); run with -update if the change is intended:\n%s", path, diff)
+	}
+}
+
+// TestHelpGolden checks "mcpx help", "mcpx help VERB" and "mcpx VERB -h"
+// for every verb against testdata/help. -h and "help VERB" print the same
+// text, except for demo, whose -h prints the demo server's own flags.
+func TestHelpGolden(t *testing.T) {
+	vars := xdgVars(t)
+	t.Run("help", func(t *testing.T) {
+		for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+			out, errb, code := run(t, vars, args...)
+			if code != ExitOK || errb != "" {
+				t.Errorf("mcpx %s: exit %d, stderr %q; want 0 and nothing", strings.Join(args, " "), code, errb)
+			}
+			golden(t, "mcpx", out)
+		}
+	})
+	var listed []string
+	for _, c := range commands() {
+		listed = append(listed, c.name)
+		t.Run(c.name, func(t *testing.T) {
+			out, errb, code := run(t, vars, "help", c.name)
+			if code != ExitOK || errb != "" {
+				t.Errorf("mcpx help %s: exit %d, stderr %q; want 0 and nothing", c.name, code, errb)
+			}
+			golden(t, c.name, out)
+			if !strings.HasPrefix(out, "Usage: mcpx "+c.name) {
+				t.Errorf("mcpx help %s does not start with its usage line:\n%s", c.name, out)
+			}
+
+			hout, herr, hcode := run(t, vars, c.name, "-h")
+			if hcode != ExitOK || herr != "" {
+				t.Errorf("mcpx %s -h: exit %d, stderr %q; want 0 and nothing", c.name, hcode, herr)
+			}
+			if c.name == "demo" {
+				golden(t, "demo-flags", hout)
+				return
+			}
+			if hout != out {
+				t.Errorf("mcpx %s -h differs from mcpx help %s:\n%s", c.name, c.name, cmp.Diff(out, hout))
+			}
+		})
+	}
+	// Every verb is listed by "mcpx help".
+	main, _, _ := run(t, vars, "help")
+	for _, name := range listed {
+		if !strings.Contains(main, "\t"+name+" ") {
+			t.Errorf("mcpx help does not list %q:\n%s", name, main)
+		}
+	}
+}
+
+// TestUsageErrors checks that command-line mistakes exit 2 and print the
+// verb's help (or the main help) on stderr, and nothing on stdout.
+func TestUsageErrors(t *testing.T) {
+	vars := xdgVars(t)
+	mainHelp := mainHelp()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantMsg  string // the first line of stderr
+		wantHelp string // what follows it after a blank line
+	}{
+		{"no command", nil, "", mainHelp},
+		{"unknown verb", []string{"frobnicate"}, `mcpx: unknown command "frobnicate"`, mainHelp},
+		{"help for an unknown verb", []string{"help", "frobnicate"}, `mcpx: unknown command "frobnicate"`, mainHelp},
+		{"unknown flag", []string{"call", "--bogus", "demo.echo"}, "mcpx call: flag provided but not defined: -bogus", verbHelp(cmdCall())},
+		{"unknown flag after the tool", []string{"call", "demo.echo", "{}", "--bogus"}, "mcpx call: flag provided but not defined: -bogus", verbHelp(cmdCall())},
+		{"flag without its value", []string{"call", "demo.echo", "--timeout"}, "mcpx call: flag needs an argument: -timeout", verbHelp(cmdCall())},
+		{"bad duration", []string{"call", "--idle-timeout", "soon", "demo.echo"}, `mcpx call: invalid value "soon" for flag -idle-timeout: parse error`, verbHelp(cmdCall())},
+		{"missing tool", []string{"call"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
+		{"too many arguments", []string{"call", "demo.echo", "{}", "{}"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
+		{"arguments are an array", []string{"call", "demo.echo", "[1]"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"arguments are a string", []string{"call", "demo.echo", `"x"`}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"arguments are not JSON", []string{"call", "demo.echo", "{n:1}"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"arguments are empty", []string{"call", "demo.echo", ""}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"-- ends the flags", []string{"call", "--", "demo.echo", "--json"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"status takes no argument", []string{"status", "now"}, `mcpx status: unexpected argument "now"`, verbHelp(cmdStatus())},
+		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`, verbHelp(cmdStop())},
+		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`, verbHelp(cmdServe())},
+		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`, verbHelp(cmdDaemon())},
+		{"daemon log level", []string{"daemon", "--log-level", "loud"}, `mcpx daemon: invalid log level "loud"`, verbHelp(cmdDaemon())},
+		{"serve log level", []string{"serve", "--log-level", "loud"}, `mcpx serve: invalid log level "loud"`, verbHelp(cmdServe())},
+		{"version takes no argument", []string{"version", "x"}, `mcpx version: unexpected argument "x"`, verbHelp(cmdVersion())},
+		{"demo flag", []string{"demo", "--bogus"}, "mcpx demo: flag provided but not defined: -bogus", verbHelp(cmdDemo())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errb, code := run(t, vars, tc.args...)
+			if code != ExitUsage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, ExitUsage, errb)
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+			want := tc.wantHelp
+			if tc.wantMsg != "" {
+				want = tc.wantMsg + "\n\n" + tc.wantHelp
+			}
+			if diff := cmp.Diff(want, errb); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestConfigErrors checks that a broken config file exits 2 with one line
+// naming the file and the field, before any daemon is involved.
+func TestConfigErrors(t *testing.T) {
+	vars := xdgVars(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"wrong type", `{"mcpServers": {"x": {"command": 5}}}`, "mcpServers.x.command: must be a string"},
+		{"unknown field", `{"mcpServers": {"x": {"comand": "y"}}}`, "mcpServers.x.comand: unknown field"},
+		{"bad setting", `{"mcpServers": {}, "mcpx": {"idleTimeout": "soon"}}`, `mcpx.idleTimeout: invalid duration "soon"`},
+		{"unset variable", `{"mcpServers": {"x": {"command": "y", "env": {"TOKEN": "${MCPX_TEST_UNSET_VAR}"}}}}`, "mcpServers.x.env.TOKEN:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"call", "--config", path, "demo.echo"},
+				{"tools", "--config", path},
+				{"status", "--config", path},
+				{"stop", "--config", path},
+				{"call", "demo.echo", "{}", "--config", path}, // the flag after the arguments
+			} {
+				out, errb, code := run(t, vars, args...)
+				if code != ExitUsage {
+					t.Errorf("mcpx %s: exit %d, want %d", strings.Join(args, " "), code, ExitUsage)
+				}
+				if out != "" {
+					t.Errorf("mcpx %s: stdout = %q, want nothing", strings.Join(args, " "), out)
+				}
+				prefix := "mcpx: config " + path + ": " + tc.want
+				if !strings.HasPrefix(errb, prefix) || strings.Count(errb, "\n") != 1 || !strings.HasSuffix(errb, "\n") {
+					t.Errorf("mcpx %s: stderr = %q, want one line starting %q", strings.Join(args, " "), errb, prefix)
+				}
+			}
+		})
+	}
+	// The default config file is read when there is no --config.
+	vars2 := xdgVars(t)
+	def := filepath.Join(vars2["XDG_CONFIG_HOME"], "mcpx", "config.json")
+	if err := os.MkdirAll(filepath.Dir(def), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, []byte(`{"mcpServers": {"x": {"args": []}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errb, code := run(t, vars2, "status")
+	if want := "mcpx: config " + def + ": mcpServers.x: command or url is required\n"; code != ExitUsage || errb != want {
+		t.Errorf("status with a broken default config: exit %d, stderr %q; want %d, %q", code, errb, ExitUsage, want)
+	}
+}
+
+// TestParseInterspersed checks that flags may follow positional arguments,
+// that "--" ends the flags and that "-" stays positional.
+func TestParseInterspersed(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantPos []string
+		json    bool
+		config  string
+		timeout time.Duration
+	}{
+		{[]string{"demo.echo", "{}", "--json"}, []string{"demo.echo", "{}"}, true, "", 0},
+		{[]string{"--json", "demo.echo", "{}"}, []string{"demo.echo", "{}"}, true, "", 0},
+		{[]string{"demo.echo", "--config", "c.json", "{}", "-json"}, []string{"demo.echo", "{}"}, true, "c.json", 0},
+		{[]string{"demo.echo", "--config=c.json", "-"}, []string{"demo.echo", "-"}, false, "c.json", 0},
+		{[]string{"--config", "--json", "demo.echo"}, []string{"demo.echo"}, false, "--json", 0},
+		{[]string{"demo.echo", "--timeout", "2s", "--", "--json", "-x"}, []string{"demo.echo", "--json", "-x"}, false, "", 2 * time.Second},
+		{[]string{"--", "--json"}, []string{"--json"}, false, "", 0},
+		{[]string{"--json=false", "a", "--json", "b"}, []string{"a", "b"}, true, "", 0},
+		{nil, nil, false, "", 0},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		jsonFlag := fs.Bool("json", false, "")
+		configFlag := fs.String("config", "", "")
+		timeout := fs.Duration("timeout", 0, "")
+		pos, err := parseInterspersed(fs, tc.args)
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.wantPos, pos); diff != "" {
+			t.Errorf("%q: positional (-want +got):\n%s", tc.args, diff)
+		}
+		if *jsonFlag != tc.json || *configFlag != tc.config || *timeout != tc.timeout {
+			t.Errorf("%q: json=%v config=%q timeout=%v; want %v %q %v", tc.args, *jsonFlag, *configFlag, *timeout, tc.json, tc.config, tc.timeout)
+		}
+	}
+}
