@@ -1,0 +1,265 @@
+package internal_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The layering of docs/design.md ("Layers and import direction"), checked
+// on the non-test imports of every package in the module. Packages are
+// named relative to mcpx/internal/; "cmd/mcpx" is the binary.
+
+const module = "mcpx"
+
+// rule constrains what one package may depend on, directly or through
+// other packages.
+type rule struct {
+	pkg string
+	why string
+	// stdOnly: nothing but the standard library.
+	stdOnly bool
+	// allowed, if non-nil: the only mcpx packages it may depend on.
+	allowed []string
+	// never: mcpx packages it must not depend on.
+	never []string
+	// optional: the package need not exist yet.
+	optional bool
+}
+
+var roots = []string{"daemon", "cli", "localclient"}
+
+var rules = []rule{
+	{pkg: "jsonrpc", stdOnly: true, why: "jsonrpc is a leaf: the standard library only, and no MCP"},
+	{pkg: "apitype", stdOnly: true, why: "apitype is a leaf: the standard library only"},
+	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
+	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
+	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
+	{pkg: "demo", allowed: []string{"jsonrpc", "mcp"}, why: "demo is a fixture server: it builds on jsonrpc and mcp alone"},
+	{
+		pkg:   "upstream",
+		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
+		why:   "upstream is an engine: it never imports the core, the edges or the roots",
+	},
+	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
+	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
+	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},
+	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
+	{
+		pkg:   "cli",
+		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},
+		why:   "the CLI meets the daemon only through apitype over the socket",
+	},
+	{
+		pkg:   "localclient",
+		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},
+		why:   "the local client meets the daemon only through apitype over the socket",
+	},
+	{pkg: "jobs", never: []string{"runner"}, optional: true, why: "jobs and runner never import each other"},
+	{pkg: "runner", never: []string{"jobs"}, optional: true, why: "jobs and runner never import each other"},
+}
+
+// noNetHTTP lists packages that must not depend on net/http.
+var noNetHTTP = []string{"jobs", "runner"}
+
+// importedOnlyBy: each key may be imported (directly) only by the listed
+// packages and by the test support package mcpxtest, which may import
+// anything.
+var importedOnlyBy = map[string][]string{
+	"daemon": {"cmd/mcpx"},
+	"cli":    {"cmd/mcpx"},
+}
+
+// testOnly packages are imported from _test.go files only.
+var testOnly = []string{"mcpxtest"}
+
+// listed is one package as go list -json describes it.
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// goList returns every package of the module and its dependencies, with
+// their non-test imports.
+func goList(t *testing.T) map[string]*listed {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("finding the go command: %v", err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goTool, "list", "-e", "-deps", "-json=ImportPath,Imports,Standard", "./...")
+	cmd.Dir = filepath.Dir(wd) // the module root: this file is in internal/
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	pkgs := map[string]*listed{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listed
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("decoding go list output: %v", err)
+		}
+		pkgs[p.ImportPath] = &p
+	}
+	if pkgs[module+"/cmd/mcpx"] == nil {
+		t.Fatalf("go list found no %s/cmd/mcpx; is it run from the module root?", module)
+	}
+	return pkgs
+}
+
+// full returns the import path of a package named in the rules.
+func full(name string) string {
+	if name == "cmd/mcpx" {
+		return module + "/cmd/mcpx"
+	}
+	return module + "/internal/" + name
+}
+
+// short is the inverse of full for packages of the module.
+func short(path string) string {
+	if s, ok := strings.CutPrefix(path, module+"/internal/"); ok {
+		return s
+	}
+	if s, ok := strings.CutPrefix(path, module+"/"); ok {
+		return s
+	}
+	return path
+}
+
+func inModule(path string) bool { return path == module || strings.HasPrefix(path, module+"/") }
+
+// chain returns the shortest import chain from one package to another, or
+// nil if from does not depend on to.
+func chain(pkgs map[string]*listed, from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == to {
+			var path []string
+			for p := cur; p != ""; p = prev[p] {
+				path = append(path, p)
+			}
+			slices.Reverse(path)
+			return path
+		}
+		if pkgs[cur] == nil {
+			continue
+		}
+		for _, imp := range pkgs[cur].Imports {
+			if _, seen := prev[imp]; !seen {
+				prev[imp] = cur
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return nil
+}
+
+// deps returns every package from depends on, sorted.
+func deps(pkgs map[string]*listed, from string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(p string) {
+		if pkgs[p] == nil {
+			return
+		}
+		for _, imp := range pkgs[p].Imports {
+			if !seen[imp] {
+				seen[imp] = true
+				walk(imp)
+			}
+		}
+	}
+	walk(from)
+	out := make([]string, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// via returns the import chain from one package to another, as
+// " (via a -> b -> c)", or "" for a direct import.
+func via(pkgs map[string]*listed, from, to string) string {
+	c := chain(pkgs, from, to)
+	if len(c) <= 2 {
+		return ""
+	}
+	names := make([]string, len(c))
+	for i, p := range c {
+		names[i] = short(p)
+	}
+	return fmt.Sprintf(" (via %s)", strings.Join(names, " -> "))
+}
+
+func TestDeps(t *testing.T) {
+	pkgs := goList(t)
+	for _, r := range rules {
+		p := full(r.pkg)
+		if pkgs[p] == nil {
+			if !r.optional {
+				t.Errorf("package %s not found: if it was renamed, update the rules in deps_test.go", p)
+			}
+			continue
+		}
+		var bad []string
+		for _, d := range deps(pkgs, p) {
+			dp := pkgs[d]
+			if r.stdOnly && d != "C" && (dp == nil || !dp.Standard) || // C: cgo, as net uses it
+				r.allowed != nil && inModule(d) && !slices.Contains(r.allowed, short(d)) ||
+				inModule(d) && slices.Contains(r.never, short(d)) {
+				bad = append(bad, "\n\t"+d+via(pkgs, p, d))
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%s imports what it must not (%s):%s", p, r.why, strings.Join(bad, ""))
+		}
+	}
+
+	for _, name := range noNetHTTP {
+		p := full(name)
+		if pkgs[p] != nil && slices.Contains(deps(pkgs, p), "net/http") {
+			t.Errorf("%s imports net/http%s: %s never imports net/http", p, via(pkgs, p, "net/http"), name)
+		}
+	}
+
+	for _, path := range slices.Sorted(maps.Keys(pkgs)) {
+		if !inModule(path) {
+			continue
+		}
+		pkg, name := pkgs[path], short(path)
+		for _, imp := range pkg.Imports {
+			target := short(imp)
+			if allowed, ok := importedOnlyBy[target]; ok && inModule(imp) &&
+				!slices.Contains(allowed, name) && !slices.Contains(testOnly, name) {
+				t.Errorf("%s imports %s: only %s may import it (and test support: %s)",
+					path, imp, strings.Join(allowed, ", "), strings.Join(testOnly, ", "))
+			}
+			if inModule(imp) && slices.Contains(testOnly, target) {
+				t.Errorf("%s imports %s: %s is test support, imported only from _test.go files", path, imp, target)
+			}
+		}
+	}
+}
