@@ -16,6 +16,11 @@ import (
 	"mcpx/internal/demo"
 )
 
+// RaceQuickExit is the GORACE value that spares a race-enabled mcpx
+// process the race runtime's 1 s sleep at exit (every test starts and ends
+// several), keeping the caller's own options.
+var RaceQuickExit = strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+
 // Env is one test's private mcpx installation: XDG directories under a
 // short temp dir (unix socket paths are limited to 107 bytes).
 type Env struct {
@@ -33,7 +38,7 @@ func NewEnv(t testing.TB) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{T: t, Dir: dir, Bin: Binary(t), Vars: map[string]string{}}
+	e := &Env{T: t, Dir: dir, Bin: Binary(t), Vars: map[string]string{"GORACE": RaceQuickExit}}
 	for k, sub := range map[string]string{"XDG_CONFIG_HOME": "c", "XDG_STATE_HOME": "s", "XDG_RUNTIME_DIR": "r", "HOME": "h"} {
 		p := filepath.Join(dir, sub)
 		if err := os.MkdirAll(p, 0o700); err != nil {
@@ -91,7 +96,7 @@ func (e *Env) WriteConfig(settings map[string]any, demos ...Demo) string {
 	servers := map[string]any{}
 	for _, d := range demos {
 		args := append([]string{"demo", "-record", e.RecordPath(d.Name), "-wire-log", e.WireLogPath(d.Name)}, d.Args...)
-		srv := map[string]any{"command": e.Bin, "args": args}
+		srv := map[string]any{"command": e.Bin, "args": args, "env": map[string]string{"GORACE": RaceQuickExit}}
 		for k, v := range d.Fields {
 			srv[k] = v
 		}
