@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -17,10 +16,11 @@ import (
 // tokenPrefix starts every progress token mcpx mints upstream.
 const tokenPrefix = "mcpx-"
 
-// Conn is the client end of one JSON-RPC session with an upstream server.
+// Conn is the client end of one JSON-RPC session with an upstream server,
+// over a transport that carries its messages.
 type Conn struct {
 	server string
-	w      *jsonrpc.Writer
+	t      transport
 	log    *slog.Logger
 
 	// onNotify receives notifications other than progress and
@@ -58,10 +58,10 @@ func (r *Request) Done() <-chan struct{} { return r.done }
 // *jsonrpc.Error from the upstream, or the error that ended the connection.
 func (r *Request) Result() (json.RawMessage, error) { return r.result, r.err }
 
-func newConn(server string, w io.Writer, log *slog.Logger) *Conn {
+// newConn returns a Conn; its transport is set before first use.
+func newConn(server string, log *slog.Logger) *Conn {
 	return &Conn{
 		server:  server,
-		w:       jsonrpc.NewWriter(w),
 		log:     log,
 		pending: make(map[int64]*Request),
 	}
@@ -101,7 +101,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	if params != nil {
 		raw = params.Bytes()
 	}
-	if err := c.w.Write(jsonrpc.NewRequest(jsonrpc.NewIntID(r.ID), method, raw)); err != nil {
+	if err := c.t.send(r, jsonrpc.NewRequest(jsonrpc.NewIntID(r.ID), method, raw)); err != nil {
 		c.Forget(r)
 		return nil, c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}
@@ -127,7 +127,7 @@ func (c *Conn) Forget(r *Request) bool {
 
 // Notify sends a notification.
 func (c *Conn) Notify(method string, params json.RawMessage) error {
-	if err := c.w.Write(jsonrpc.NewNotification(method, params)); err != nil {
+	if err := c.t.send(nil, jsonrpc.NewNotification(method, params)); err != nil {
 		return c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}
 	return nil
@@ -170,8 +170,8 @@ func (c *Conn) fail(err error) error {
 // errClosedOutput ends a connection whose upstream closed its stdout.
 var errClosedOutput = errors.New("closed its output")
 
-// readLoop reads messages until the stream ends, then returns the error
-// that ended it (io.EOF at a clean end).
+// readLoop reads newline-delimited messages until the stream ends, then
+// returns the error that ended it (io.EOF at a clean end).
 func (c *Conn) readLoop(r *jsonrpc.Reader) error {
 	for {
 		line, err := r.ReadLine()
@@ -183,13 +183,18 @@ func (c *Conn) readLoop(r *jsonrpc.Reader) error {
 			}
 			return err
 		}
-		msg, err := jsonrpc.Decode(line)
-		if err != nil {
-			c.malformed(msg, line, err)
-			continue
-		}
-		c.dispatch(msg)
+		c.deliver(line)
 	}
+}
+
+// deliver handles one message from the upstream, whatever carried it.
+func (c *Conn) deliver(data []byte) {
+	msg, err := jsonrpc.Decode(data)
+	if err != nil {
+		c.malformed(msg, data, err)
+		return
+	}
+	c.dispatch(msg)
 }
 
 func (c *Conn) dispatch(msg *jsonrpc.Message) {
@@ -265,7 +270,7 @@ func (c *Conn) answerServerRequest(msg *jsonrpc.Message) {
 	} else {
 		reply = jsonrpc.NewError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx does not serve %q to upstreams", msg.Method))
 	}
-	if err := c.w.Write(reply); err != nil {
+	if err := c.t.send(nil, reply); err != nil {
 		c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}
 }

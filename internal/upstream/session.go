@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"syscall"
 	"time"
 
 	"mcpx/internal/config"
@@ -14,17 +13,16 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// Session is one live connection to an upstream server: its process, the
-// JSON-RPC connection on the process's stdio, and what the handshake
-// settled.
+// Session is one live connection to an upstream server: the JSON-RPC
+// connection, the transport under it (a child's stdio, or HTTP), and what
+// the handshake settled.
 type Session struct {
 	Server  string
 	Started time.Time
 
-	conn   *Conn
-	proc   *process
-	stderr *stderrLog
-	grace  time.Duration
+	conn  *Conn
+	t     transport
+	grace time.Duration
 
 	// Settled by the handshake; read-only afterwards.
 	version      string
@@ -51,8 +49,8 @@ func (s *Session) ServerInfo() mcp.Implementation { return s.serverInfo }
 // Capabilities returns the upstream's capabilities, raw.
 func (s *Session) Capabilities() json.RawMessage { return s.capabilities }
 
-// PID returns the upstream's process id.
-func (s *Session) PID() int { return s.proc.pid() }
+// PID returns the upstream's process id, 0 for a remote server.
+func (s *Session) PID() int { return s.t.pid() }
 
 // Done is closed when the session has ended.
 func (s *Session) Done() <-chan struct{} { return s.done }
@@ -64,7 +62,7 @@ func (s *Session) Err() error { return s.conn.Err() }
 func (s *Session) Pending() int { return s.conn.Pending() }
 
 // StderrTail returns the last lines the upstream wrote to stderr.
-func (s *Session) StderrTail() string { return s.stderr.lastLines(tailLines) }
+func (s *Session) StderrTail() string { return s.t.stderrTail() }
 
 type dialOptions struct {
 	log          *slog.Logger
@@ -78,27 +76,17 @@ type dialOptions struct {
 // dial starts srv's process and settles the protocol revision. Every
 // goroutine it starts is counted in wg. On failure the process is stopped.
 func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*Session, error) {
-	proc, err := startProcess(srv)
-	if err != nil {
-		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
-	}
-	log := opts.log.With("server", srv.Name, "pid", proc.pid())
-	log.Info("upstream started", "command", srv.Command)
 	s := &Session{
 		Server:     srv.Name,
 		Started:    time.Now(),
-		proc:       proc,
-		stderr:     newStderrLog(srv.Name, opts.log),
-		conn:       newConn(srv.Name, proc.stdin, log),
 		grace:      opts.grace,
 		clientInfo: jsonrpc.MustMarshal(opts.clientInfo),
 		done:       make(chan struct{}),
 	}
-	readerDone := make(chan struct{})
-	wg.Add(3)
-	go func() { defer wg.Done(); s.stderr.run(proc.stderr); proc.stderr.Close() }()
-	go func() { defer wg.Done(); s.watchExit(readerDone) }()
-	go func() { defer wg.Done(); s.read(opts.maxMessage, readerDone, log) }()
+	log, err := dialStdio(s, srv, opts, wg)
+	if err != nil {
+		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
+	}
 
 	version := srv.ProtocolVersion
 	if version == "" || version == "auto" {
@@ -126,57 +114,11 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// read runs the connection's reader; when the upstream's output ends, the
-// session ends and every waiting call fails with the exit status.
-func (s *Session) read(limit int, readerDone chan struct{}, log *slog.Logger) {
-	err := s.conn.readLoop(jsonrpc.NewReader(s.proc.stdout, limit))
-	close(readerDone)
-	status, alive := errClosedOutput.Error(), false
-	select {
-	case <-s.proc.done:
-		status = s.proc.exitStatus()
-	case <-time.After(reapGrace):
-		alive = true // it closed stdout but lives on: useless as an MCP server
-	}
-	exit := &ExitError{Server: s.Server, Status: status, Stderr: s.stderr.lastLines(3)}
-	if s.conn.fail(exit) == exit {
-		log.Warn("upstream ended", "status", status, "readErr", err)
-	}
-	if alive {
-		s.proc.stop(s.grace)
-	}
-	s.proc.stdout.Close()
-	close(s.done)
-}
-
-// exitGrace is how long an upstream's output may stay open after its
-// process exited (a grandchild holds it) before mcpx kills the group.
-const exitGrace = 200 * time.Millisecond
-
-// reapGrace is how long mcpx waits, once an upstream's output has ended,
-// for its process to be reaped, so that calls fail naming the real exit
-// status. Exit and end of output come together unless the machine stalls;
-// a process still alive after this closed its output on purpose.
-const reapGrace = 2 * time.Second
-
-// watchExit waits for the process. If its output stays open after it exited
-// (a grandchild holds it), the group is killed and the output closed, so
-// that calls fail at once instead of hanging.
-func (s *Session) watchExit(readerDone chan struct{}) {
-	s.proc.wait()
-	select {
-	case <-readerDone:
-	case <-time.After(exitGrace):
-		s.proc.signalGroup(syscall.SIGKILL)
-		s.proc.stdout.Close()
-	}
-}
-
 // stop ends the session: waiting calls fail with ErrStopped, then the
 // process is stopped gracefully. It returns once the session has ended.
 func (s *Session) stop() {
 	s.conn.fail(fmt.Errorf("upstream %q: %w", s.Server, ErrStopped))
-	s.proc.stop(s.grace)
+	s.t.stop(s.grace)
 	<-s.done
 }
 
@@ -203,15 +145,15 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 }
 
 // Cancel stops waiting for r and, if it was still running, tells the
-// upstream with notifications/cancelled carrying mcpx's own request id and
-// reason. initialize is never cancelled. It reports whether a cancellation
+// upstream by its transport's mechanism (notifications/cancelled carrying
+// mcpx's own request id and the reason, or the end of the request's own
+// HTTP stream). initialize is never cancelled. It reports whether a cancellation
 // was sent.
 func (s *Session) Cancel(r *Request, reason string) bool {
 	if !s.conn.Forget(r) || r.Method == mcp.MethodInitialize {
 		return false
 	}
-	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-	return s.conn.Notify(mcp.MethodCancelled, params) == nil
+	return s.t.cancel(r, reason)
 }
 
 // Call sends a request and waits for its result. If ctx ends first the

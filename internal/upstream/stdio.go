@@ -1,0 +1,101 @@
+package upstream
+
+import (
+	"log/slog"
+	"sync"
+	"syscall"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// stdioTransport is a child process speaking newline-delimited JSON-RPC on
+// its stdin and stdout.
+type stdioTransport struct {
+	w      *jsonrpc.Writer
+	proc   *process
+	stderr *stderrLog
+}
+
+// dialStdio starts srv's process and wires it to s. Its three goroutines
+// (stdout reader, stderr reader, exit watcher) are counted in wg; the
+// reader closes s.done when the upstream's output has ended.
+func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*slog.Logger, error) {
+	proc, err := startProcess(srv)
+	if err != nil {
+		return nil, err
+	}
+	log := opts.log.With("server", srv.Name, "pid", proc.pid())
+	log.Info("upstream started", "command", srv.Command)
+	t := &stdioTransport{w: jsonrpc.NewWriter(proc.stdin), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
+	s.conn = newConn(srv.Name, log)
+	s.conn.t = t
+	s.t = t
+	readerDone := make(chan struct{})
+	wg.Add(3)
+	go func() { defer wg.Done(); t.stderr.run(proc.stderr); proc.stderr.Close() }()
+	go func() { defer wg.Done(); t.watchExit(readerDone) }()
+	go func() { defer wg.Done(); t.read(s, opts.maxMessage, readerDone, log) }()
+	return log, nil
+}
+
+func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.w.Write(msg) }
+
+func (t *stdioTransport) cancel(r *Request, reason string) bool {
+	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
+	return t.w.Write(jsonrpc.NewNotification(mcp.MethodCancelled, params)) == nil
+}
+
+func (t *stdioTransport) stop(grace time.Duration) { t.proc.stop(grace) }
+
+func (t *stdioTransport) pid() int { return t.proc.pid() }
+
+func (t *stdioTransport) stderrTail() string { return t.stderr.lastLines(tailLines) }
+
+// read runs the connection's reader; when the upstream's output ends, the
+// session ends and every waiting call fails with the exit status.
+func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, log *slog.Logger) {
+	err := s.conn.readLoop(jsonrpc.NewReader(t.proc.stdout, limit))
+	close(readerDone)
+	status, alive := errClosedOutput.Error(), false
+	select {
+	case <-t.proc.done:
+		status = t.proc.exitStatus()
+	case <-time.After(reapGrace):
+		alive = true // it closed stdout but lives on: useless as an MCP server
+	}
+	exit := &ExitError{Server: s.Server, Status: status, Stderr: t.stderr.lastLines(3)}
+	if s.conn.fail(exit) == exit {
+		log.Warn("upstream ended", "status", status, "readErr", err)
+	}
+	if alive {
+		t.proc.stop(s.grace)
+	}
+	t.proc.stdout.Close()
+	close(s.done)
+}
+
+// exitGrace is how long an upstream's output may stay open after its
+// process exited (a grandchild holds it) before mcpx kills the group.
+const exitGrace = 200 * time.Millisecond
+
+// reapGrace is how long mcpx waits, once an upstream's output has ended,
+// for its process to be reaped, so that calls fail naming the real exit
+// status. Exit and end of output come together unless the machine stalls;
+// a process still alive after this closed its output on purpose.
+const reapGrace = 2 * time.Second
+
+// watchExit waits for the process. If its output stays open after it exited
+// (a grandchild holds it), the group is killed and the output closed, so
+// that calls fail at once instead of hanging.
+func (t *stdioTransport) watchExit(readerDone chan struct{}) {
+	t.proc.wait()
+	select {
+	case <-readerDone:
+	case <-time.After(exitGrace):
+		t.proc.signalGroup(syscall.SIGKILL)
+		t.proc.stdout.Close()
+	}
+}
