@@ -20,7 +20,7 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 		if err != nil {
 			var over *jsonrpc.OversizeError
 			if errors.As(err, &over) {
-				hs.fail(over.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", over))
+				fail(hs.out, over.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", over))
 				continue
 			}
 			return err
@@ -28,7 +28,7 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 		msg, err := jsonrpc.Decode(line)
 		switch {
 		case errors.Is(err, jsonrpc.ErrBatch):
-			hs.fail(jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))
+			fail(hs.out, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not supported"))
 			continue
 		case err != nil && msg.Method != "" && !msg.ID.IsValid():
 			// A malformed notification: never answered.
@@ -39,12 +39,12 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 			if !errors.As(err, &rpcErr) {
 				rpcErr = jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)
 			}
-			hs.fail(msg.ID, rpcErr)
+			fail(hs.out, msg.ID, rpcErr)
 			continue
 		}
 		switch {
 		case msg.IsRequest():
-			hs.request(msg)
+			hs.request(msg, hs.out)
 		case msg.IsNotification():
 			hs.notification(msg)
 		default:
@@ -53,22 +53,22 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 	}
 }
 
-// request routes one host request.
-func (hs *hostSession) request(msg *jsonrpc.Message) {
+// request routes one host request; its messages go to out.
+func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 	switch msg.Method {
 	case mcp.MethodInitialize:
-		hs.initialize(msg)
+		hs.initialize(msg, out)
 		return
 	case mcp.MethodPing:
-		hs.reply(msg.ID, json.RawMessage("{}"))
+		reply(out, msg.ID, json.RawMessage("{}"))
 		return
 	case mcp.MethodDiscover:
-		hs.discover(msg)
+		hs.discover(msg, out)
 		return
 	}
-	req, rpcErr := hs.classify(msg)
+	req, rpcErr := hs.classify(msg, out)
 	if rpcErr != nil {
-		hs.fail(msg.ID, rpcErr)
+		fail(out, msg.ID, rpcErr)
 		return
 	}
 	switch msg.Method {
@@ -78,7 +78,7 @@ func (hs *hostSession) request(msg *jsonrpc.Message) {
 			mcp.MethodToolsCall: hs.toolsCall,
 		}[msg.Method])
 	default:
-		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
+		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
 	}
 }
 
@@ -89,7 +89,7 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 	entry, err := hs.srv.relay.Registry().Add(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel)
 	if err != nil {
 		cancel(nil)
-		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
 		return
 	}
 	req.entry = entry
@@ -101,7 +101,7 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 	if !ok {
 		hs.srv.relay.Registry().Remove(entry)
 		cancel(nil)
-		hs.fail(req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		fail(req.sink, req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 	}
 }
 

@@ -11,7 +11,7 @@ func (hs *hostSession) end(req *request, err error) {
 	if c, ok := relay.CauseOf(err); ok && !c.Answered() {
 		return
 	}
-	hs.fail(req.msg.ID, callError(err, req.server))
+	fail(req.sink, req.msg.ID, callError(err, req.server))
 }
 
 func callError(err error, server string) *jsonrpc.Error {

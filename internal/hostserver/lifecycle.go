@@ -13,6 +13,7 @@ import (
 // request is one host request with what its era says of it.
 type request struct {
 	msg     *jsonrpc.Message
+	sink    sink // where its response and progress go
 	params  *jsonrpc.Object
 	version string
 	modern  bool
@@ -31,16 +32,16 @@ func (hs *hostSession) instructions() string {
 }
 
 // initialize runs the legacy handshake: the connection is legacy from now on.
-func (hs *hostSession) initialize(msg *jsonrpc.Message) {
+func (hs *hostSession) initialize(msg *jsonrpc.Message, out sink) {
 	var p mcp.InitializeParams
 	if err := json.Unmarshal(msg.Params, &p); err != nil {
-		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid initialize params: %v", err))
+		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid initialize params: %v", err))
 		return
 	}
 	hs.mu.Lock()
 	if hs.initialized {
 		hs.mu.Unlock()
-		hs.fail(msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: the connection is already initialized"))
+		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: the connection is already initialized"))
 		return
 	}
 	hs.initialized = true
@@ -50,7 +51,7 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message) {
 	version := hs.version
 	hs.mu.Unlock()
 	hs.srv.log.Info("host initialized", "host", hs.id, "client", p.ClientInfo.Name, "asked", p.ProtocolVersion, "version", version)
-	hs.reply(msg.ID, jsonrpc.MustMarshal(struct {
+	reply(out, msg.ID, jsonrpc.MustMarshal(struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      json.RawMessage `json:"serverInfo"`
@@ -59,8 +60,8 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message) {
 }
 
 // discover answers server/discover (2026-07-28) locally.
-func (hs *hostSession) discover(msg *jsonrpc.Message) {
-	hs.reply(msg.ID, jsonrpc.MustMarshal(struct {
+func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
+	reply(out, msg.ID, jsonrpc.MustMarshal(struct {
 		ResultType        string          `json:"resultType"`
 		SupportedVersions []string        `json:"supportedVersions"`
 		Capabilities      json.RawMessage `json:"capabilities"`
@@ -78,12 +79,12 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // classify settles a request's era (spec-checklist §5.13): an initialized
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
-func (hs *hostSession) classify(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
+func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
 	params, err := jsonrpc.ParseObject(msg.Params)
 	if err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}
-	req := &request{msg: msg, params: params}
+	req := &request{msg: msg, params: params, sink: out}
 	hs.mu.Lock()
 	if hs.initialized {
 		req.version, req.caps = hs.version, hs.clientCaps

@@ -30,7 +30,7 @@ func (hs *hostSession) search(ctx context.Context, req *request) {
 	}
 	if raw, ok := req.params.Get("arguments"); ok {
 		if err := json.Unmarshal(raw, &args); err != nil {
-			hs.reply(req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_search: invalid arguments: "+err.Error())), hs.srv.info))
+			reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_search: invalid arguments: "+err.Error())), hs.srv.info))
 			return
 		}
 	}
@@ -70,7 +70,7 @@ func (hs *hostSession) search(ctx context.Context, req *request) {
 		Content:           []map[string]string{{"type": "text", "text": strings.TrimSpace(text.String())}},
 		StructuredContent: map[string]any{"tools": hits},
 	})
-	hs.reply(req.msg.ID, req.result(res, hs.srv.info))
+	reply(req.sink, req.msg.ID, req.result(res, hs.srv.info))
 }
 
 // metaCall serves mcpx_call: the named tool is called with the host's
@@ -88,16 +88,16 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		if err != nil {
 			msg = "mcpx_call: invalid arguments: " + err.Error()
 		}
-		hs.reply(req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(msg)), hs.srv.info))
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(msg)), hs.srv.info))
 		return
 	}
 	if args.Name == "mcpx_call" || args.Name == "mcpx_search" {
-		hs.reply(req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_call calls upstream tools, not "+args.Name)), hs.srv.info))
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_call calls upstream tools, not "+args.Name)), hs.srv.info))
 		return
 	}
 	server, tool, ok := hs.resolve(ctx, args.Name)
 	if !ok || !hs.upstreamHasTool(ctx, server, tool) {
-		hs.reply(req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("unknown tool "+jsonString(args.Name)+"; use mcpx_search to find tools")), hs.srv.info))
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("unknown tool "+jsonString(args.Name)+"; use mcpx_search to find tools")), hs.srv.info))
 		return
 	}
 	params := &jsonrpc.Object{}

@@ -134,14 +134,21 @@ type hostSession struct {
 	clientName  string
 }
 
-func (hs *hostSession) send(m *jsonrpc.Message) { hs.out.push(m.Encode()) }
-
-func (hs *hostSession) reply(id jsonrpc.ID, result json.RawMessage) {
-	hs.send(jsonrpc.NewResult(id, result))
+// sink is where a request's messages go: the connection's ordered queue
+// (stdio), or the request's own response stream (HTTP). A message is
+// queued only while live (nil: always) reports true, checked so that
+// nothing of a request follows what was queued after live turned false.
+type sink interface {
+	pushWhile(live func() bool, line []byte)
+	pushProgressWhile(live func() bool, key string, line []byte)
 }
 
-func (hs *hostSession) fail(id jsonrpc.ID, err *jsonrpc.Error) {
-	hs.send(jsonrpc.NewError(id, err))
+func reply(out sink, id jsonrpc.ID, result json.RawMessage) {
+	out.pushWhile(nil, jsonrpc.NewResult(id, result).Encode())
+}
+
+func fail(out sink, id jsonrpc.ID, err *jsonrpc.Error) {
+	out.pushWhile(nil, jsonrpc.NewError(id, err).Encode())
 }
 
 func (hs *hostSession) setClosing() {

@@ -19,7 +19,7 @@ const (
 
 func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	if c, ok := req.params.Get("cursor"); ok && string(c) != "null" && string(c) != `""` {
-		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
 		return
 	}
 	snap := hs.srv.catalog.Snapshot(ctx)
@@ -36,13 +36,13 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 		buf = append(buf, t.Raw...)
 	}
 	buf = append(buf, "]}"...)
-	hs.reply(req.msg.ID, req.result(buf, hs.srv.info))
+	reply(req.sink, req.msg.ID, req.result(buf, hs.srv.info))
 }
 
 func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	var name string
 	if raw, ok := req.params.Get("name"); !ok || json.Unmarshal(raw, &name) != nil || name == "" {
-		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
 		return
 	}
 	switch name {
@@ -55,7 +55,7 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	}
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {
-		hs.fail(req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
 		return
 	}
 	hs.relayCall(ctx, req, server, tool, req.params)
@@ -104,7 +104,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 					p = obj.Bytes()
 				}
 			}
-			hs.out.pushProgressWhile(live, key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
+			req.sink.pushProgressWhile(live, key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
 		}
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
@@ -117,7 +117,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	} else {
 		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
 	}
-	hs.out.pushWhile(live, m.Encode())
+	req.sink.pushWhile(live, m.Encode())
 }
 
 // toolResult adapts an upstream result for the host.
