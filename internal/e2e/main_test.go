@@ -4,9 +4,16 @@
 package e2e
 
 import (
+	"os"
 	"testing"
 
 	"mcpx/internal/mcpxtest"
 )
 
-func TestMain(m *testing.M) { mcpxtest.Main(m) }
+func TestMain(m *testing.M) {
+	// The test binary doubles as small misbehaving upstreams (fixture_test.go).
+	if name := os.Getenv(fixtureEnv); name != "" {
+		os.Exit(runFixture(name))
+	}
+	mcpxtest.Main(m)
+}

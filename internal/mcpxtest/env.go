@@ -2,6 +2,7 @@ package mcpxtest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -141,6 +142,9 @@ func (e *Env) Records(name string) []demo.Event {
 	var out []demo.Event
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
+	// The demo may be writing its last line right now: read only whole
+	// lines (the scanner hands over a final unterminated one too).
+	sc.Split(wholeLines)
 	for sc.Scan() {
 		var ev demo.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
@@ -214,4 +218,12 @@ func (e *Env) stopDaemons() {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpxtest: stopping the daemon: %v: %s\n", err, out)
 	}
+}
+
+// wholeLines is bufio.ScanLines without the final unterminated line.
+func wholeLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil
 }

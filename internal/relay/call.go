@@ -142,30 +142,34 @@ type callState struct {
 }
 
 // onProgress runs on the upstream reader goroutine for each progress
-// notification of the call, in wire order.
+// notification of the call, in wire order. Every notification shows the
+// upstream is alive and resets the idle timer; only those whose value
+// increases go on to the host (the spec's MUST), so a heartbeat that
+// repeats its value keeps the call alive without breaking the host's
+// ordering.
 func (st *callState) onProgress(params json.RawMessage) {
-	obj, err := jsonrpc.ParseObject(params)
-	if err != nil {
-		return
-	}
 	var p mcp.ProgressParams
 	if json.Unmarshal(params, &p) != nil {
 		return
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.n > 0 && p.Progress <= st.last {
-		return // progress must increase; a repeat is not forwarded
-	}
-	st.last = p.Progress
-	st.n++
 	if st.idleTimer != nil {
 		st.idleTimer.Reset(st.idle)
 	}
+	if st.n > 0 && p.Progress <= st.last {
+		return
+	}
+	st.last = p.Progress
+	st.n++
 	if st.entry != nil {
 		st.entry.update(p.Progress, p.Total, p.Message)
 	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
+		return
+	}
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
 		return
 	}
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)

@@ -44,7 +44,12 @@ type Pool struct {
 }
 
 type slot struct {
-	cfg      *config.Server
+	cfg *config.Server
+	// failures counts starts that failed in a row; the next start waits
+	// until retryAt, so that a broken server is not respawned by every
+	// call and listing (exponential backoff, capped).
+	failures int
+	retryAt  time.Time
 	sess     *Session
 	starting *attempt
 	starts   int
@@ -131,6 +136,12 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 		go func() { defer p.wg.Done(); s.stop() }()
 	}
 	a := sl.starting
+	if a == nil && sl.failures > 0 && time.Now().Before(sl.retryAt) {
+		err := fmt.Errorf("%w (failed %d time(s) in a row; next try in %s)", sl.lastErr, sl.failures,
+			time.Until(sl.retryAt).Round(100*time.Millisecond))
+		p.mu.Unlock()
+		return nil, err
+	}
 	if a == nil {
 		a = &attempt{done: make(chan struct{})}
 		sl.starting = a
@@ -150,8 +161,11 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 // start dials sl's server under its startup timeout and records the result.
 func (p *Pool) start(sl *slot, a *attempt, era string) {
 	defer p.wg.Done()
-	ctx, cancel := context.WithTimeoutCause(context.Background(), sl.cfg.StartupTimeout,
-		fmt.Errorf("upstream %q did not finish starting within %s", sl.cfg.Name, sl.cfg.StartupTimeout))
+	ctx, cancel := context.WithCancel(context.Background())
+	if d := sl.cfg.StartupTimeout; d > 0 { // 0: no timer
+		ctx, cancel = context.WithTimeoutCause(context.Background(), d,
+			fmt.Errorf("upstream %q did not finish starting within %s", sl.cfg.Name, d))
+	}
 	defer cancel()
 	p.wg.Add(1)
 	go func() { // shutdown cuts a start short
@@ -176,6 +190,11 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 	a.sess, a.err = s, err
 	if err != nil {
 		sl.lastErr, sl.lastEnd = err, time.Now()
+		sl.failures++
+		sl.retryAt = time.Now().Add(startBackoff(sl.failures))
+		// The cached revision may be what failed (a server upgraded to
+		// another era): probe afresh next time.
+		delete(p.eras, sl.cfg.Name)
 	} else if p.closed {
 		a.sess, a.err = nil, ErrClosed
 		p.mu.Unlock()
@@ -184,6 +203,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		return
 	} else {
 		sl.sess = s
+		sl.failures = 0
 		p.eras[sl.cfg.Name] = s.version
 		p.wg.Add(1)
 		go p.watch(sl, s)
@@ -226,4 +246,11 @@ func (p *Pool) Run(ctx context.Context) error {
 	wg.Wait()
 	p.wg.Wait()
 	return nil
+}
+
+// startBackoff is how long to wait before starting a server again after n
+// failed starts in a row: 1s, 2s, 4s ... up to a minute.
+func startBackoff(n int) time.Duration {
+	d := time.Second << min(n-1, 6)
+	return min(d, time.Minute)
 }

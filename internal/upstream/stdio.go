@@ -14,10 +14,16 @@ import (
 // stdioTransport is a child process speaking newline-delimited JSON-RPC on
 // its stdin and stdout.
 type stdioTransport struct {
-	w      *jsonrpc.Writer
+	q      *writeQueue
 	proc   *process
 	stderr *stderrLog
 }
+
+// writeStall is how long a write to an upstream's stdin may make no
+// progress before mcpx takes the upstream for wedged: long enough for a
+// single-threaded server busy with one call, short enough that a stuck
+// one is replaced.
+const writeStall = time.Minute
 
 // dialStdio starts srv's process and wires it to s. Its three goroutines
 // (stdout reader, stderr reader, exit watcher) are counted in wg; the
@@ -29,23 +35,37 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	}
 	log := opts.log.With("server", srv.Name, "pid", proc.pid())
 	log.Info("upstream started", "command", srv.Command)
-	t := &stdioTransport{w: jsonrpc.NewWriter(proc.stdin), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
+	limit := max(4*opts.maxMessage, 64<<20)
+	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	s.conn = newConn(srv.Name, log)
 	s.conn.t = t
 	s.t = t
 	readerDone := make(chan struct{})
-	wg.Add(3)
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		t.q.run(proc.stdin, writeStall, func(err error) {
+			// Unless the session already ended (then the write failed
+			// because of it), the upstream stopped reading: end it.
+			exit := &ExitError{Server: srv.Name, Status: err.Error()}
+			if s.conn.fail(exit) == exit {
+				log.Warn("upstream is not reading its input; stopping it", "err", err)
+				proc.signalGroup(syscall.SIGKILL)
+			}
+		})
+	}()
 	go func() { defer wg.Done(); t.stderr.run(proc.stderr); proc.stderr.Close() }()
 	go func() { defer wg.Done(); t.watchExit(readerDone) }()
 	go func() { defer wg.Done(); t.read(s, opts.maxMessage, readerDone, log) }()
 	return log, nil
 }
 
-func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.w.Write(msg) }
+// send queues msg for the writer; it never waits for the upstream.
+func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.push(msg.Encode()) }
 
 func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-	return t.w.Write(jsonrpc.NewNotification(mcp.MethodCancelled, params)) == nil
+	return t.q.push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
 }
 
 func (t *stdioTransport) stop(grace time.Duration) { t.proc.stop(grace) }
@@ -70,6 +90,7 @@ func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, l
 	if s.conn.fail(exit) == exit {
 		log.Warn("upstream ended", "status", status, "readErr", err)
 	}
+	t.q.close()
 	if alive {
 		t.proc.stop(s.grace)
 	}
