@@ -31,6 +31,10 @@ func NewStringID(s string) ID {
 	return ID{string(b)}
 }
 
+// IDFromRaw returns the ID whose JSON text is raw, as [ID.String] gives it.
+// raw must be a JSON string or number.
+func IDFromRaw(raw string) ID { return ID{raw} }
+
 // NullID is the id of an error response to a request whose id could not be read.
 var NullID = ID{"null"}
 

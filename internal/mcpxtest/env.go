@@ -49,6 +49,9 @@ func NewEnv(t testing.TB) *Env {
 	}
 	t.Cleanup(func() {
 		e.stopDaemons()
+		if t.Failed() {
+			e.dumpDaemonLogs()
+		}
 		os.RemoveAll(dir)
 	})
 	return e
@@ -226,4 +229,15 @@ func wholeLines(data []byte, atEOF bool) (int, []byte, error) {
 		return i + 1, data[:i], nil
 	}
 	return 0, nil, nil
+}
+
+// dumpDaemonLogs logs every daemon log of the installation, for a failed
+// test.
+func (e *Env) dumpDaemonLogs() {
+	logs, _ := filepath.Glob(filepath.Join(e.Vars["XDG_STATE_HOME"], "mcpx", "daemon-*.log"))
+	for _, l := range logs {
+		if b, err := os.ReadFile(l); err == nil {
+			e.T.Logf("daemon log %s:\n%s", l, b)
+		}
+	}
 }

@@ -68,7 +68,12 @@ func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	return t.q.push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
 }
 
-func (t *stdioTransport) stop(grace time.Duration) { t.proc.stop(grace) }
+// stop flushes what is queued (a last cancellation) within grace, then
+// stops the process as the spec says.
+func (t *stdioTransport) stop(grace time.Duration) {
+	t.q.drain(grace)
+	t.proc.stop(grace)
+}
 
 func (t *stdioTransport) pid() int { return t.proc.pid() }
 

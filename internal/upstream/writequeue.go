@@ -23,13 +23,14 @@ type writeQueue struct {
 	err    error // once set, every push fails with it
 	closed bool
 	wake   chan struct{}
+	done   chan struct{} // closed when run returns
 }
 
 // errStalled ends a connection whose upstream stopped reading its input.
 var errStalled = errors.New("stopped reading its input")
 
 func newWriteQueue(limit int) *writeQueue {
-	return &writeQueue{limit: limit, wake: make(chan struct{}, 1)}
+	return &writeQueue{limit: limit, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // push queues one encoded message (its newline is added here).
@@ -54,6 +55,17 @@ func (q *writeQueue) push(msg []byte) error {
 	return nil
 }
 
+// drain closes the queue and waits up to d for what is queued to be
+// written: on a graceful stop, a cancellation queued just before must reach
+// the upstream before its stdin closes.
+func (q *writeQueue) drain(d time.Duration) {
+	q.close()
+	select {
+	case <-q.done:
+	case <-time.After(d):
+	}
+}
+
 // close lets run return once the queue is drained (or fails).
 func (q *writeQueue) close() {
 	q.mu.Lock()
@@ -69,6 +81,7 @@ func (q *writeQueue) close() {
 // a write fails. A write that makes no progress for stall fails with
 // errStalled. fail is called once with the error that ended writing.
 func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
+	defer close(q.done)
 	for {
 		q.mu.Lock()
 		batch := q.items
