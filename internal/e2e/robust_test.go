@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"mcpx/internal/demo"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcpxtest"
 )
@@ -114,4 +115,38 @@ func TestFailedStartBacksOff(t *testing.T) {
 	if second.Error == nil || !strings.Contains(second.Error.Message, "next try in") {
 		t.Fatalf("second call within the backoff: %s, want an error naming the next try", second.Encode())
 	}
+}
+
+// TestTimeoutSilencesStubbornUpstream: once a timer has ended a call and
+// the host has its error, nothing more of that call reaches the host, even
+// from an upstream that ignores the cancellation and keeps sending
+// progress and finally its result.
+func TestTimeoutSilencesStubbornUpstream(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Fields: map[string]any{"maxTimeout": "400ms"}})
+		h := e.StartHost(mode, cfg)
+		h.Initialize("2025-11-25")
+		id := h.Request("tools/call", map[string]any{"name": "demo__stubborn", "arguments": map[string]any{"seconds": 1.6, "steps": 8},
+			"_meta": map[string]any{"progressToken": "stubborn"}})
+		m := h.Response(id, waitLong)
+		if m.Error == nil || m.Error.Code != -31001 {
+			t.Fatalf("got %s, want the hard maximum's error", m.Encode())
+		}
+		// The stubborn tool finishes (result written upstream) well after.
+		e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
+			return ev.Event == demo.EventFinished && ev.Tool == "stubborn"
+		})
+		time.Sleep(settle)
+		all := h.Received()
+		errAt := responseIndex(all, id)
+		for _, r := range all[errAt+1:] {
+			if p, ok := asProgress(t, r); ok && string(p.Token) == `"stubborn"` {
+				t.Errorf("progress of the timed-out call after its error: %s", r.Raw)
+			}
+			if r.Msg.IsResponse() && r.Msg.ID == id {
+				t.Errorf("a second response to the timed-out call: %s", r.Raw)
+			}
+		}
+	})
 }
