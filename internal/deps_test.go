@@ -44,7 +44,7 @@ var rules = []rule{
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
-	{pkg: "demo", allowed: []string{"jsonrpc", "mcp"}, why: "demo is a fixture server: it builds on jsonrpc and mcp alone"},
+	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{
 		pkg:   "upstream",
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),

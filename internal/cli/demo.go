@@ -20,8 +20,9 @@ func cmdDemo() *command {
 Demo is a small MCP server on stdin/stdout, speaking every protocol revision:
 a slow export with progress, a scan of unknown length, a tool that ignores
 cancellation, a tool that records cancellations, and others that tests use.
-It is the upstream mcpx runs when no config file exists. Run
-"mcpx demo -h" for its flags.`,
+It is the upstream mcpx runs when no config file exists. With -http ADDR it
+serves Streamable HTTP at http://ADDR/mcp instead, both eras on one
+endpoint. Run "mcpx demo -h" for its flags.`,
 		rawArgs: true, // the demo parses its own flags
 		run: func(ctx context.Context, env *Env, args []string) error {
 			var usage bytes.Buffer
@@ -37,6 +38,18 @@ It is the upstream mcpx runs when no config file exists. Run
 			opts.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if opts.Exit == nil {
 				opts.Exit = os.Exit
+			}
+			if opts.HTTP != "" {
+				// stdin is only watched for its end. This process's stdin
+				// is made non-blocking, so that closing it (on a signal)
+				// interrupts the read.
+				in := env.Stdin
+				if f, ok := in.(*os.File); ok && f == os.Stdin {
+					s := newStdio(env)
+					defer s.Close()
+					in = s
+				}
+				return demo.ServeHTTP(ctx, in, env.Stdout, opts)
 			}
 			return demo.Serve(ctx, env.Stdin, env.Stdout, opts)
 		},

@@ -10,6 +10,13 @@ import (
 	"mcpx/internal/mcp"
 )
 
+// sink is where a call's messages go: the stdio output (a *jsonrpc.Writer)
+// or, over HTTP, the request's own response stream.
+type sink interface {
+	Write(m *jsonrpc.Message) error
+	WriteRaw(line []byte) error
+}
+
 // call is one request in flight, registered under its raw id text from the
 // moment its line is read until its response is decided.
 type call struct {
@@ -18,6 +25,8 @@ type call struct {
 	tool     string          // for tools/call
 	token    json.RawMessage // params._meta.progressToken; nil if none
 	start    time.Time
+	out      sink                    // where its progress and response go
+	hdr      map[string]string       // over HTTP: the request headers that matter, decoded; nil on stdio
 	stubborn bool                    // ignores notifications/cancelled (initialize, the stubborn tool)
 	cancel   context.CancelCauseFunc // cancels the call's context; nil when stubborn
 
@@ -54,7 +63,7 @@ func (s *server) notify(c *call, m *jsonrpc.Message) bool {
 	if c.silencedLocked() {
 		return false
 	}
-	s.out.Write(m) // a write error is sticky; the read loop ends at the peer's EOF
+	c.out.Write(m) // a write error is sticky; the read loop ends at the peer's EOF
 	return true
 }
 
@@ -68,7 +77,7 @@ func (s *server) respond(c *call, m *jsonrpc.Message) bool {
 	c.done = true
 	s.unregister(c)
 	if sent {
-		s.out.Write(m)
+		c.out.Write(m)
 	}
 	return sent
 }
@@ -104,9 +113,15 @@ func (s *server) cancelled(params json.RawMessage) {
 	s.mu.Unlock()
 	if c == nil {
 		s.log.Info("cancel of no running request", "id", string(p.RequestID), "reason", p.Reason)
-		s.rec.add(e)
+		s.record(e)
 		return
 	}
+	s.cancelCall(c, e)
+}
+
+// cancelCall records the cancellation e of c and cancels c unless it has
+// ended (then e is recorded as unknown) or is stubborn.
+func (s *server) cancelCall(c *call, e Event) {
 	// Record under c.mu, so that the cancellation precedes the request's
 	// finished event in the record.
 	c.mu.Lock()
@@ -116,10 +131,10 @@ func (s *server) cancelled(params json.RawMessage) {
 		e.Method, e.Tool, e.Known = c.method, c.tool, new(true)
 		e.ElapsedMs = new(time.Since(c.start).Milliseconds())
 	}
-	s.rec.add(e)
+	s.record(e)
 	c.mu.Unlock()
-	s.log.Info("cancelled", "id", string(p.RequestID), "reason", p.Reason, "tool", c.tool, "known", known, "stubborn", c.stubborn)
+	s.log.Info("cancelled", "id", string(e.RequestID), "reason", e.Reason, "tool", c.tool, "known", known, "stubborn", c.stubborn)
 	if known && c.cancel != nil {
-		c.cancel(&clientCancel{p.Reason})
+		c.cancel(&clientCancel{e.Reason})
 	}
 }

@@ -27,8 +27,22 @@
 //   - [Serve] owns every goroutine it starts: at the end of its input, or
 //     when its context is cancelled, it cancels every running request and
 //     returns once all of them have ended.
+//   - Over HTTP ([ServeHTTP], `mcpx demo -http ADDR`) the same requests
+//     are served on one endpoint, /mcp, each POST classified by era: legacy
+//     sessions (Mcp-Session-Id minted by initialize; 400 without it, 404
+//     once ended by DELETE, which cancels what runs in it; SSE event ids,
+//     resumption by GET with Last-Event-ID; a standalone GET stream) and
+//     stateless 2026-07-28 requests (headers checked against the body:
+//     -32020, -32022, 404 + -32601; closing the response stream cancels the
+//     request, recorded with [ReasonStreamClosed]). A request is answered
+//     with SSE when it carries a progress token, else with JSON. A
+//     legacy client that merely disconnects has not cancelled: the request
+//     runs on and its stream can be resumed. Every record names its
+//     session and the MCP headers it came with; the wire log adds "H "
+//     lines for those headers.
 //
 // The tools (export, scan, stubborn, wait, cancellations, echo, burst, raw,
-// crash, garbage, fail, sleep_then) are listed by tools/list with their
+// crash, garbage, fail, sleep_then; over HTTP also region_echo and
+// bad_header_tool, for x-mcp-header) are listed by tools/list with their
 // arguments and defaults; durations are seconds, as JSON numbers.
 package demo

@@ -66,7 +66,7 @@ func (s *server) initialize(ctx context.Context, c *call, req *request) (json.Ra
 		return nil, err
 	}
 	v := s.negotiate(p.ProtocolVersion)
-	s.rec.add(Event{Event: EventInitialize, ID: c.id.Raw(), Requested: p.ProtocolVersion, ProtocolVersion: v})
+	s.record(Event{Event: EventInitialize, ID: c.id.Raw(), Requested: p.ProtocolVersion, ProtocolVersion: v})
 	s.log.Info("initialized", "client", p.ClientInfo.Name, "requested", p.ProtocolVersion, "version", v)
 	return marshal(mcp.InitializeResult{
 		ProtocolVersion: v,

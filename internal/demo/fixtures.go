@@ -32,7 +32,7 @@ func runRaw(context.Context, *toolCall) (json.RawMessage, error) {
 
 // runGarbage writes a line that is not JSON, then answers.
 func runGarbage(_ context.Context, t *toolCall) (json.RawMessage, error) {
-	t.s.out.WriteRaw([]byte("this is not json"))
+	t.c.out.WriteRaw([]byte("this is not json"))
 	return textResult("wrote a line that is not JSON before this result"), nil
 }
 
@@ -65,7 +65,7 @@ func runCrash(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 		return nil, err
 	}
 	elapsed := time.Since(t.c.start).Milliseconds()
-	t.s.rec.add(Event{Event: EventFinished, ID: t.c.id.Raw(), Method: t.c.method, Tool: t.c.tool, Outcome: OutcomeExit, ElapsedMs: &elapsed})
+	t.s.record(Event{Event: EventFinished, ID: t.c.id.Raw(), Method: t.c.method, Tool: t.c.tool, Outcome: OutcomeExit, ElapsedMs: &elapsed})
 	t.s.log.Warn("crash tool: exiting", "code", a.Code)
 	t.s.cfg.Exit(a.Code)
 	return nil, errExited

@@ -46,6 +46,24 @@ type Options struct {
 	// written is logged just before it is written. Blank and oversize lines
 	// read are not logged.
 	WireLog string
+	// HTTP is the address (host:port) [ServeHTTP] listens on; empty means
+	// 127.0.0.1:0. [Serve] ignores it; `mcpx demo -http ADDR` serves HTTP.
+	HTTP string
+	// SSECloseAfter, when positive, makes every connection that carries a
+	// legacy request's SSE stream (its POST, or a GET resuming it) end after
+	// that many message events, with a retry event, before the stream is
+	// complete: the client must resume with GET and Last-Event-ID.
+	SSECloseAfter int
+	// NoGet makes a GET without Last-Event-ID answer 405 instead of opening
+	// the legacy session's standalone SSE stream.
+	NoGet bool
+	// PingClient makes the server send a ping request to the client on a
+	// legacy tools/call's SSE stream, and wait for the client's POSTed
+	// answer, before running the tool.
+	PingClient bool
+	// KeepAlive is the interval of the comments on the standalone GET
+	// stream; the default is 15s.
+	KeepAlive time.Duration
 	// Logger receives the server's own log; nil discards it.
 	Logger *slog.Logger
 	// Exit ends the process for the crash tool; nil means [os.Exit].
@@ -73,6 +91,9 @@ func newConfig(opts *Options) (*config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = defaultKeepAlive
+	}
 	if c.Exit == nil {
 		c.Exit = os.Exit
 	}
@@ -85,6 +106,10 @@ func newConfig(opts *Options) (*config, error) {
 		return nil, fmt.Errorf("demo: negative init delay %v", c.InitDelay)
 	case c.PageSize < 0:
 		return nil, fmt.Errorf("demo: negative page size %d", c.PageSize)
+	case c.SSECloseAfter < 0:
+		return nil, fmt.Errorf("demo: negative -sse-close-after %d", c.SSECloseAfter)
+	case c.KeepAlive < 0:
+		return nil, fmt.Errorf("demo: negative keep-alive interval %v", c.KeepAlive)
 	}
 	for _, v := range mcp.LegacyVersions {
 		if v <= c.MaxVersion {
@@ -113,12 +138,20 @@ func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
 	fs.DurationVar(&o.InitDelay, "init-delay", 0, "wait this long before answering initialize and server/discover")
 	fs.IntVar(&o.PageSize, "page-size", 0, "split tools/list into pages of `n` tools (0: one page)")
 	fs.StringVar(&o.Record, "record", "", "append every request, cancellation and outcome, one JSON object a line, to `file`")
-	fs.StringVar(&o.WireLog, "wire-log", "", "append every line read (\"< \") and written (\"> \") to `file`")
+	fs.StringVar(&o.WireLog, "wire-log", "", "append every line read (\"< \") and written (\"> \") to `file`; over HTTP also the headers that matter (\"H \")")
+	fs.StringVar(&o.HTTP, "http", "", "serve Streamable HTTP at http://`addr`/mcp instead of stdio, until stdin ends or a signal")
+	fs.IntVar(&o.SSECloseAfter, "sse-close-after", 0, "HTTP: end each legacy SSE connection after `n` events, so that the client must resume (0: never)")
+	fs.BoolVar(&o.NoGet, "no-get", false, "HTTP: answer 405 to a GET without Last-Event-ID (no standalone stream)")
+	fs.BoolVar(&o.PingClient, "ping-client", false, "HTTP: send a ping request to the client before running each legacy tools/call")
+	fs.DurationVar(&o.KeepAlive, "keep-alive", 0, "HTTP: interval of keep-alive comments on the standalone GET stream (0: 15s)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: mcpx demo [flags]
 
 Runs mcpx's demo MCP server on stdin and stdout: tools with real progress
 and cancellation (export, scan, wait, ...), for trying mcpx and testing it.
+With -http it serves Streamable HTTP on one endpoint, /mcp, instead, prints
+"listening on http://ADDR/mcp" once ready, and runs until stdin ends or it
+gets SIGINT or SIGTERM.
 
 `)
 		fs.PrintDefaults()
@@ -132,5 +165,19 @@ and cancellation (export, scan, wait, ...), for trying mcpx and testing it.
 	if _, err := newConfig(o); err != nil {
 		return nil, err
 	}
+	if o.HTTP == "" {
+		for _, name := range []string{"sse-close-after", "no-get", "ping-client", "keep-alive"} {
+			if set(fs, name) {
+				return nil, fmt.Errorf("demo: -%s needs -http", name)
+			}
+		}
+	}
 	return o, nil
+}
+
+// set reports whether flag name was given.
+func set(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
 }

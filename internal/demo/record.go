@@ -14,9 +14,20 @@ import (
 // Event kinds, the values of [Event.Event].
 const (
 	EventRequest    = "request"    // a request arrived
-	EventCancelled  = "cancelled"  // a notifications/cancelled arrived
+	EventCancelled  = "cancelled"  // a notifications/cancelled arrived; over HTTP also a 2026 stream closed early, or a DELETE
 	EventFinished   = "finished"   // a request ended; see Outcome
 	EventInitialize = "initialize" // initialize was answered
+
+	// Over HTTP only (see [ServeHTTP]).
+	EventRejected      = "http-rejected"                    // a POST, GET or DELETE refused with an HTTP error; see Status, Code, Reason
+	EventSessionStart  = "session-start"                    // initialize minted a legacy session
+	EventSessionEnd    = "session-end"                      // a legacy session ended; Reason says why (DELETE, evicted, shutdown)
+	EventResumed       = "resumed"                          // a GET with Last-Event-ID resumed a request's stream
+	EventStreamClosed  = "sse-closed"                       // -sse-close-after closed a request's stream before its end
+	EventGetStream     = "get-stream"                       // a GET opened the session's standalone stream
+	EventPingClient    = "ping-client"                      // the server sent a ping request to the client (-ping-client)
+	EventPingAnswered  = "ping-answered"                    // the client answered that ping; Outcome is result, error or timeout
+	EventCancelledHTTP = "cancelled-notification-over-http" // a notifications/cancelled POST outside a legacy session
 )
 
 // Outcomes of a finished request, the values of [Event.Outcome].
@@ -37,9 +48,11 @@ type Event struct {
 	Event string `json:"event"`
 	// ID is the request's id (request, finished, initialize).
 	ID json.RawMessage `json:"id,omitempty"`
-	// RequestID is the requestId of a cancellation, as sent.
+	// RequestID is the requestId of a cancellation, as sent; for a ping
+	// the server sent the client, the request it came before.
 	RequestID json.RawMessage `json:"requestId,omitempty"`
-	// Reason is the reason of a cancellation.
+	// Reason is the reason of a cancellation (over HTTP, also of a
+	// rejection or of a session's end).
 	Reason string `json:"reason,omitempty"`
 	// Method and Tool name the request (Tool for tools/call); for a
 	// cancellation, the request it matched.
@@ -60,6 +73,16 @@ type Event struct {
 	// Requested and ProtocolVersion are initialize's asked and agreed revisions.
 	Requested       string `json:"requested,omitempty"`
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Over HTTP: Session is the legacy session (Mcp-Session-Id) the event
+	// belongs to; Headers are the request headers that matter
+	// (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*), base64
+	// sentinels decoded; Status and Code are the HTTP status and JSON-RPC
+	// error code of a rejection; LastEventID is a resumption's Last-Event-ID.
+	Session     string            `json:"session,omitempty"`
+	Headers     map[string]string `json:"headers,omitempty"`
+	Status      int               `json:"status,omitempty"`
+	Code        int64             `json:"code,omitempty"`
+	LastEventID string            `json:"lastEventId,omitempty"`
 	// At is when the event happened, RFC 3339 with nanoseconds, UTC.
 	At string `json:"at"`
 }

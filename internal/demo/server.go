@@ -25,6 +25,9 @@ type server struct {
 	wire *wireLog // nil without Options.WireLog
 	wg   sync.WaitGroup
 
+	tools   []tool // what tools/list lists and tools/call runs
+	session string // over HTTP, the legacy session it serves; "" otherwise
+
 	mu    sync.Mutex
 	calls map[string]*call // guarded by mu; requests in flight by raw id text
 }
@@ -53,7 +56,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	if wire != nil {
 		w = loggedWriter{w: w, log: wire}
 	}
-	s := &server{cfg: cfg, log: cfg.Logger, out: jsonrpc.NewWriter(w), rec: rec, wire: wire, calls: map[string]*call{}}
+	s := &server{cfg: cfg, log: cfg.Logger, out: jsonrpc.NewWriter(w), rec: rec, wire: wire, calls: map[string]*call{}, tools: tools}
 	s.log.Info("serving", "era", cfg.Era, "versions", cfg.supported)
 
 	ctx, stop := context.WithCancelCause(ctx)
@@ -142,9 +145,9 @@ func (s *server) handle(ctx context.Context, line []byte) {
 // and runs it on its own goroutine.
 func (s *server) start(ctx context.Context, m *jsonrpc.Message) {
 	req := parseRequest(m)
-	c := &call{id: m.ID, method: m.Method, tool: req.name, token: req.token, start: time.Now()}
+	c := &call{id: m.ID, method: m.Method, tool: req.name, token: req.token, start: time.Now(), out: s.out}
 	c.stubborn = m.Method == mcp.MethodInitialize || m.Method == mcp.MethodToolsCall && req.name == "stubborn"
-	s.rec.add(Event{Event: EventRequest, ID: m.ID.Raw(), Method: m.Method, Tool: req.name, ProgressToken: req.token, Meta: req.meta})
+	s.record(Event{Event: EventRequest, ID: m.ID.Raw(), Method: m.Method, Tool: req.name, ProgressToken: req.token, Meta: req.meta})
 	s.log.Debug("request", "id", m.ID.String(), "method", m.Method, "tool", req.name)
 	if !s.register(c) {
 		s.out.Write(jsonrpc.NewError(m.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: id %s is in use by a running request", m.ID)))
@@ -190,6 +193,12 @@ func (s *server) run(ctx context.Context, c *call, req *request) {
 		}
 	}
 	elapsed := time.Since(c.start).Milliseconds()
-	s.rec.add(Event{Event: EventFinished, ID: c.id.Raw(), Method: c.method, Tool: c.tool, Outcome: outcome, ElapsedMs: &elapsed})
+	s.record(Event{Event: EventFinished, ID: c.id.Raw(), Method: c.method, Tool: c.tool, Outcome: outcome, ElapsedMs: &elapsed})
 	s.log.Debug("finished", "id", c.id.String(), "method", c.method, "tool", c.tool, "outcome", outcome, "ms", elapsed)
+}
+
+// record adds e to the record, stamped with the session it belongs to.
+func (s *server) record(e Event) {
+	e.Session = s.session
+	s.rec.add(e)
 }

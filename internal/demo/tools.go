@@ -68,25 +68,25 @@ func (s *server) listTools(req *request) (json.RawMessage, error) {
 	}
 	start := 0
 	if p.Cursor != nil {
-		n, ok := parseCursor(*p.Cursor)
+		n, ok := parseCursor(*p.Cursor, len(s.tools))
 		if !ok {
 			return nil, invalidParams("invalid cursor %q", *p.Cursor)
 		}
 		start = n
 	}
-	end := len(tools)
+	end := len(s.tools)
 	if s.cfg.PageSize > 0 {
 		end = min(start+s.cfg.PageSize, end)
 	}
 	b := []byte(`{"tools":[`)
-	for i, t := range tools[start:end] {
+	for i, t := range s.tools[start:end] {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, toolDefs[t.name]...)
+		b = append(b, toolDef(t.name)...)
 	}
 	b = append(b, ']')
-	if end < len(tools) {
+	if end < len(s.tools) {
 		b = append(b, `,"nextCursor":`...)
 		b = append(b, marshal(cursor(end))...)
 	}
@@ -98,21 +98,21 @@ func cursor(i int) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("mcpx-demo/tools/" + strconv.Itoa(i)))
 }
 
-// parseCursor returns the start of the page a cursor names.
-func parseCursor(c string) (int, bool) {
+// parseCursor returns the start of the page a cursor names, in a list of n tools.
+func parseCursor(c string, n int) (int, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return 0, false
 	}
 	rest, ok := strings.CutPrefix(string(b), "mcpx-demo/tools/")
-	n, err := strconv.Atoi(rest)
-	return n, ok && err == nil && n > 0 && n < len(tools)
+	i, err := strconv.Atoi(rest)
+	return i, ok && err == nil && i > 0 && i < n
 }
 
 // callTool answers tools/call. An unknown tool is a protocol error; bad
 // arguments are a tool error (isError).
 func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawMessage, error) {
-	i := slices.IndexFunc(tools, func(t tool) bool { return t.name == req.name })
+	i := slices.IndexFunc(s.tools, func(t tool) bool { return t.name == req.name })
 	if i < 0 {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", req.name)
 	}
@@ -123,7 +123,7 @@ func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawM
 		return nil, invalidParams("tools/call: %v", err)
 	}
 	s.log.Info("tool called", "tool", req.name, "id", c.id.String(), "progress", c.token != nil)
-	return tools[i].run(ctx, &toolCall{s: s, c: c, args: p.Arguments, progress: &progress{s: s, c: c}})
+	return s.tools[i].run(ctx, &toolCall{s: s, c: c, args: p.Arguments, progress: &progress{s: s, c: c}})
 }
 
 // toolResult is a tool result with one text block, then structuredContent

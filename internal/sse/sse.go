@@ -35,7 +35,8 @@ var ErrTooLarge = errors.New("event exceeds the size limit")
 type Reader struct {
 	br     *bufio.Reader
 	limit  int
-	lastID string
+	lastID string // the last event id string: set when an event is dispatched
+	idBuf  string // the last event id buffer: set by an id field
 	first  bool
 	retry  time.Duration
 	hasRet bool
@@ -51,7 +52,11 @@ func NewReader(r io.Reader, limit int) *Reader {
 }
 
 // LastEventID returns the id of the last event seen, for Last-Event-ID.
+// An event cut off by the end of the stream does not count.
 func (r *Reader) LastEventID() string { return r.lastID }
+
+// Retry returns the reconnection delay the stream last set, if it set one.
+func (r *Reader) Retry() (time.Duration, bool) { return r.retry, r.hasRet }
 
 // Next returns the next event whose data is not empty. Events with empty
 // data (a priming event that only sets an id or retry) update LastEventID
@@ -69,6 +74,7 @@ func (r *Reader) Next() (*Event, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
+			r.lastID = r.idBuf // dispatch, as the standard says, even of an empty event
 			if !hasData || len(data) == 0 {
 				data, hasData, typ = data[:0], false, ""
 				continue
@@ -102,7 +108,7 @@ func (r *Reader) Next() (*Event, error) {
 			typ = string(value)
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
-				r.lastID = string(value)
+				r.idBuf = string(value)
 			}
 		case "retry":
 			if ms, err := strconv.ParseUint(string(value), 10, 63); err == nil && allDigits(value) {

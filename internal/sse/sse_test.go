@@ -54,6 +54,11 @@ func TestReader(t *testing.T) {
 		{"id persists", "id: 1\ndata: a\n\ndata: b\n\n", []Event{
 			{Type: "message", ID: "1", Data: []byte("a")}, {Type: "message", ID: "1", Data: []byte("b")},
 		}, "1"},
+		// A resumption must not skip the event it never received.
+		{"id of an event cut off by EOF does not count", "id: 1\ndata: a\n\nid: 2\ndata: par", []Event{
+			{Type: "message", ID: "1", Data: []byte("a")},
+		}, "1"},
+		{"id of a priming event counts", "id: p1\nretry: 10\ndata: \n\n", nil, "p1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, lastID, err := readAll(t, tc.in, 0)
@@ -67,6 +72,19 @@ func TestReader(t *testing.T) {
 				t.Errorf("last id = %q, want %q", lastID, tc.lastID)
 			}
 		})
+	}
+}
+
+func TestReaderRetry(t *testing.T) {
+	r := NewReader(strings.NewReader("id: p\nretry: 250\ndata: \n\n"), 0)
+	if _, ok := r.Retry(); ok {
+		t.Fatal("Retry reported a delay before any was read")
+	}
+	if _, err := r.Next(); !errors.Is(err, io.EOF) {
+		t.Fatalf("Next = %v, want io.EOF", err)
+	}
+	if d, ok := r.Retry(); !ok || d != 250*time.Millisecond {
+		t.Errorf("Retry() = %v, %v; want 250ms, true", d, ok)
 	}
 }
 
