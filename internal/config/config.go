@@ -54,6 +54,10 @@ type Config struct {
 	// MaxConcurrentCalls limits the calls in flight at once; 0 means no
 	// limit.
 	MaxConcurrentCalls int
+
+	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
+	// value means nowhere.
+	HTTP HostHTTP
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

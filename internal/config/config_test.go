@@ -32,7 +32,7 @@ func TestParseExample(t *testing.T) {
   "mcpServers": {
     "demo":   {"command": "mcpx", "args": ["demo"], "env": {"K": "${HOME}/x"}, "cwd": "/tmp",
                "idleTimeout": "2m", "maxTimeout": "1h", "startupTimeout": "30s", "protocolVersion": "auto", "disabled": false},
-    "remote": {"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+    "remote": {"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, "maxConcurrentRequests": 4},
     "old":    {"type": "sse", "url": "http://localhost:8080/sse", "protocolVersion": "2024-11-05", "disabled": true},
     "rel":    {"type": "stdio", "command": "./srv", "cwd": "sub/dir", "args": []}
   },
@@ -57,12 +57,12 @@ func TestParseExample(t *testing.T) {
 			},
 			"remote": {
 				Name: "remote", Transport: TransportHTTP,
-				URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer tok-SECRET-123"},
+				URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer tok-SECRET-123"}, MaxConcurrentRequests: 4,
 				IdleTimeout: 10 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 45 * time.Second,
 			},
 			"old": {
 				Name: "old", Transport: TransportSSE, Disabled: true,
-				URL: "http://localhost:8080/sse", ProtocolVersion: "2024-11-05",
+				URL: "http://localhost:8080/sse", ProtocolVersion: "2024-11-05", MaxConcurrentRequests: 16,
 				IdleTimeout: 10 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 45 * time.Second,
 			},
 			"rel": {
@@ -96,7 +96,7 @@ func TestParseDefaults(t *testing.T) {
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
 		{"servers inherit defaults", `{"mcpServers": {"a": {"url": "http://x"}}}`, &Config{File: testFile,
-			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "http://x",
+			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "http://x", MaxConcurrentRequests: 16,
 				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second}},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
@@ -108,7 +108,7 @@ func TestParseDefaults(t *testing.T) {
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
 		{"streamable-http and empty maps", "\uFEFF" + `{"mcpServers": {"a": {"type": "streamable-http", "url": "https://h:8443/p?q=1", "headers": {}}}}`,
 			&Config{File: testFile,
-				Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "https://h:8443/p?q=1",
+				Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "https://h:8443/p?q=1", MaxConcurrentRequests: 16,
 					IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second}},
 				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 				ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},

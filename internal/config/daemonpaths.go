@@ -17,6 +17,9 @@ type DaemonFiles struct {
 	Socket string
 	Lock   string
 	Log    string
+	// Token is the bearer token file HTTP hosts need on TCP, shared by
+	// every daemon of the user (see [Paths.TokenFile] and [Token]).
+	Token string
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts.
@@ -34,6 +37,7 @@ func (p Paths) Daemon(configFile, build string) DaemonFiles {
 		Socket: filepath.Join(p.RuntimeDir, "d-"+key+".sock"),
 		Lock:   filepath.Join(p.RuntimeDir, "d-"+key+".lock"),
 		Log:    filepath.Join(p.StateDir, "daemon-"+key+".log"),
+		Token:  p.TokenFile(),
 	}
 	if len(d.Socket) > maxSocketPath {
 		dir := filepath.Join(os.TempDir(), "mcpx-"+strconv.Itoa(os.Getuid()))

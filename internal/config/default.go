@@ -13,14 +13,18 @@ const (
 	DefaultMaxMessageBytes    = 16 << 20
 	DefaultDaemonIdleExit     = 30 * time.Minute
 	DefaultMaxConcurrentCalls = 0 // no limit
+	// DefaultMaxConcurrentRequests is an HTTP server's limit of requests
+	// in flight when its config sets none.
+	DefaultMaxConcurrentRequests = 16
 )
 
 // Limits on settings.
 const (
-	minMessageBytes    = 1 << 10
-	maxMessageBytes    = 1 << 30
-	maxConcurrentCalls = 1_000_000
-	maxSeparatorLen    = 4
+	minMessageBytes       = 1 << 10
+	maxMessageBytes       = 1 << 30
+	maxConcurrentCalls    = 1_000_000
+	maxConcurrentRequests = 10_000
+	maxSeparatorLen       = 4
 )
 
 // Default returns the config used when there is no config file: every

@@ -85,6 +85,10 @@ func TestParseErrors(t *testing.T) {
 		{"header name invalid", srv(`{"url": "http://h", "headers": {"A B": "x"}}`), f + `mcpServers.s.headers["A B"]: invalid header name`},
 		{"header name with colon", srv(`{"url": "http://h", "headers": {"A:": "x"}}`), f + `mcpServers.s.headers["A:"]: invalid header name`},
 		{"header value with newline", srv(`{"url": "http://h", "headers": {"A": "x\r\nB: y"}}`), f + `mcpServers.s.headers.A: must not contain a line break or NUL`},
+		{"maxConcurrentRequests zero", srv(`{"url": "http://h", "maxConcurrentRequests": 0}`), f + `mcpServers.s.maxConcurrentRequests: must be an integer between 1 and 10000`},
+		{"maxConcurrentRequests too large", srv(`{"url": "http://h", "maxConcurrentRequests": 10001}`), f + `mcpServers.s.maxConcurrentRequests: must be an integer between 1 and 10000`},
+		{"maxConcurrentRequests fractional", srv(`{"type": "sse", "url": "http://h", "maxConcurrentRequests": 2.5}`), f + `mcpServers.s.maxConcurrentRequests: must be an integer between 1 and 10000`},
+		{"maxConcurrentRequests on stdio", srv(`{"command": "x", "maxConcurrentRequests": 4}`), f + `mcpServers.s.maxConcurrentRequests: not allowed for a stdio server`},
 		{"header duplicate by case", srv(`{"url": "http://h", "headers": {"Authorization": "a", "authorization": "b"}}`), f + `mcpServers.s.headers.authorization: duplicate header (names are case-insensitive)`},
 
 		// The mcpx block.

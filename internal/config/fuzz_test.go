@@ -91,7 +91,7 @@ func encode(t *testing.T, c *Config) []byte {
 				e["cwd"] = esc(s.Cwd)
 			}
 		} else {
-			e["url"], e["headers"] = esc(s.URL), escMap(s.Headers)
+			e["url"], e["headers"], e["maxConcurrentRequests"] = esc(s.URL), escMap(s.Headers), s.MaxConcurrentRequests
 		}
 		servers[name] = e
 	}

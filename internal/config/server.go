@@ -31,6 +31,10 @@ type Server struct {
 	// headers, both expanded. Headers is nil when empty.
 	URL     string
 	Headers map[string]string
+	// MaxConcurrentRequests limits an HTTP or SSE server's requests in
+	// flight at once: DefaultMaxConcurrentRequests unless the file sets
+	// it; 0 for stdio servers.
+	MaxConcurrentRequests int
 
 	// ProtocolVersion is one of KnownProtocolVersions, or "" to probe for
 	// the newest revision the server speaks (the file's "auto").
@@ -46,7 +50,7 @@ type Server struct {
 // Server fields by transport.
 var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
-	httpFields   = []string{"url", "headers"}
+	httpFields   = []string{"url", "headers", "maxConcurrentRequests"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
 		"idleTimeout", "maxTimeout", "startupTimeout"}, stdioFields, httpFields)
 )
@@ -104,10 +108,15 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 			s.URL, err = p.url(v, at)
 		case "headers":
 			s.Headers, err = p.headers(v, at)
+		case "maxConcurrentRequests":
+			s.MaxConcurrentRequests, err = p.integer(v, at, 1, maxConcurrentRequests)
 		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	if s.Transport != TransportStdio && s.MaxConcurrentRequests == 0 {
+		s.MaxConcurrentRequests = DefaultMaxConcurrentRequests
 	}
 	return s, nil
 }

@@ -3,7 +3,7 @@ package config
 // settings reads the "mcpx" block into c, over the defaults already there.
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
-		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls"}); err != nil {
+		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "http"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -26,6 +26,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
+		case "http":
+			err = p.hostHTTP(v, at, &c.HTTP)
 		}
 		if err != nil {
 			return err
