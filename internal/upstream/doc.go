@@ -1,14 +1,17 @@
 // Package upstream runs mcpx's side of each upstream MCP server: it spawns
-// stdio servers, speaks JSON-RPC to them on raw bytes, settles the protocol
-// revision (server/discover, else initialize), and keeps one live session per
-// configured server in a [Pool].
+// stdio servers or connects to HTTP ones (Streamable HTTP in the 2026-07-28
+// and the initialize-based revisions, and the 2024-11-05 HTTP+SSE pair),
+// speaks JSON-RPC to them on raw bytes, settles the protocol revision
+// (server/discover, else initialize; over HTTP by the answers' bodies, cached
+// per origin), and keeps one live session per configured server in a [Pool].
 //
 // A [Conn] owns the upstream's request ids and the progress tokens it mints:
 // one per request, always, derived from the id. Progress is delivered on the
-// connection's reader goroutine, in wire order, before the response that
-// follows it; once a request is answered or forgotten, nothing more is
-// delivered for it. The relay builds every timing and cancellation policy on
-// these two guarantees.
+// reader goroutine of the stream that carried it (the child's stdout, or the
+// HTTP stream of the request), in wire order, before the response that
+// follows it on that stream; once a request is answered or forgotten,
+// nothing more is delivered for it. The relay builds every timing and
+// cancellation policy on these two guarantees.
 //
 // Concurrency: Conn, Session and Pool are safe for concurrent use. The Pool
 // owns every process and goroutine it starts; [Pool.Run] returns only after

@@ -35,6 +35,7 @@ type Pool struct {
 	opts Options
 	log  *slog.Logger
 	wg   sync.WaitGroup
+	http *httpShared
 
 	mu     sync.Mutex
 	slots  map[string]*slot
@@ -65,7 +66,7 @@ type attempt struct {
 
 // NewPool returns a pool for the enabled servers of cfg.
 func NewPool(cfg *config.Config, opts *Options) *Pool {
-	p := &Pool{slots: map[string]*slot{}, eras: map[string]string{}, stop: make(chan struct{})}
+	p := &Pool{slots: map[string]*slot{}, eras: map[string]string{}, stop: make(chan struct{}), http: newHTTPShared()}
 	if opts != nil {
 		p.opts = *opts
 	}
@@ -83,7 +84,7 @@ func NewPool(cfg *config.Config, opts *Options) *Pool {
 	}
 	p.log = p.opts.Logger
 	for name, srv := range cfg.Servers {
-		if srv.Disabled || srv.Transport != "stdio" {
+		if srv.Disabled {
 			continue
 		}
 		p.slots[name] = &slot{cfg: srv}
@@ -183,6 +184,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		probeTimeout: p.opts.ProbeTimeout,
 		grace:        p.opts.StopGrace,
 		era:          era,
+		http:         p.http,
 	}, &p.wg)
 
 	p.mu.Lock()
@@ -245,6 +247,7 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	p.wg.Wait()
+	p.http.close()
 	return nil
 }
 

@@ -70,11 +70,13 @@ type dialOptions struct {
 	maxMessage   int
 	probeTimeout time.Duration
 	grace        time.Duration
-	era          string // cached era; "" to probe
+	era          string      // cached era; "" to probe
+	http         *httpShared // the pool's HTTP client and era cache
 }
 
-// dial starts srv's process and settles the protocol revision. Every
-// goroutine it starts is counted in wg. On failure the process is stopped.
+// dial starts srv's process, or connects to its URL, and settles the
+// protocol revision. Every goroutine it starts is counted in wg. On
+// failure the process or connection is stopped.
 func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*Session, error) {
 	s := &Session{
 		Server:     srv.Name,
@@ -83,17 +85,24 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		clientInfo: jsonrpc.MustMarshal(opts.clientInfo),
 		done:       make(chan struct{}),
 	}
-	log, err := dialStdio(s, srv, opts, wg)
+	var log *slog.Logger
+	var err error
+	if srv.Transport == config.TransportStdio {
+		if log, err = dialStdio(s, srv, opts, wg); err != nil {
+			return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
+		}
+		version := srv.ProtocolVersion
+		if version == "" || version == "auto" {
+			version = opts.era
+		}
+		err = s.handshake(ctx, version, opts.probeTimeout)
+	} else {
+		log, err = dialHTTP(ctx, s, srv, opts, wg)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("starting upstream %q: %w", srv.Name, err)
-	}
-
-	version := srv.ProtocolVersion
-	if version == "" || version == "auto" {
-		version = opts.era
-	}
-	if err := s.handshake(ctx, version, opts.probeTimeout); err != nil {
-		s.stop()
+		if s.t != nil {
+			s.stop()
+		}
 		return nil, &StartError{Server: srv.Name, Err: err}
 	}
 	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)

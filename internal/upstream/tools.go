@@ -65,10 +65,19 @@ func (s *Session) listTools(ctx context.Context) ([]Tool, error) {
 			tools = append(tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, Raw: r})
 		}
 		if res.NextCursor == "" || seen[res.NextCursor] {
-			return tools, nil
+			break
 		}
 		seen[res.NextCursor] = true
 		cursor = res.NextCursor
 	}
+	if f, ok := s.t.(toolFilter); ok {
+		tools = f.filterTools(tools)
+	}
 	return tools, nil
+}
+
+// toolFilter is a transport that rejects some tool definitions: 2026-07-28
+// HTTP drops tools whose x-mcp-header annotations are invalid.
+type toolFilter interface {
+	filterTools([]Tool) []Tool
 }

@@ -1,0 +1,117 @@
+package upstream
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// httpShared is what a pool's HTTP upstreams share: one client, so that
+// connections are reused, and the era each origin was found to speak.
+type httpShared struct {
+	client *http.Client
+
+	mu   sync.Mutex
+	eras map[string]httpEra
+}
+
+// httpEra is how an HTTP upstream is spoken to.
+type httpEra struct {
+	kind    eraKind
+	version string // modern: the revision; legacy: "" (initialize negotiates)
+}
+
+type eraKind int
+
+const (
+	eraModern eraKind = iota + 1 // Streamable HTTP 2026-07-28: per-request POSTs
+	eraLegacy                    // Streamable HTTP 2025-03-26 … 2025-11-25: initialize, sessions
+	eraSSE                       // HTTP+SSE 2024-11-05: a GET stream and an endpoint to POST to
+)
+
+func (k eraKind) String() string {
+	switch k {
+	case eraModern:
+		return "modern Streamable HTTP"
+	case eraLegacy:
+		return "legacy Streamable HTTP"
+	case eraSSE:
+		return "HTTP+SSE"
+	}
+	return "unknown"
+}
+
+// Bounds of the client. There is no overall timeout: a request's stream
+// lives as long as the request (its timers and its cancellation end it).
+const (
+	dialTimeout         = 10 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	maxIdleConnsPerHost = 64
+)
+
+func newHTTPShared() *httpShared {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		IdleConnTimeout:       idleConnTimeout,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &httpShared{client: &http.Client{Transport: tr}, eras: map[string]httpEra{}}
+}
+
+// era returns the cached era of an origin.
+func (h *httpShared) era(key string) (httpEra, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.eras[key]
+	return e, ok
+}
+
+func (h *httpShared) remember(key string, e httpEra) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.eras[key] = e
+}
+
+func (h *httpShared) forget(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.eras, key)
+}
+
+// close drops the client's idle connections.
+func (h *httpShared) close() { h.client.CloseIdleConnections() }
+
+// originKey is the key of the era cache: scheme://host:port/path, the port
+// made explicit, without query or fragment.
+func originKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(u.Hostname(), port) + u.EscapedPath()
+}
+
+// sameOrigin reports whether two URLs share scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		return map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return a.Scheme == b.Scheme && a.Hostname() == b.Hostname() && port(a) == port(b)
+}
+
+type urlError = url.Error
