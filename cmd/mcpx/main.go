@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -41,6 +42,9 @@ func env() *cli.Env {
 		},
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log}, conn)
+		},
+		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error {
+			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log}, ln, token)
 		},
 	}
 }

@@ -18,6 +18,9 @@ const (
 	// PathStdio upgrades the connection to a raw host MCP stream: newline-
 	// delimited JSON-RPC, exactly what a host writes to `mcpx serve`.
 	PathStdio = "/v0/stdio"
+	// PathMCP is the MCP endpoint (Streamable HTTP, every revision), on the
+	// socket and on the daemon's TCP listener.
+	PathMCP = "/mcp"
 )
 
 // UpgradeProtocol is the Upgrade token of PathStdio.
@@ -36,14 +39,19 @@ type Error struct {
 
 // Status is the reply to GET PathStatus.
 type Status struct {
-	PID       int            `json:"pid"`
-	Version   string         `json:"version"`
-	Config    string         `json:"config"` // file, or "" for the embedded default
-	Socket    string         `json:"socket"`
-	Started   time.Time      `json:"started"`
-	Hosts     int            `json:"hosts"` // connected host streams
-	Upstreams []Upstream     `json:"upstreams"`
-	Calls     []InFlightCall `json:"calls"`
+	PID     int       `json:"pid"`
+	Version string    `json:"version"`
+	Config  string    `json:"config"` // file, or "" for the embedded default
+	Socket  string    `json:"socket"`
+	Started time.Time `json:"started"`
+	Hosts   int       `json:"hosts"` // connected host streams
+	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
+	// its socket only; TokenFile holds the bearer token it requires.
+	HTTP         string         `json:"http,omitempty"`
+	TokenFile    string         `json:"tokenFile,omitempty"`
+	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
+	Upstreams    []Upstream     `json:"upstreams"`
+	Calls        []InFlightCall `json:"calls"`
 }
 
 // Upstream is one configured server's state.

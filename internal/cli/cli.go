@@ -1,7 +1,7 @@
 // Package cli is the mcpx command line: one file per verb, each a client of
 // the daemon's local API (through package localclient) except `daemon`,
-// `demo` and `serve --in-process`, which run what cmd/mcpx hands them in
-// Env. The package never imports the daemon's internals.
+// `demo`, `token`, and `serve --in-process` and `serve --http`, which run
+// what cmd/mcpx hands them in Env. The package never imports the daemon's internals.
 //
 // Exit codes: 0 ok, 1 the tool reported an error, 2 usage or config
 // error, 3 transport or daemon failure, 130 interrupted.
@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 
@@ -45,6 +46,9 @@ type Env struct {
 	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error
 	// ServeInProcess serves one host on conn with upstreams of its own.
 	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
+	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
+	// own until ctx ends, requiring the bearer token unless it is "".
+	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error
 }
 
 // command is one verb.
@@ -61,7 +65,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{cmdCall(), cmdTools(), cmdStatus(), cmdServe(), cmdDaemon(), cmdStop(), cmdDemo(), cmdVersion()}
+	return []*command{cmdCall(), cmdTools(), cmdStatus(), cmdServe(), cmdDaemon(), cmdStop(), cmdToken(), cmdDemo(), cmdVersion()}
 }
 
 // usageError is a mistake in the command line: exit 2, with the verb's help.

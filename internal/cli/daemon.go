@@ -21,11 +21,14 @@ func cmdDaemon() *command {
 		short: "run the daemon that owns the upstream servers (serve starts it)",
 		long: `
 Daemon owns the upstream servers of one config and serves hosts ("mcpx
-serve"), the CLI and, later, HTTP hosts on a unix socket (mode 0600) under
-$XDG_RUNTIME_DIR/mcpx. A daemon is keyed by its config file and by the mcpx
-build, so several run side by side. "mcpx serve" and the other commands start
-it when needed; it exits after a configured time with nothing to do
-(mcpx.daemonIdleExit, default 30m), on "mcpx stop", or on SIGINT/SIGTERM.`,
+serve"), the CLI and HTTP hosts (MCP over Streamable HTTP at /mcp) on a unix
+socket (mode 0600) under $XDG_RUNTIME_DIR/mcpx, and HTTP hosts on TCP when
+the config sets mcpx.http.listen (with the bearer token "mcpx token"
+prints). A daemon is keyed by its config file and by the mcpx build, so
+several run side by side. "mcpx serve" and the other commands start it when
+needed; it exits after a configured time with nothing to do
+(mcpx.daemonIdleExit, default 30m; never while it listens on TCP), on "mcpx
+stop", or on SIGINT/SIGTERM.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"syscall"
 
+	"mcpx/internal/config"
 	"mcpx/internal/localclient"
 )
 
@@ -16,24 +18,52 @@ func cmdServe() *command {
 	var configPath string
 	var inProcess bool
 	var logLevel string
+	var httpAddr, token string
 	return &command{
 		name:  "serve",
-		short: "serve MCP to a host on stdin/stdout (what a host's config runs)",
+		short: "serve MCP to a host on stdin/stdout (what a host's config runs) or HTTP",
 		long: `
 Serve speaks MCP on stdin and stdout, every protocol revision, with the tools
 of every configured upstream server. By default it forwards the host's stream
 to the mcpx daemon for this config, starting the daemon if none runs, so that
 every host on the machine shares one set of upstream processes. With
 --in-process it runs everything itself and stops its upstreams when the host
-leaves. Logs go to stderr.`,
+leaves. Logs go to stderr.
+
+With --http ADDR it serves MCP over Streamable HTTP instead, at
+http://ADDR/mcp, every revision, with upstreams of its own (as --in-process),
+until interrupted; it prints the URL on stderr. ADDR is host:port (a bare
+:port is 127.0.0.1; port 0 picks a free one). Every request must carry
+"Authorization: Bearer <token>", the token "mcpx token" prints; --token none
+turns that off, on a loopback address only, for local tools that cannot send
+headers. To serve HTTP hosts from the shared daemon instead, set
+mcpx.http.listen in the config.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&inProcess, "in-process", false, "run the upstreams in this process instead of the shared daemon")
 			fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
+			fs.StringVar(&httpAddr, "http", "", "serve MCP over HTTP on `addr` (host:port) instead of stdin/stdout")
+			fs.StringVar(&token, "token", "", "with --http: `none` requires no bearer token (loopback addresses only)")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
+			}
+			if token != "" && token != "none" {
+				return usagef("invalid --token %q: the only value is none (the token itself is in its file; \"mcpx token\" prints it)", token)
+			}
+			if token != "" && httpAddr == "" {
+				return usagef("--token needs --http")
+			}
+			var addr string
+			if httpAddr != "" {
+				var err error
+				if addr, err = config.ListenAddr(httpAddr); err != nil {
+					return usagef("invalid --http %q: %v", httpAddr, err)
+				}
+				if token == "none" && !config.IsLoopback(addr) {
+					return usagef("--token none is allowed only on a loopback address (127.0.0.1, [::1], localhost), not %s", addr)
+				}
 			}
 			log, err := newLogger(env.Stderr, logLevel)
 			if err != nil {
@@ -43,57 +73,50 @@ leaves. Logs go to stderr.`,
 			if err != nil {
 				return err
 			}
+			if addr != "" {
+				return serveHTTP(ctx, env, cfg, paths, addr, token == "none", log)
+			}
 			stdio := newStdio(env)
 			if inProcess {
 				return env.ServeInProcess(ctx, cfg, stdio, log)
 			}
-			c, err := connect(ctx, env, cfg, paths)
-			if err != nil {
-				return err
+			f := &forwarder{
+				host:    stdio,
+				log:     log,
+				maxLine: cfg.MaxMessageBytes,
+				dial: func(ctx context.Context) (*localclient.HostStream, error) {
+					c, err := connect(ctx, env, cfg, paths)
+					if err != nil {
+						return nil, err
+					}
+					return c.DialHost(ctx)
+				},
 			}
-			stream, err := c.DialHost(ctx)
-			if err != nil {
-				return err
-			}
-			return forward(ctx, stdio, stream)
+			return f.run(ctx)
 		},
 	}
 }
 
-// forward copies the host's stream to the daemon and back until one side
-// ends. The host closing stdin ends the host's session in the daemon (its
-// calls are cancelled as "host disconnected").
-func forward(ctx context.Context, host io.ReadWriteCloser, daemon *localclient.HostStream) error {
-	up := make(chan error, 1)
-	down := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(daemon, host)
-		daemon.CloseWrite()
-		up <- err
-	}()
-	go func() {
-		_, err := io.Copy(host, daemon)
-		down <- err
-	}()
-	var err error
-	select {
-	case err = <-down:
-		// The daemon ended the stream (it stopped, or the host left).
-	case <-ctx.Done():
-	}
-	daemon.Close()
-	host.Close()
-	<-up
-	if err != nil && !errors.Is(err, os.ErrClosed) {
-		return err
-	}
-	if down != nil {
-		select {
-		case <-down:
-		default:
+// serveHTTP serves MCP over HTTP on addr until ctx ends.
+func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths, addr string, noToken bool, log *slog.Logger) error {
+	token, file := "", paths.TokenFile()
+	if !noToken {
+		var err error
+		if token, err = config.Token(file); err != nil {
+			return err
 		}
 	}
-	return nil
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening for HTTP hosts: %w", err)
+	}
+	fmt.Fprintf(env.Stderr, "mcpx: serving MCP at http://%s/mcp\n", ln.Addr())
+	if noToken {
+		fmt.Fprintln(env.Stderr, "mcpx: no bearer token required (--token none)")
+	} else {
+		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it)\n", file)
+	}
+	return env.ServeHTTP(ctx, cfg, ln, token, log)
 }
 
 // stdio is this process's stdin and stdout as one connection. stdin is

@@ -51,28 +51,29 @@ func client(env *Env, cfg *config.Config, paths config.Paths) (*localclient.Clie
 }
 
 // connect returns a client of a running daemon for cfg, starting one in the
-// background if none answers.
+// background if none answers. A daemon that is dying (its socket resets
+// connections) or stopping (it holds the lock a new one needs) is waited
+// out: the start is retried until one answers or 15s have passed.
 func connect(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths) (*localclient.Client, error) {
 	c, files := client(env, cfg, paths)
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err := c.Status(pctx)
-	cancel()
-	if err == nil {
-		return c, nil
-	}
-	if !errors.Is(err, localclient.ErrNoDaemon) {
-		return nil, err
-	}
-	if err := startDaemon(env, cfg, files); err != nil {
-		return nil, err
-	}
 	deadline := time.Now().Add(15 * time.Second)
+	var lastStart time.Time
 	for wait := 5 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = c.Status(pctx)
+		_, err := c.Status(pctx)
 		cancel()
 		if err == nil {
 			return c, nil
+		}
+		var de *localclient.DaemonError
+		if errors.As(err, &de) {
+			return nil, err // a daemon answered, with an error
+		}
+		if time.Since(lastStart) > time.Second {
+			lastStart = time.Now()
+			if err := startDaemon(env, cfg, files); err != nil {
+				return nil, err
+			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil, fmt.Errorf("the daemon did not start (see %s): %w", files.Log, err)

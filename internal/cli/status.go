@@ -21,9 +21,11 @@ func cmdStatus() *command {
 		name:  "status",
 		short: "show the daemon, each upstream server and the calls in flight",
 		long: `
-Status shows the daemon serving this config (it does not start one), each
-upstream server (state, pid, protocol revision, calls in flight) and every
-call in flight with its latest progress. Exit status 3 when no daemon runs.`,
+Status shows the daemon serving this config (it does not start one): its
+socket, its MCP endpoint on TCP and the file of the token it requires, the
+hosts connected, each upstream server (state, pid, protocol revision, calls
+in flight) and every call in flight with its latest progress. Exit status 3
+when no daemon runs.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -63,9 +65,14 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		cfg = "built-in default (the demo server)"
 	}
 	fmt.Fprintf(w, "daemon   pid %d, version %s, up %s\n", st.PID, st.Version, ago(now, st.Started))
-	fmt.Fprintf(w, "socket   %s\n", st.Socket)
+	fmt.Fprintf(w, "socket   %s (MCP over HTTP at %s too)\n", st.Socket, apitype.PathMCP)
+	if st.HTTP != "" {
+		fmt.Fprintf(w, "http     %s (bearer token in %s)\n", st.HTTP, st.TokenFile)
+	} else {
+		fmt.Fprintln(w, "http     no TCP listener (set mcpx.http.listen to serve HTTP hosts)")
+	}
 	fmt.Fprintf(w, "config   %s\n", cfg)
-	fmt.Fprintf(w, "hosts    %d connected\n\n", st.Hosts)
+	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n\n", st.Hosts, st.HTTPSessions)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tPROTOCOL\tIN FLIGHT\tSTARTS\tSINCE")
 	for _, u := range st.Upstreams {

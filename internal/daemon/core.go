@@ -3,14 +3,18 @@
 // It is the only package that builds these concrete types.
 //
 // [Run] is the shared daemon on a unix socket; [ServeStdio] is the same
-// core serving one host in-process. Both return only after every process
+// core serving one host in-process, and [ServeHTTP] serving HTTP hosts. Both return only after every process
 // and goroutine they started has ended.
 package daemon
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"time"
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
@@ -87,5 +91,39 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
+	return err
+}
+
+// ServeHTTP serves MCP over Streamable HTTP at /mcp on ln with a core of
+// its own (`mcpx serve --http`), requiring token unless it is "", until
+// ctx ends: calls in flight then end with "mcpx is stopping", the streams
+// close and the upstreams stop. It closes ln.
+func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, token string) error {
+	log := opts.logger()
+	c := newCore(opts)
+	stopPool := c.runPool(ctx)
+	defer stopPool()
+	face := c.hosts.HTTP(nil)
+	srv := httpServer(mcpMux(face.Handler(hostserver.Access{Addr: ln.Addr().String(), Token: token})), log)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
+	face.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if srv.Shutdown(sctx) != nil {
+		srv.Close()
+	}
+	if err == nil {
+		err = <-served
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
 	return err
 }

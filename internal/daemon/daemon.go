@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/config"
+	"mcpx/internal/hostserver"
 	"mcpx/internal/localapi"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
@@ -19,9 +23,12 @@ import (
 // build already holds the lock.
 var ErrRunning = errors.New("a daemon for this config is already running")
 
-// Run serves the local API and host streams on opts.Files.Socket until ctx
+// Run serves the local API, host streams and MCP over HTTP (at /mcp) on
+// opts.Files.Socket, and MCP over HTTP on the config's mcpx.http.listen
+// address if set (with the bearer token of opts.Files.Token), until ctx
 // ends, a client asks for shutdown, or it has been idle (no host, no call)
-// for the config's DaemonIdleExit. Cancelling ctx is not an error.
+// for the config's DaemonIdleExit (never, with a TCP listener: HTTP hosts
+// cannot start a daemon). Cancelling ctx is not an error.
 func Run(ctx context.Context, opts *Options) error {
 	log := opts.logger()
 	unlock, err := sock.Lock(opts.Files.Lock)
@@ -32,6 +39,18 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("locking the daemon: %w", err)
 	}
 	defer unlock()
+	// TCP first: a port in use fails the start before anything else.
+	var tcpLn net.Listener
+	var token string
+	if listen := opts.Config.HTTP.Listen; listen != "" {
+		if token, err = config.Token(opts.Files.Token); err != nil {
+			return fmt.Errorf("reading the HTTP token: %w", err)
+		}
+		if tcpLn, err = net.Listen("tcp", listen); err != nil {
+			return fmt.Errorf("listening on mcpx.http.listen %s: %w", listen, err)
+		}
+		defer tcpLn.Close()
+	}
 	ln, err := sock.Listen(opts.Files.Socket)
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
@@ -46,14 +65,17 @@ func Run(ctx context.Context, opts *Options) error {
 	act := newActivity()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
-	api := localapi.New(c.relay, c.catalog, &localapi.Options{
-		Logger:     log,
-		Version:    opts.Version,
-		ConfigFile: opts.Config.File,
-		Socket:     opts.Files.Socket,
-		Started:    time.Now(),
-		Hosts:      act.hosts,
-		Shutdown:   func() { shutdownOnce.Do(func() { close(shutdown) }) },
+	face := c.hosts.HTTP(nil)
+	apiOpts := &localapi.Options{
+		Logger:       log,
+		Version:      opts.Version,
+		ConfigFile:   opts.Config.File,
+		Socket:       opts.Files.Socket,
+		Started:      time.Now(),
+		Hosts:        act.hosts,
+		MCP:          face.Handler(hostserver.Access{}),
+		HTTPSessions: face.Sessions,
+		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()
@@ -62,15 +84,26 @@ func Run(ctx context.Context, opts *Options) error {
 			defer act.hostOut()
 			return c.hosts.ServeConn(hostCtx, conn)
 		},
-	})
-	srv := &http.Server{
-		Handler:           act.track(api),
-		ReadHeaderTimeout: 10 * time.Second,
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
+	var tcp *http.Server
+	if tcpLn != nil {
+		addr := tcpLn.Addr().String()
+		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
+		tcp = httpServer(act.track(mcpMux(face.Handler(hostserver.Access{Addr: addr, Token: token}))), log)
+		go func() { serveErr <- tcp.Serve(tcpLn) }()
+		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token)
+	}
+	api := localapi.New(c.relay, c.catalog, apiOpts)
+	srv := httpServer(act.track(api), log)
 	go func() { serveErr <- srv.Serve(&peerCheckListener{Listener: ln, log: log}) }()
 
-	idle := act.idleTimer(opts.Config.DaemonIdleExit, c.relay.Registry().Len, staleBuild(opts.Build))
+	// HTTP hosts cannot start a daemon: one that listens for them stays.
+	idleExit := opts.Config.DaemonIdleExit
+	if tcpLn != nil {
+		idleExit = 0
+	}
+	idle := act.idleTimer(idleExit, c.relay.Registry().Len, staleBuild(opts.Build))
 	defer idle.stop()
 	var runErr error
 	select {
@@ -79,7 +112,7 @@ func Run(ctx context.Context, opts *Options) error {
 	case <-shutdown:
 		log.Info("daemon stopping", "why", "asked to")
 	case <-idle.fired:
-		log.Info("daemon stopping", "why", "idle (or its executable was replaced)", "idleExit", opts.Config.DaemonIdleExit)
+		log.Info("daemon stopping", "why", "idle (or its executable was replaced)", "idleExit", idleExit)
 	case runErr = <-serveErr:
 		log.Error("daemon stopped serving", "err", runErr)
 	}
@@ -87,12 +120,19 @@ func Run(ctx context.Context, opts *Options) error {
 	// client is told; then the listeners close; then the upstreams stop.
 	stopHosts()
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
+	face.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
+	servers := []*http.Server{srv}
+	if tcp != nil {
+		servers = append(servers, tcp)
 	}
-	if runErr == nil {
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil {
+			s.Close()
+		}
+	}
+	for range len(servers) - btoi(runErr != nil) {
 		<-serveErr
 	}
 	act.close()
@@ -114,4 +154,28 @@ func staleBuild(build string) func() bool {
 		now, err := config.BuildID()
 		return err != nil || now != build
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// httpServer returns a server for h whose own errors go to log. It sets no
+// write timeout: response streams last as long as their calls.
+func httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+}
+
+// mcpMux serves h at apitype.PathMCP and nothing else.
+func mcpMux(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(apitype.PathMCP, h)
+	return mux
 }

@@ -53,8 +53,15 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 	}
 }
 
-// request routes one host request; its messages go to out.
+// request routes one host request; its messages go to out, and out.finish
+// is called after the last of them: here, or when its goroutine ends.
 func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
+	spawned := false
+	defer func() {
+		if !spawned {
+			out.finish()
+		}
+	}()
 	switch msg.Method {
 	case mcp.MethodInitialize:
 		hs.initialize(msg, out)
@@ -73,7 +80,7 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 	}
 	switch msg.Method {
 	case mcp.MethodToolsList, mcp.MethodToolsCall:
-		hs.async(req, map[string]func(context.Context, *request){
+		spawned = hs.async(req, map[string]func(context.Context, *request){
 			mcp.MethodToolsList: hs.toolsList,
 			mcp.MethodToolsCall: hs.toolsCall,
 		}[msg.Method])
@@ -82,18 +89,20 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 	}
 }
 
-// async registers req and runs handle in its own goroutine. A request read
-// while the connection closes is refused at once.
-func (hs *hostSession) async(req *request, handle func(context.Context, *request)) {
+// async registers req and runs handle in its own goroutine, and reports
+// whether it did. A request read while the connection closes is refused at
+// once.
+func (hs *hostSession) async(req *request, handle func(context.Context, *request)) bool {
 	ctx, cancel := context.WithCancelCause(hs.base)
 	entry, err := hs.srv.relay.Registry().Add(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel)
 	if err != nil {
 		cancel(nil)
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
-		return
+		return false
 	}
 	req.entry = entry
 	ok := hs.spawn(func() {
+		defer req.sink.finish()
 		defer cancel(nil)
 		defer hs.srv.relay.Registry().Remove(entry)
 		handle(ctx, req)
@@ -103,6 +112,7 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 		cancel(nil)
 		fail(req.sink, req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 	}
+	return ok
 }
 
 // notification handles a host notification. None is ever answered.

@@ -69,6 +69,10 @@ func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) 
 	q.signal()
 }
 
+// finish is the sink's end of one request: the connection's queue
+// carries on.
+func (q *outQueue) finish() {}
+
 func (q *outQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:

@@ -138,9 +138,12 @@ type hostSession struct {
 // (stdio), or the request's own response stream (HTTP). A message is
 // queued only while live (nil: always) reports true, checked so that
 // nothing of a request follows what was queued after live turned false.
+// finish is called once per request, after the last message of it: a
+// request's own stream ends there; the connection's queue ignores it.
 type sink interface {
 	pushWhile(live func() bool, line []byte)
 	pushProgressWhile(live func() bool, key string, line []byte)
+	finish()
 }
 
 func reply(out sink, id jsonrpc.ID, result json.RawMessage) {

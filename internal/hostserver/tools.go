@@ -35,7 +35,14 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 		buf = append(buf, ',')
 		buf = append(buf, t.Raw...)
 	}
-	buf = append(buf, "]}"...)
+	buf = append(buf, ']')
+	if req.modern {
+		// 2026-07-28 list results carry cache hints. mcpx tells a host of
+		// no list changes yet, so a host should not keep the list; and it
+		// is this user's gateway.
+		buf = append(buf, `,"ttlMs":0,"cacheScope":"private"`...)
+	}
+	buf = append(buf, '}')
 	reply(req.sink, req.msg.ID, req.result(buf, hs.srv.info))
 }
 

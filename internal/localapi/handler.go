@@ -6,7 +6,13 @@
 //
 // The API is served on a unix socket (mode 0600). The wrapper also refuses
 // any request a browser could have sent (an Origin or Referer header, or a
-// foreign Host) and checks that the peer runs as this user.
+// foreign Host) and checks that the peer runs as this user. /mcp, the MCP
+// endpoint (Streamable HTTP, served by the handler in Options.MCP, which
+// refuses Origin and Referer itself), admits any Host: MCP clients send the
+// host of the URL they were given, a browser cannot reach a unix socket (a
+// page relayed to it by a local proxy still sends Origin on a POST), and a
+// request without Origin can only be a GET (answered 405) or come from a
+// program of this user, whom the socket admits anyway.
 //
 // Concurrency: a Handler is safe for concurrent use.
 package localapi
@@ -36,6 +42,14 @@ type Options struct {
 	ServeHost func(conn io.ReadWriteCloser) error
 	// Hosts returns how many host streams are connected.
 	Hosts func() int
+	// MCP serves MCP over Streamable HTTP at apitype.PathMCP; nil: 404.
+	MCP http.Handler
+	// HTTP is the MCP endpoint's URL on TCP ("" for none) and TokenFile
+	// the file of the token it requires, for status; HTTPSessions counts
+	// the open HTTP sessions.
+	HTTP         string
+	TokenFile    string
+	HTTPSessions func() int
 	// Shutdown asks the daemon to stop.
 	Shutdown func()
 }
@@ -75,6 +89,15 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 // ServeHTTP checks who is asking, then routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(apitype.HeaderVersion, h.opts.Version)
+	if r.URL.Path == apitype.PathMCP {
+		// Options.MCP refuses Origin and Referer itself, with an MCP error.
+		if h.opts.MCP == nil {
+			writeError(w, http.StatusNotFound, "MCP over HTTP is not served here")
+			return
+		}
+		h.opts.MCP.ServeHTTP(w, r)
+		return
+	}
 	if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" || r.Host != apitype.Host {
 		writeError(w, http.StatusForbidden, "forbidden: the local API serves only the mcpx command")
 		return

@@ -20,6 +20,12 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
 	}
+	if h.opts.HTTP != "" {
+		st.HTTP, st.TokenFile = h.opts.HTTP, h.opts.TokenFile
+	}
+	if h.opts.HTTPSessions != nil {
+		st.HTTPSessions = h.opts.HTTPSessions()
+	}
 	calls := h.relay.Registry().Snapshot()
 	inFlight := map[string]int{}
 	for _, c := range calls {

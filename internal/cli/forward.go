@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/localclient"
+)
+
+// forwarder relays a host's stdio to the daemon. It reads both directions
+// message by message, so that it knows which host requests await an answer:
+// when the daemon's stream breaks (the daemon died or stopped), each of
+// them is answered at once with an error instead of hanging, and the next
+// message from the host reconnects (starting a daemon if none runs) and
+// replays the host's initialize, so that the host's session goes on.
+type forwarder struct {
+	host    io.ReadWriteCloser
+	dial    func(ctx context.Context) (*localclient.HostStream, error)
+	log     *slog.Logger
+	maxLine int
+
+	wmu sync.Mutex // serialises writes to the host
+
+	mu          sync.Mutex
+	pending     map[string]bool // ids of host requests not yet answered
+	initialize  []byte          // the host's initialize, to replay
+	initialized bool            // the host sent notifications/initialized
+}
+
+// replayID is the id of a replayed initialize; its answer is not relayed.
+const replayID = `"mcpx-replayed-initialize"`
+
+// run relays until the host leaves (nil) or ctx ends.
+func (f *forwarder) run(ctx context.Context) error {
+	f.pending = map[string]bool{}
+	first, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	hostLines := make(chan []byte)
+	hostErr := make(chan error, 1)
+	stopRead := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stopRead)
+	defer f.host.Close() // unblocks the host reader on every way out
+	wg.Add(1)
+	go func() { // the host's messages, one line at a time
+		defer wg.Done()
+		r := jsonrpc.NewReader(f.host, f.maxLine)
+		for {
+			line, err := r.ReadLine()
+			var over *jsonrpc.OversizeError
+			if errors.As(err, &over) {
+				// Answered here, as the daemon would: it never sees it.
+				f.toHost(jsonrpc.NewError(over.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", over)).Encode())
+				continue
+			}
+			if err != nil {
+				hostErr <- err
+				return
+			}
+			select {
+			case hostLines <- append([]byte(nil), line...):
+			case <-stopRead:
+				return
+			}
+		}
+	}()
+
+	var (
+		stream *localclient.HostStream
+		down   chan struct{} // closed when the daemon's stream ends; nil while disconnected
+	)
+	connect := func(s *localclient.HostStream) { stream, down = s, f.pump(s, &wg) }
+	disconnect := func(why error) {
+		if stream != nil {
+			stream.Close()
+			<-down
+			stream, down = nil, nil
+		}
+		f.answerPending(why)
+	}
+	connect(first)
+	for {
+		select {
+		case line := <-hostLines:
+			if stream == nil {
+				s, err := f.reconnect(ctx)
+				if err != nil {
+					f.track(line)
+					f.answerPending(err)
+					return err
+				}
+				connect(s)
+			}
+			f.track(line)
+			if _, err := stream.Write(append(line, '\n')); err != nil {
+				disconnect(fmt.Errorf("the mcpx daemon's stream broke: %w", err))
+			}
+		case <-down:
+			disconnect(errors.New("the mcpx daemon went away (it stopped or died); the host's next request reconnects"))
+			f.log.Warn("mcpx serve: the daemon's stream ended; reconnecting on the host's next message")
+		case err := <-hostErr:
+			// The host left (EOF): end its session in the daemon, which
+			// cancels its calls, and let the daemon close the stream.
+			if stream != nil {
+				stream.CloseWrite()
+				select {
+				case <-down:
+				case <-time.After(5 * time.Second):
+				}
+				stream.Close()
+				<-down
+			}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			if stream != nil {
+				stream.Close()
+				<-down
+			}
+			return nil
+		}
+	}
+}
+
+// pump copies the daemon's messages to the host until the stream ends;
+// the returned channel is closed then.
+func (f *forwarder) pump(stream *localclient.HostStream, wg *sync.WaitGroup) chan struct{} {
+	done := make(chan struct{})
+	if stream == nil {
+		return done // never closes: nothing to read
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		r := jsonrpc.NewReader(stream, 0)
+		for {
+			line, err := r.ReadLine()
+			if err != nil {
+				return
+			}
+			if f.answered(line) {
+				f.toHost(line)
+			}
+		}
+	}()
+	return done
+}
+
+// track notes what a host message asks for.
+func (f *forwarder) track(line []byte) {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case msg.Method == "initialize" && msg.IsRequest():
+		f.initialize = append([]byte(nil), line...)
+		f.pending[msg.ID.String()] = true
+	case msg.Method == "notifications/initialized":
+		f.initialized = true
+	case msg.Method == "notifications/cancelled":
+		// A cancelled request is never answered.
+		if obj, err := jsonrpc.ParseObject(msg.Params); err == nil {
+			if id, ok := obj.Get("requestId"); ok {
+				delete(f.pending, string(bytes.TrimSpace(id)))
+			}
+		}
+	case msg.IsRequest():
+		f.pending[msg.ID.String()] = true
+	}
+}
+
+// answered notes a response going to the host; it reports false for the
+// answer to a replayed initialize, which the host must not see.
+func (f *forwarder) answered(line []byte) bool {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil || !msg.IsResponse() {
+		return true
+	}
+	if msg.ID.String() == replayID {
+		return false
+	}
+	f.mu.Lock()
+	delete(f.pending, msg.ID.String())
+	f.mu.Unlock()
+	return true
+}
+
+func (f *forwarder) toHost(line []byte) {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	_, _ = f.host.Write(append(line, '\n'))
+}
+
+// answerPending answers every request still waiting with an mcpx error.
+func (f *forwarder) answerPending(why error) {
+	f.mu.Lock()
+	ids := f.pending
+	f.pending = map[string]bool{}
+	f.mu.Unlock()
+	for id := range ids {
+		err := &jsonrpc.Error{Code: -31000, Message: "mcpx: " + why.Error(),
+			Data: jsonrpc.MustMarshal(map[string]any{"mcpx": map[string]string{"kind": "daemon_gone"}})}
+		f.toHost(jsonrpc.NewError(jsonrpc.IDFromRaw(id), err).Encode())
+	}
+}
+
+// reconnect opens a new stream to the daemon (starting one if needed) and
+// replays the host's handshake on it.
+func (f *forwarder) reconnect(ctx context.Context) (*localclient.HostStream, error) {
+	stream, err := f.dial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
+	}
+	f.mu.Lock()
+	init, initialized := f.initialize, f.initialized
+	f.mu.Unlock()
+	if init != nil {
+		msg, err := jsonrpc.Decode(init)
+		if err == nil {
+			msg.ID = jsonrpc.IDFromRaw(replayID)
+			if _, err := stream.Write(append(msg.Encode(), '\n')); err != nil {
+				stream.Close()
+				return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
+			}
+		}
+		if initialized {
+			if _, err := stream.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+				stream.Close()
+				return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
+			}
+		}
+	}
+	f.log.Info("mcpx serve: reconnected to the daemon")
+	return stream, nil
+}

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/mcpxtest"
+)
+
+// daemonPID reads the pid of the daemon of e from its lock file.
+func daemonPID(t *testing.T, e *mcpxtest.Env) int {
+	t.Helper()
+	paths, err := config.DefaultPaths(func(k string) string { v, _ := e.Lookup(k); return v })
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks, _ := filepath.Glob(filepath.Join(paths.RuntimeDir, "*.lock"))
+	if len(locks) != 1 {
+		t.Fatalf("want one daemon lock in %s, got %v", paths.RuntimeDir, locks)
+	}
+	b, err := os.ReadFile(locks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("lock file %s holds %q, not a pid", locks[0], b)
+	}
+	return pid
+}
+
+// TestDaemonDiesUnderServe: when the daemon behind `mcpx serve` is killed
+// mid-call, the host's pending request is answered at once with an error
+// (not left hanging), and the host's next request reconnects — a new
+// daemon, the host's initialize replayed unseen — and works.
+func TestDaemonDiesUnderServe(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	id := h.Request("tools/call", map[string]any{"name": "demo__export", "arguments": map[string]any{"seconds": 30},
+		"_meta": map[string]any{"progressToken": "p"}})
+	h.WaitFor(waitLong, "first progress", func(r mcpxtest.Received) bool { return r.Msg.Method == "notifications/progress" })
+	pid := daemonPID(t, e)
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	m := h.Response(id, waitLong)
+	t.Logf("the host's pending call was answered %s after the daemon was killed", time.Since(killed))
+	if m.Error == nil || m.Error.Code != -31000 || !strings.Contains(m.Error.Message, "daemon") {
+		t.Fatalf("pending call: got %s, want -31000 naming the daemon", m.Encode())
+	}
+	res := h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"after": "reconnect"}}), waitLong)
+	if !strings.Contains(string(res), `"after":"reconnect"`) {
+		t.Fatalf("call after reconnecting: %s", res)
+	}
+	if newPID := daemonPID(t, e); newPID == pid {
+		t.Fatalf("still the killed daemon's pid %d", pid)
+	}
+	for _, r := range h.Received() {
+		if strings.Contains(string(r.Raw), "mcpx-replayed-initialize") {
+			t.Errorf("the host saw the replayed initialize's answer: %s", r.Raw)
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/daemon"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+	"mcpx/internal/sse"
+)
+
+// Helpers of the HTTP host tests: mcpx serving MCP over Streamable HTTP,
+// in this process (daemon.ServeHTTP on a loopback listener, what
+// `mcpx serve --http` runs) or as `mcpx serve --http` spawned; and a raw
+// HTTP host.
+
+// httpMCPX is one mcpx serving HTTP hosts.
+type httpMCPX struct {
+	URL   string
+	Token string // "" with --token none
+	logs  *syncBuffer
+}
+
+// Logs returns what mcpx logged so far.
+func (m *httpMCPX) Logs() string { return m.logs.String() }
+
+// startHTTP starts mcpx serving HTTP with the config at cfgPath, in mode,
+// requiring the installation's token unless noToken. It stops at cleanup.
+func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string, noToken bool) *httpMCPX {
+	t.Helper()
+	m := &httpMCPX{logs: &syncBuffer{}}
+	if !noToken {
+		tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Token = tok
+	}
+	switch mode {
+	case mcpxtest.InProcess:
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.URL = "http://" + ln.Addr().String() + "/mcp"
+		log := slog.New(slog.NewTextHandler(io.MultiWriter(m.logs, tlogWriter{t}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() {
+			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log}, ln, m.Token)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-served:
+				if err != nil {
+					t.Errorf("ServeHTTP returned %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Errorf("ServeHTTP did not return within 20s of its context ending")
+			}
+		})
+	case mcpxtest.Daemon:
+		args := []string{"serve", "--config", cfgPath, "--http", "127.0.0.1:0", "--log-level", "info"}
+		if noToken {
+			args = append(args, "--token", "none")
+		}
+		cmd := exec.Command(e.Bin, args...)
+		cmd.Env = e.Environ()
+		cmd.WaitDelay = 5 * time.Second
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		urlc := make(chan string, 1)
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			sc := bufio.NewScanner(stderr)
+			sc.Buffer(nil, 1<<20)
+			for sc.Scan() {
+				line := sc.Text()
+				m.logs.Write([]byte(line + "\n"))
+				t.Log(line)
+				if u, ok := strings.CutPrefix(line, "mcpx: serving MCP at "); ok {
+					urlc <- u
+				}
+			}
+		}()
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case err := <-waited:
+				if err != nil {
+					t.Errorf("mcpx serve --http exited with %v after SIGTERM", err)
+				}
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-waited
+				t.Errorf("mcpx serve --http did not exit within 20s of SIGTERM")
+			}
+			<-copied
+		})
+		select {
+		case m.URL = <-urlc:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("mcpx serve --http printed no URL within 30s; stderr:\n%s", m.logs)
+		}
+	default:
+		t.Fatalf("unknown mode %q", mode)
+	}
+	return m
+}
+
+// tlogWriter writes to the test log.
+type tlogWriter struct{ t testing.TB }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Logf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitLog waits until mcpx has logged a line containing every one of parts.
+func (m *httpMCPX) waitLog(t *testing.T, timeout time.Duration, parts ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for line := range strings.Lines(m.Logs()) {
+			ok := true
+			for _, p := range parts {
+				ok = ok && strings.Contains(line, p)
+			}
+			if ok {
+				return line
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mcpx logged no line with %q within %s; log:\n%s", parts, timeout, m.Logs())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// rawHost is an HTTP host writing exactly what a test says.
+type rawHost struct {
+	t   *testing.T
+	m   *httpMCPX
+	hc  *http.Client
+	sid string // legacy session
+}
+
+func newRawHost(t *testing.T, m *httpMCPX) *rawHost {
+	tr := &http.Transport{MaxIdleConnsPerHost: 32}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &rawHost{t: t, m: m, hc: &http.Client{Transport: tr}}
+}
+
+// post sends body with the token (if any), the usual MCP headers, and hdr
+// (a value of "" removes a header), and returns the response, unread.
+func (h *rawHost) post(ctx context.Context, body string, hdr map[string]string) *http.Response {
+	h.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.m.URL, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if h.m.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.m.Token)
+	}
+	if h.sid != "" {
+		req.Header.Set("Mcp-Session-Id", h.sid)
+	}
+	for k, v := range hdr {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
+		if strings.EqualFold(k, "Host") {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		h.t.Fatalf("POST %s: %v", body, err)
+	}
+	return resp
+}
+
+// httpReply is a whole response: its status, headers and messages (one
+// JSON body, or every SSE event).
+type httpReply struct {
+	Status int
+	Header http.Header
+	Body   string
+	Msgs   []*jsonrpc.Message
+}
+
+// read reads resp to its end.
+func (h *rawHost) read(resp *http.Response) *httpReply {
+	h.t.Helper()
+	defer resp.Body.Close()
+	r := &httpReply{Status: resp.StatusCode, Header: resp.Header}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		rd := sse.NewReader(resp.Body, 64<<20)
+		var b strings.Builder
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				break
+			}
+			b.Write(ev.Data)
+			b.WriteByte('\n')
+			r.Msgs = append(r.Msgs, decodeMsg(h.t, ev.Data))
+		}
+		r.Body = b.String()
+		return r
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatalf("reading the response: %v", err)
+	}
+	r.Body = string(b)
+	if len(bytes.TrimSpace(b)) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		r.Msgs = append(r.Msgs, decodeMsg(h.t, b))
+	}
+	return r
+}
+
+func decodeMsg(t *testing.T, b []byte) *jsonrpc.Message {
+	t.Helper()
+	m, err := jsonrpc.Decode(b)
+	if err != nil {
+		t.Fatalf("mcpx sent a malformed message %q: %v", b, err)
+	}
+	return m
+}
+
+// do posts and reads the whole response, within waitLong.
+func (h *rawHost) do(body string, hdr map[string]string) *httpReply {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	return h.read(h.post(ctx, body, hdr))
+}
+
+// initialize starts a legacy session at version.
+func (h *rawHost) initialize(version string) {
+	h.t.Helper()
+	r := h.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, version), nil)
+	if r.Status != http.StatusOK || len(r.Msgs) != 1 || r.Msgs[0].Error != nil {
+		h.t.Fatalf("initialize: %d %s", r.Status, r.Body)
+	}
+	h.sid = r.Header.Get("Mcp-Session-Id")
+	if h.sid == "" {
+		h.t.Fatalf("initialize: no Mcp-Session-Id in %v", r.Header)
+	}
+	if r := h.do(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Protocol-Version": version}); r.Status != http.StatusAccepted {
+		h.t.Fatalf("notifications/initialized: %d %s, want 202", r.Status, r.Body)
+	}
+}
+
+// modernMeta is the _meta of a 2026-07-28 request with extra keys.
+func modernMeta(extra map[string]any) map[string]any { return mcpxtest.ModernMeta(extra) }
+
+// modernHeaders are the headers of a 2026-07-28 request for method and
+// (tools/call) name.
+func modernHeaders(method, name string) map[string]string {
+	h := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+// callBody is a tools/call request body.
+func callBody(id any, tool string, args any, meta map[string]any) string {
+	params := map[string]any{"name": tool, "arguments": args}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,290 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// dispatch classifies one POSTed message by era (spec-checklist §5.13) and
+// serves it:
+//
+//   - initialize starts a legacy session, whatever the headers say;
+//   - an MCP-Protocol-Version header of a stateless revision mcpx speaks
+//     (2026-07-28) makes a stateless request (an Mcp-Session-Id beside it
+//     is ignored, as that revision says);
+//   - an Mcp-Session-Id makes a request of that legacy session;
+//   - a body whose _meta names a protocol version is a stateless request
+//     whose header is missing, wrong or unsupported (-32020, -32022);
+//   - a header naming a revision mcpx does not speak is -32022;
+//   - anything else is a legacy request without its session (400).
+func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept) {
+	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
+	sid := r.Header.Get(headerSessionID)
+	switch {
+	case msg.Method == mcp.MethodInitialize:
+		if sid != "" {
+			h.legacy(w, r, msg, acc, sid, header)
+			return
+		}
+		h.initialize(w, msg, acc)
+	case mcp.IsModern(header) && mcp.IsSupported(header):
+		h.modern(w, r, msg, acc, header)
+	case sid != "":
+		h.legacy(w, r, msg, acc, sid, header)
+	case msg.IsRequest() && hasMetaVersion(msg):
+		h.modern(w, r, msg, acc, header)
+	case header != "" && !mcp.IsSupported(header):
+		httpError(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
+	default:
+		httpError(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"bad request: missing Mcp-Session-Id; send initialize first, or use protocol version %s (header %s and _meta)",
+			mcp.Version20260728, headerProtocolVersion))
+	}
+}
+
+// initialize starts a legacy session: the session exists, and its id goes
+// back in Mcp-Session-Id, only if initialize succeeds.
+func (h *HTTP) initialize(w http.ResponseWriter, msg *jsonrpc.Message, acc accept) {
+	if !msg.IsRequest() {
+		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
+		return
+	}
+	hs := h.newHostSession()
+	if hs == nil {
+		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		return
+	}
+	out := &captureSink{}
+	hs.request(msg, out)
+	reply, _ := jsonrpc.Decode(out.line)
+	if reply == nil || reply.Error != nil {
+		h.forget(hs)
+	} else {
+		sess, err := h.addSession(hs)
+		if err != nil {
+			h.forget(hs)
+			httpError(w, http.StatusInternalServerError, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
+			return
+		}
+		w.Header().Set(headerSessionID, sess.id)
+	}
+	writeSingle(w, acc, out.line)
+}
+
+// legacy serves a message of the legacy session sid.
+func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept, sid, header string) {
+	sess := h.session(sid)
+	if sess == nil {
+		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
+		return
+	}
+	// The header names the session's revision; clients are not always
+	// exact (the conformance suite sends 2025-03-26 in a 2025-11-25
+	// session), and the session's negotiated revision is what counts, so
+	// only a revision mcpx does not speak in a session is refused.
+	if header != "" && !mcp.IsLegacy(header) {
+		httpError(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"bad request: %s %s is not a revision of an initialize-based session", headerProtocolVersion, quote(header)))
+		return
+	}
+	if !h.enter(sess) {
+		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
+		return
+	}
+	defer h.leave(sess)
+	hs := sess.hs
+	switch {
+	case msg.IsRequest():
+		h.respond(w, r, hs, msg, acc, false)
+	case msg.IsNotification():
+		hs.notification(msg)
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		// A response: mcpx sends hosts no requests yet.
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// modern serves a stateless 2026-07-28 message: its headers must match its
+// body (-32020), its revision must be one mcpx speaks (-32022), and its
+// method one mcpx serves (404, -32601). Notifications are accepted and
+// ignored: that revision defines none for HTTP (a host cancels by closing
+// the request's stream).
+func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept, header string) {
+	if msg.IsNotification() {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if !msg.IsRequest() {
+		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: a %s client sends no JSON-RPC responses", mcp.Version20260728))
+		return
+	}
+	if status, rpcErr := checkModern(r.Header, msg, header); rpcErr != nil {
+		httpError(w, status, msg.ID, rpcErr)
+		return
+	}
+	hs := h.newHostSession()
+	if hs == nil {
+		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		return
+	}
+	defer h.forget(hs)
+	w.Header().Set(headerProtocolVersion, header)
+	h.respond(w, r, hs, msg, acc, true)
+	hs.setClosing()
+	hs.handlers.Wait()
+}
+
+// modernMethods are the methods mcpx serves to 2026-07-28 hosts.
+var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true}
+
+// checkModern validates a 2026-07-28 request's headers against its body and
+// returns the status and error it is refused with, if it is.
+func checkModern(hdr http.Header, msg *jsonrpc.Message, header string) (int, *jsonrpc.Error) {
+	meta := metaOf(msg)
+	v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion)
+	switch {
+	case !ok:
+		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaProtocolVersion)
+	case header == "":
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s, as in _meta)", headerProtocolVersion, quote(v))
+	case header != v:
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match _meta protocolVersion %s", headerProtocolVersion, quote(header), quote(v))
+	case !mcp.IsSupported(v) || !mcp.IsModern(v):
+		return http.StatusBadRequest, unsupportedVersion(v)
+	}
+	method, ok := headerValue(hdr, headerMethod)
+	switch {
+	case !ok:
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s)", headerMethod, quote(msg.Method))
+	case method != msg.Method:
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", headerMethod, quote(method), quote(msg.Method))
+	}
+	if key := nameParam(msg.Method); key != "" {
+		body, inBody := paramString(msg, key)
+		raw, inHeader := headerValue(hdr, headerName)
+		name, err := decodeHeaderValue(raw)
+		switch {
+		case inBody && !inHeader:
+			return http.StatusBadRequest, headerMismatch("missing %s header (want params.%s %s)", headerName, key, quote(body))
+		case inHeader && err != nil:
+			return http.StatusBadRequest, headerMismatch("malformed %s header: %v", headerName, err)
+		case inHeader && !inBody:
+			return http.StatusBadRequest, headerMismatch("%s header %s, but the body has no params.%s", headerName, quote(name), key)
+		case inHeader && name != body:
+			return http.StatusBadRequest, headerMismatch("%s header %s does not match params.%s %s", headerName, quote(name), key, quote(body))
+		}
+	}
+	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
+		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
+	}
+	if !modernMethods[msg.Method] {
+		return http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
+	}
+	return 0, nil
+}
+
+// nameParam is the params member Mcp-Name mirrors for method, if any.
+func nameParam(method string) string {
+	switch method {
+	case mcp.MethodToolsCall, "prompts/get":
+		return "name"
+	case "resources/read":
+		return "uri"
+	}
+	return ""
+}
+
+// headerValue returns a header's value with its optional whitespace
+// removed, and whether it was sent.
+func headerValue(h http.Header, name string) (string, bool) {
+	vs := h.Values(name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vs[0]), true
+}
+
+// decodeHeaderValue undoes the spec's base64 sentinel, =?base64?...?=.
+func decodeHeaderValue(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return v, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+func headerMismatch(format string, args ...any) *jsonrpc.Error {
+	e := jsonrpc.Errorf(mcp.CodeHeaderMismatch, format, args...)
+	e.Message = "Header mismatch: " + e.Message
+	return e
+}
+
+// unsupportedVersion is -32022; data.supported lists what server/discover
+// lists.
+func unsupportedVersion(v string) *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    mcp.CodeUnsupportedProtocolVersion,
+		Message: "Unsupported protocol version: " + quote(v),
+		Data: jsonrpc.MustMarshal(struct {
+			Supported []string `json:"supported"`
+			Requested string   `json:"requested"`
+		}{mcp.Versions, v}),
+	}
+}
+
+func hasMetaVersion(msg *jsonrpc.Message) bool {
+	_, ok := metaOf(msg).Get(mcp.MetaProtocolVersion)
+	return ok
+}
+
+func idOf(msg *jsonrpc.Message) jsonrpc.ID {
+	if msg.ID.IsValid() {
+		return msg.ID
+	}
+	return jsonrpc.NullID
+}
+
+// respond runs one request of hs and streams what it produces to w. For a
+// 2026-07-28 request (cancelOnClose), the host closing the stream before
+// the response cancels the request.
+func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept, cancelOnClose bool) {
+	out := h.newSink(w, r, hs, msg, acc)
+	hs.request(msg, out)
+	if cancelOnClose {
+		key := relay.HostKey{Session: hs.id, ID: msg.ID.String()}
+		stop := context.AfterFunc(r.Context(), func() {
+			if !out.answered() {
+				h.srv.relay.Registry().CancelHost(key, &relay.Cause{Kind: relay.HostCancelled, Detail: "it closed the request's response stream"})
+			}
+		})
+		defer stop()
+	}
+	out.serve()
+}
+
+// captureSink keeps the one message of a request answered at once.
+type captureSink struct{ line []byte }
+
+func (c *captureSink) pushWhile(live func() bool, line []byte) {
+	if live == nil || live() {
+		c.line = line
+	}
+}
+func (c *captureSink) pushProgressWhile(func() bool, string, []byte) {}
+func (c *captureSink) finish()                                       {}

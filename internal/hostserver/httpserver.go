@@ -1,0 +1,291 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// HTTP headers of Streamable HTTP.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+	headerName            = "Mcp-Name"
+)
+
+// HTTPOptions configure [Server.HTTP]; nil means defaults.
+type HTTPOptions struct {
+	// SessionIdle ends a legacy session that has had no request in flight
+	// for this long (checked whenever a session starts). Default 1h.
+	SessionIdle time.Duration
+	// KeepAlive is how often a quiet SSE response stream gets a comment
+	// line, so that proxies and clients do not time it out. Default 15s.
+	KeepAlive time.Duration
+}
+
+// HTTP serves MCP over Streamable HTTP, every revision on one endpoint
+// (spec-checklist §5.13): initialize-based sessions (Mcp-Session-Id) and
+// stateless 2026-07-28 requests side by side. A legacy session is a host
+// session whose requests arrive as POSTs; a 2026-07-28 request is a host
+// session of its own. Either way each request's messages go to its own
+// response stream, and the relay core is the stdio one.
+//
+// What a disconnect means depends on the era: a 2026-07-28 host closing a
+// request's stream cancels the request (the spec's cancellation signal); a
+// legacy host that merely disconnects has not cancelled (its spec says so),
+// so its call runs on and a result that finds no stream is logged, kept for
+// the host; a legacy host cancels with a notifications/cancelled POST.
+//
+// GET answers 405: mcpx sends HTTP hosts no server-initiated messages yet,
+// so it offers no standalone stream (both SDKs treat 405 as "none").
+// JSON-RPC batches are refused, in every revision (see post).
+//
+// An HTTP is safe for concurrent use. [HTTP.Close] ends it.
+type HTTP struct {
+	srv  *Server
+	opts HTTPOptions
+	log  *slog.Logger
+	base context.Context
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession   // legacy sessions by Mcp-Session-Id
+	live     map[*hostSession]struct{} // every session and 2026 request
+	closed   bool
+}
+
+// HTTP returns the Streamable HTTP face of s. Serve it through
+// [HTTP.Handler], once per listener.
+func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
+	h := &HTTP{
+		srv:      s,
+		log:      s.log,
+		base:     context.Background(),
+		sessions: map[string]*httpSession{},
+		live:     map[*hostSession]struct{}{},
+	}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.SessionIdle <= 0 {
+		h.opts.SessionIdle = time.Hour
+	}
+	if h.opts.KeepAlive <= 0 {
+		h.opts.KeepAlive = 15 * time.Second
+	}
+	return h
+}
+
+// Close ends every session and request: calls in flight end with "mcpx is
+// stopping" (the hosts still reading are told so), and later requests get
+// 503. It returns once every handler goroutine it knows of has ended; the
+// HTTP servers' own Shutdown then waits for the response streams.
+func (h *HTTP) Close() {
+	h.mu.Lock()
+	h.closed = true
+	live := make([]*hostSession, 0, len(h.live))
+	for hs := range h.live {
+		live = append(live, hs)
+	}
+	clear(h.sessions)
+	h.mu.Unlock()
+	for _, hs := range live {
+		hs.setClosing()
+		h.srv.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.Stopping})
+	}
+	for _, hs := range live {
+		hs.handlers.Wait()
+	}
+}
+
+// Sessions returns how many legacy sessions are open.
+func (h *HTTP) Sessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// newHostSession returns a host session for HTTP requests, registered as
+// live; nil once the face is closed.
+func (h *HTTP) newHostSession() *hostSession {
+	hs := &hostSession{
+		srv:  h.srv,
+		id:   "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
+		base: h.base,
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.live[hs] = struct{}{}
+	return hs
+}
+
+func (h *HTTP) forget(hs *hostSession) {
+	h.mu.Lock()
+	delete(h.live, hs)
+	h.mu.Unlock()
+}
+
+// serve routes one request that passed its listener's checks.
+func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "POST, DELETE")
+		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"method %s not allowed: mcpx sends HTTP hosts no server-initiated messages, so it offers no standalone GET stream", r.Method))
+	}
+}
+
+// post serves one JSON-RPC message. Batches are refused in every
+// revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
+// removed them, and mcpx's stdio face refuses them too.
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
+		return
+	}
+	acc := parseAccept(r.Header.Values("Accept"))
+	if !acc.json && !acc.sse {
+		httpError(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"not acceptable: Accept must allow application/json and text/event-stream"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.srv.maxMessageBytes())))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+				"invalid request: message exceeds the limit of %d bytes", tooBig.Limit))
+			return
+		}
+		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
+		return
+	}
+	msg, err := jsonrpc.Decode(body)
+	if errors.Is(err, jsonrpc.ErrBatch) {
+		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: JSON-RPC batches are not supported; send one message per POST"))
+		return
+	}
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) {
+			rpcErr = jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)
+		}
+		id := jsonrpc.NullID
+		if msg != nil && msg.ID.IsValid() {
+			id = msg.ID
+		}
+		httpError(w, http.StatusBadRequest, id, rpcErr)
+		return
+	}
+	h.dispatch(w, r, msg, acc)
+}
+
+// delete ends a legacy session.
+func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(headerSessionID)
+	if sid == "" {
+		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
+		return
+	}
+	sess := h.session(sid)
+	if sess == nil {
+		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		return
+	}
+	h.endSession(sess, &relay.Cause{Kind: relay.HostCancelled, Detail: "it ended its session (HTTP DELETE)"})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// accept is what a request's Accept header allows.
+type accept struct{ json, sse bool }
+
+// parseAccept reads Accept values. No header accepts anything; the spec
+// asks clients for both types, but some send only the one they expect.
+func parseAccept(values []string) accept {
+	if len(values) == 0 {
+		return accept{true, true}
+	}
+	var a accept
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || params["q"] == "0" || params["q"] == "0.0" {
+				continue
+			}
+			switch mt {
+			case "*/*":
+				a.json, a.sse = true, true
+			case "application/json", "application/*":
+				a.json = true
+			case "text/event-stream", "text/*":
+				a.sse = true
+			}
+		}
+	}
+	return a
+}
+
+// httpError answers with status and a JSON-RPC error.
+func httpError(w http.ResponseWriter, status int, id jsonrpc.ID, err *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.NewError(id, err).Encode())
+}
+
+func errNoSession() *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; send initialize for a new one")
+}
+
+func (s *Server) maxMessageBytes() int {
+	if s.opts.MaxMessageBytes > 0 {
+		return s.opts.MaxMessageBytes
+	}
+	return 16 << 20
+}
+
+// metaOf returns a request's params._meta, empty if absent.
+func metaOf(msg *jsonrpc.Message) *jsonrpc.Object {
+	params, err := jsonrpc.ParseObject(msg.Params)
+	if err != nil {
+		return &jsonrpc.Object{}
+	}
+	return mcp.Meta(params)
+}
+
+// paramString returns a string member of a request's params.
+func paramString(msg *jsonrpc.Message, key string) (string, bool) {
+	params, err := jsonrpc.ParseObject(msg.Params)
+	if err != nil {
+		return "", false
+	}
+	raw, ok := params.Get(key)
+	if !ok {
+		return "", false
+	}
+	var s *string
+	if json.Unmarshal(raw, &s) != nil || s == nil {
+		return "", false
+	}
+	return *s, true
+}

@@ -1,0 +1,95 @@
+package hostserver
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"mcpx/internal/relay"
+)
+
+// httpSession is one legacy (initialize-based) host session over HTTP: a
+// host session without a stream of its own, whose requests arrive as
+// POSTs carrying its id. The id is a secret of the host's (it is all a
+// request needs to act in the session), so logs and the registry name the
+// session by its host session's label instead.
+type httpSession struct {
+	id string // Mcp-Session-Id: 128 random bits, hex
+	hs *hostSession
+
+	// Guarded by HTTP.mu.
+	active   int       // requests in flight
+	lastUsed time.Time // when the last one ended
+	ended    bool
+}
+
+// addSession makes hs (just initialized) a legacy session with a fresh id,
+// ending first the sessions idle for longer than SessionIdle.
+func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("making a session id: %w", err)
+	}
+	sess := &httpSession{id: hex.EncodeToString(b), hs: hs, lastUsed: time.Now()}
+	var idle []*httpSession
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("mcpx is stopping")
+	}
+	for _, s := range h.sessions {
+		if s.active == 0 && time.Since(s.lastUsed) > h.opts.SessionIdle {
+			idle = append(idle, s)
+		}
+	}
+	h.sessions[sess.id] = sess
+	h.mu.Unlock()
+	for _, s := range idle {
+		h.endSession(s, &relay.Cause{Kind: relay.HostDisconnected})
+	}
+	h.log.Info("http session started", "host", hs.id, "version", hs.version, "client", hs.clientName)
+	return sess, nil
+}
+
+// session returns the live session with id sid, or nil.
+func (h *HTTP) session(sid string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[sid]
+}
+
+// enter counts a request in flight in sess; false if it has ended.
+func (h *HTTP) enter(sess *httpSession) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sess.ended || h.closed {
+		return false
+	}
+	sess.active++
+	return true
+}
+
+func (h *HTTP) leave(sess *httpSession) {
+	h.mu.Lock()
+	sess.active--
+	sess.lastUsed = time.Now()
+	h.mu.Unlock()
+}
+
+// endSession ends sess: later requests naming it get 404, and its calls in
+// flight are cancelled with cause.
+func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
+	h.mu.Lock()
+	if sess.ended {
+		h.mu.Unlock()
+		return
+	}
+	sess.ended = true
+	delete(h.sessions, sess.id)
+	delete(h.live, sess.hs)
+	h.mu.Unlock()
+	sess.hs.setClosing()
+	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
+	h.log.Info("http session ended", "host", sess.hs.id, "why", cause.Error(), "cancelledCalls", n)
+}

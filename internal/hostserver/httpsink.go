@@ -1,0 +1,277 @@
+package hostserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/sse"
+)
+
+// httpSink is one request's response stream: the request's messages, in
+// order, as a single JSON body or as SSE.
+//
+// It streams (SSE) from the start when the host asked for progress or, in
+// 2026-07-28, for log messages, and otherwise as soon as a notification
+// comes before the response; a response that comes alone is one JSON body.
+// A host that accepts only JSON gets no notifications; one that accepts
+// only SSE gets SSE.
+//
+// Messages are queued by the request's goroutines (handler, upstream
+// reader) in an outQueue, in order; the ServeHTTP goroutine alone writes
+// them, in [httpSink.serve], until finish. What cannot be written because
+// the host has gone is dropped, except the response, which is logged: a
+// legacy host that disconnects has not cancelled, so its result is kept
+// (the jobs issue will make it collectable).
+type httpSink struct {
+	q   *outQueue
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	ctx context.Context // the HTTP request's: done once the host has gone
+	acc accept
+	log *slog.Logger
+
+	// For the log of a kept result.
+	host, tool string
+	id         jsonrpc.ID
+
+	keepAlive time.Duration
+	wantSSE   bool
+	replied   atomic.Bool // a response was pushed
+
+	// Owned by the serve goroutine.
+	streaming bool
+	held      []byte // a response not written yet: alone, it is JSON
+	gone      bool
+	dropped   int
+	// stopKeepAlive stops the keep-alive comments of a stream.
+	stopKeepAlive func()
+}
+
+// keepAliveLine is queued to make serve write an SSE comment.
+var keepAliveLine = []byte(":")
+
+func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept) *httpSink {
+	s := &httpSink{
+		q: newOutQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
+		host: hs.id, id: msg.ID, keepAlive: h.opts.KeepAlive,
+	}
+	if msg.Method == mcp.MethodToolsCall {
+		s.tool, _ = paramString(msg, "name")
+	}
+	meta := metaOf(msg)
+	_, progress := meta.Get(mcp.MetaProgressToken)
+	_, logs := meta.Get(mcp.MetaLogLevel)
+	s.wantSSE = acc.sse && (progress || logs || !acc.json)
+	return s
+}
+
+func (s *httpSink) pushWhile(live func() bool, line []byte) {
+	s.q.pushWhile(func() bool {
+		if live != nil && !live() {
+			return false
+		}
+		if isResponse(line) {
+			s.replied.Store(true)
+		}
+		return true
+	}, line)
+}
+
+func (s *httpSink) pushProgressWhile(live func() bool, key string, line []byte) {
+	s.q.pushProgressWhile(live, key, line)
+}
+
+// finish ends the stream once what is queued is written.
+func (s *httpSink) finish() { s.q.close() }
+
+// answered reports whether the request's response has been pushed: after
+// that, the host closing the stream cancels nothing.
+func (s *httpSink) answered() bool { return s.replied.Load() }
+
+// serve writes the request's messages until finish, then ends the
+// response.
+func (s *httpSink) serve() {
+	if s.wantSSE {
+		s.startSSE()
+	}
+	s.q.run(func(line []byte) error {
+		s.write(line)
+		return nil // never stop: a response that cannot be written is logged
+	})
+	defer func() {
+		if s.stopKeepAlive != nil {
+			s.stopKeepAlive()
+		}
+	}()
+	switch {
+	case s.held != nil && s.ctx.Err() != nil:
+		s.kept(s.held)
+	case s.held != nil:
+		s.w.Header().Set("Content-Type", "application/json")
+		s.w.Header().Set("Content-Length", strconv.Itoa(len(s.held)))
+		s.w.WriteHeader(http.StatusOK)
+		if _, err := s.w.Write(s.held); err != nil {
+			s.kept(s.held)
+		}
+	case !s.streaming && !s.gone:
+		// No response: the host cancelled the request (or left). The
+		// stream it opened ends empty.
+		s.startSSE()
+	}
+	if s.dropped > 0 {
+		s.log.Debug("dropped messages for a host that left", "host", s.host, "id", s.id.String(), "dropped", s.dropped)
+	}
+}
+
+// write writes one queued message (or keep-alive).
+func (s *httpSink) write(line []byte) {
+	if &line[0] == &keepAliveLine[0] {
+		if s.streaming && !s.gone {
+			if sse.WriteComment(s.w, "keep-alive") != nil || s.rc.Flush() != nil {
+				s.gone = true
+			}
+		}
+		return
+	}
+	resp := isResponse(line)
+	if !s.gone && s.ctx.Err() != nil {
+		s.gone = true
+	}
+	if s.gone {
+		if resp {
+			s.kept(line)
+		} else {
+			s.dropped++
+		}
+		return
+	}
+	if !s.streaming {
+		if resp && s.held == nil && s.acc.json {
+			s.held = line // written as JSON at the end, unless more follows
+			return
+		}
+		if !s.acc.sse {
+			s.dropped++ // a host that takes only JSON gets no notifications
+			return
+		}
+		s.startSSE()
+		if s.held != nil {
+			held := s.held
+			s.held = nil
+			s.write(held)
+		}
+	}
+	if sse.WriteEvent(s.w, "", "", line) != nil || s.rc.Flush() != nil {
+		s.gone = true
+		if resp {
+			s.kept(line)
+		}
+	}
+}
+
+func (s *httpSink) startSSE() {
+	if s.streaming {
+		return
+	}
+	s.streaming = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	if s.rc.Flush() != nil {
+		s.gone = true
+	}
+	s.stopKeepAlive = s.runKeepAlive()
+}
+
+// runKeepAlive queues a keep-alive comment every KeepAlive until stopped.
+func (s *httpSink) runKeepAlive() (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(s.keepAlive)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				s.q.pushWhile(nil, keepAliveLine)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+// kept logs a response its host did not stay for.
+func (s *httpSink) kept(line []byte) {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil {
+		return
+	}
+	args := []any{"host", s.host, "id", s.id.String(), "tool", s.tool}
+	if msg.Error != nil {
+		args = append(args, "error", msg.Error.Message, "code", msg.Error.Code)
+	} else {
+		var res struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		_ = json.Unmarshal(msg.Result, &res)
+		summary := ""
+		for _, c := range res.Content {
+			if c.Type == "text" {
+				summary = shorten(c.Text, 200)
+				break
+			}
+		}
+		args = append(args, "bytes", len(msg.Result), "isError", res.IsError, "summary", summary, "result", shorten(string(msg.Result), 4096))
+	}
+	s.log.Warn("kept the result of a call whose host had left", args...)
+}
+
+// isResponse reports whether line, as [jsonrpc.Message.Encode] writes it,
+// is a response: the only messages with an id that mcpx sends hosts.
+func isResponse(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+}
+
+// shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// writeSingle answers with one message: JSON, or one SSE event for a host
+// that takes only SSE.
+func writeSingle(w http.ResponseWriter, acc accept, line []byte) {
+	if acc.json {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(line)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = sse.WriteEvent(w, "", "", line)
+}
