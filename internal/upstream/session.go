@@ -34,7 +34,10 @@ type Session struct {
 	done chan struct{} // closed once the session has ended
 
 	toolsMu sync.Mutex
-	tools   []Tool // nil until listed
+	tools   []Tool      // nil until listed
+	fetch   *toolsFetch // the listing in progress, if any
+
+	wg *sync.WaitGroup // the pool's: counts the session's goroutines
 }
 
 // Version returns the negotiated protocol revision.
@@ -84,6 +87,7 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		grace:      opts.grace,
 		clientInfo: jsonrpc.MustMarshal(opts.clientInfo),
 		done:       make(chan struct{}),
+		wg:         wg,
 	}
 	var log *slog.Logger
 	var err error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -22,19 +23,54 @@ type Tool struct {
 // cursors never end.
 const maxToolPages = 100
 
-// Tools returns the upstream's tools, listing them on first use.
+// listWait bounds one listing of an upstream's tools.
+const listWait = 30 * time.Second
+
+// toolsFetch is one listing in progress, shared by every caller.
+type toolsFetch struct {
+	done  chan struct{}
+	tools []Tool
+	err   error
+}
+
+// Tools returns the upstream's tools, listing them on first use. Callers
+// share one listing, which runs under its own deadline in a goroutine of
+// the pool's; ctx only bounds how long this caller waits for it, so a host
+// that gives up leaves, and no caller waits behind a lock.
 func (s *Session) Tools(ctx context.Context) ([]Tool, error) {
 	s.toolsMu.Lock()
-	defer s.toolsMu.Unlock()
 	if s.tools != nil {
-		return s.tools, nil
+		tools := s.tools
+		s.toolsMu.Unlock()
+		return tools, nil
 	}
-	tools, err := s.listTools(ctx)
-	if err != nil {
-		return nil, err
+	f := s.fetch
+	if f == nil {
+		f = &toolsFetch{done: make(chan struct{})}
+		s.fetch = f
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			lctx, cancel := context.WithTimeoutCause(context.Background(), listWait,
+				fmt.Errorf("upstream %q did not list its tools within %s", s.Server, listWait))
+			defer cancel()
+			f.tools, f.err = s.listTools(lctx)
+			s.toolsMu.Lock()
+			if f.err == nil {
+				s.tools = f.tools
+			}
+			s.fetch = nil // a failed listing is tried again by the next caller
+			s.toolsMu.Unlock()
+			close(f.done)
+		}()
 	}
-	s.tools = tools
-	return tools, nil
+	s.toolsMu.Unlock()
+	select {
+	case <-f.done:
+		return f.tools, f.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 func (s *Session) listTools(ctx context.Context) ([]Tool, error) {
