@@ -119,25 +119,40 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 	return env.ServeHTTP(ctx, cfg, ln, token, log)
 }
 
-// stdio is this process's stdin and stdout as one connection. stdin is
-// made non-blocking so that Close interrupts a pending Read.
+// stdio is this process's stdin and stdout as one connection. Both are
+// made non-blocking, so that Close interrupts a pending Read and a Write
+// blocked on a host that stopped reading: mcpx can always shut down.
 type stdio struct {
 	in  io.ReadCloser
 	out io.Writer
 }
 
 func newStdio(env *Env) *stdio {
+	s := &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout}
 	if f, ok := env.Stdin.(*os.File); ok && f == os.Stdin {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			return &stdio{in: os.NewFile(f.Fd(), "stdin"), out: env.Stdout}
+			s.in = os.NewFile(f.Fd(), "stdin")
 		}
 	}
-	return &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout}
+	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
+		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
+			s.out = os.NewFile(f.Fd(), "stdout")
+		}
+	}
+	return s
 }
 
 func (s *stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
 func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
-func (s *stdio) Close() error                { return s.in.Close() }
+
+// Close closes stdin and, when it is this process's own, stdout.
+func (s *stdio) Close() error {
+	err := s.in.Close()
+	if c, ok := s.out.(*os.File); ok && c != os.Stdout {
+		c.Close()
+	}
+	return err
+}
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
