@@ -139,3 +139,18 @@ type CallError struct {
 type CancelRequest struct {
 	Reason string `json:"reason"` // "user" for a person's interrupt
 }
+
+// PathReload re-reads the daemon's config file (POST).
+const PathReload = "/v0/reload"
+
+// ReloadResult is the reply to POST PathReload: which servers a reload
+// added, removed, changed (those are restarted; their calls in flight end
+// with an error saying so) or left alone.
+type ReloadResult struct {
+	Added     []string `json:"added"`
+	Removed   []string `json:"removed"`
+	Changed   []string `json:"changed"`
+	Unchanged []string `json:"unchanged"`
+	// Ignored lists settings that changed but need a restart (mcpx stop).
+	Ignored []string `json:"ignored,omitempty"`
+}

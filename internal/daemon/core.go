@@ -88,6 +88,7 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	defer c.watchConfig(ctx, opts)()
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
@@ -103,6 +104,7 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, token string
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
 	srv := httpServer(mcpMux(face.Handler(hostserver.Access{Addr: ln.Addr().String(), Token: token})), log)
 	served := make(chan error, 1)
@@ -126,4 +128,14 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, token string
 		return nil
 	}
 	return err
+}
+
+// watchConfig applies edits of the config file to c until the returned
+// stop is called (which waits for the watcher).
+func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
+	rl := newReloader(c, opts.Config, opts.logger())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); rl.watch(ctx) }()
+	return func() { cancel(); <-done }
 }

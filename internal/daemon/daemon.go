@@ -59,6 +59,11 @@ func Run(ctx context.Context, opts *Options) error {
 
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
+	rl := newReloader(c, opts.Config, log)
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() { defer close(watched); rl.watch(watchCtx) }()
+	defer func() { stopWatch(); <-watched }()
 
 	hostCtx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHosts()
@@ -76,6 +81,7 @@ func Run(ctx context.Context, opts *Options) error {
 		MCP:          face.Handler(hostserver.Access{}),
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
+		Reload:       rl.reload,
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()

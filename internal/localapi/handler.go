@@ -52,6 +52,8 @@ type Options struct {
 	HTTPSessions func() int
 	// Shutdown asks the daemon to stop.
 	Shutdown func()
+	// Reload re-reads the config file.
+	Reload func() (apitype.ReloadResult, error)
 }
 
 // Handler serves the local API.
@@ -79,6 +81,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"POST " + apitype.PathCall:     h.serveCall,
 		"POST " + apitype.PathCancel:   h.serveCancel,
 		"POST " + apitype.PathShutdown: h.serveShutdown,
+		"POST " + apitype.PathReload:   h.serveReload,
 		"GET " + apitype.PathStdio:     h.serveStdio,
 	} {
 		h.mux.Handle(pattern, h.wrap(fn))

@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -82,4 +83,15 @@ func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+func (h *Handler) serveReload(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Reload == nil {
+		return statusErr(http.StatusNotImplemented, errors.New("this daemon cannot reload its config"))
+	}
+	res, err := h.opts.Reload()
+	if err != nil {
+		return statusErr(http.StatusBadRequest, err)
+	}
+	return writeJSON(w, res)
 }

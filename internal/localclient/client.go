@@ -190,3 +190,9 @@ func (c *Client) Call(ctx context.Context, req apitype.CallRequest, onEvent func
 	}
 	return nil, errors.New("the daemon ended the call's stream without a result")
 }
+
+// Reload asks the daemon to re-read its config file.
+func (c *Client) Reload(ctx context.Context) (*apitype.ReloadResult, error) {
+	var res apitype.ReloadResult
+	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, nil, &res)
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mcpx/internal/config"
@@ -17,7 +18,7 @@ import (
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
 	pool *upstream.Pool
-	cfg  *config.Config
+	cfg  atomic.Pointer[config.Config]
 	reg  *Registry
 	log  *slog.Logger
 }
@@ -27,8 +28,14 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Relay{pool: pool, cfg: cfg, reg: reg, log: log}
+	r := &Relay{pool: pool, reg: reg, log: log}
+	r.cfg.Store(cfg)
+	return r
 }
+
+// SetConfig makes cfg the config of calls that start from now on (a
+// reload); calls under way keep their timers.
+func (r *Relay) SetConfig(cfg *config.Config) { r.cfg.Store(cfg) }
 
 // Registry returns the registry of in-flight requests.
 func (r *Relay) Registry() *Registry { return r.reg }
@@ -62,7 +69,7 @@ type Call struct {
 // when the caller asked for idle and max (zero: no wish). Zero means off.
 func (r *Relay) Timeouts(server string, idle, max time.Duration) (time.Duration, time.Duration) {
 	var cfgIdle, cfgMax time.Duration
-	if srv := r.cfg.Servers[server]; srv != nil {
+	if srv := r.cfg.Load().Servers[server]; srv != nil {
 		cfgIdle, cfgMax = srv.IdleTimeout, srv.MaxTimeout
 	}
 	return shorter(cfgIdle, idle), shorter(cfgMax, max)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type Pool struct {
 
 type slot struct {
 	cfg *config.Server
+	// retired is set when a reload removed or replaced the slot: a start
+	// still under way for it stops the session it made.
+	retired bool
 	// failures counts starts that failed in a row; the next start waits
 	// until retryAt, so that a broken server is not respawned by every
 	// call and listing (exponential backoff, capped).
@@ -197,8 +201,11 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, sl.cfg.Name)
-	} else if p.closed {
+	} else if p.closed || sl.retired {
 		a.sess, a.err = nil, ErrClosed
+		if sl.retired {
+			a.err = fmt.Errorf("server %q was changed or removed while it started", sl.cfg.Name)
+		}
 		p.mu.Unlock()
 		close(a.done)
 		s.stop()
@@ -256,4 +263,68 @@ func (p *Pool) Run(ctx context.Context) error {
 func startBackoff(n int) time.Duration {
 	d := time.Second << min(n-1, 6)
 	return min(d, time.Minute)
+}
+
+// ReloadResult says what a reload changed, by server name.
+type ReloadResult struct {
+	Added, Removed, Changed, Unchanged []string
+}
+
+// Reload applies a new config: servers it adds are started on first use;
+// servers it removes or changes are stopped, their calls in flight ending
+// with an error that says so; unchanged servers, and their calls, are not
+// touched.
+func (p *Pool) Reload(cfg *config.Config) ReloadResult {
+	var res ReloadResult
+	want := map[string]*config.Server{}
+	for name, srv := range cfg.Servers {
+		if !srv.Disabled {
+			want[name] = srv
+		}
+	}
+	type stopping struct {
+		s   *Session
+		why error
+	}
+	var stops []stopping
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return res
+	}
+	for _, name := range p.namesLocked() {
+		sl := p.slots[name]
+		nc, keep := want[name]
+		if keep && reflect.DeepEqual(*sl.cfg, *nc) {
+			res.Unchanged = append(res.Unchanged, name)
+			continue
+		}
+		why := fmt.Errorf("server %q was removed from the config", name)
+		if keep {
+			why = fmt.Errorf("server %q was changed in the config", name)
+			res.Changed = append(res.Changed, name)
+			p.slots[name] = &slot{cfg: nc}
+		} else {
+			res.Removed = append(res.Removed, name)
+			delete(p.slots, name)
+		}
+		sl.retired = true
+		delete(p.eras, name)
+		if sl.sess != nil {
+			stops = append(stops, stopping{sl.sess, why})
+		}
+	}
+	for name, nc := range want {
+		if _, ok := p.slots[name]; !ok {
+			p.slots[name] = &slot{cfg: nc}
+			res.Added = append(res.Added, name)
+		}
+	}
+	for _, st := range stops {
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); st.s.stopWith(st.why) }()
+	}
+	p.mu.Unlock()
+	sort.Strings(res.Added)
+	return res
 }

@@ -129,8 +129,11 @@ func (e *StartError) Unwrap() error { return e.Err }
 
 // stop ends the session: waiting calls fail with ErrStopped, then the
 // process is stopped gracefully. It returns once the session has ended.
-func (s *Session) stop() {
-	s.conn.fail(fmt.Errorf("upstream %q: %w", s.Server, ErrStopped))
+func (s *Session) stop() { s.stopWith(fmt.Errorf("upstream %q: %w", s.Server, ErrStopped)) }
+
+// stopWith is stop, failing waiting calls with why.
+func (s *Session) stopWith(why error) {
+	s.conn.fail(why)
 	s.t.stop(s.grace)
 	<-s.done
 }

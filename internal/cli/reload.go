@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"mcpx/internal/localclient"
+)
+
+func cmdReload() *command {
+	var configPath string
+	return &command{
+		name:  "reload",
+		short: "apply edits of the config file to the running daemon",
+		long: `
+Reload checks the config file, then has the daemon serving it re-read it:
+servers added are started on first use, servers removed or changed are
+stopped (their calls in flight end with an error saying so), and the calls
+of unchanged servers go on undisturbed. The daemon also does this by itself
+within a second of the file changing. Settings that shape listeners or tool
+names (mcpx.http, mcpx.toolNames, ...) need "mcpx stop" to take effect.
+${VAR} references are expanded with the daemon's environment.`,
+		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
+		run: func(ctx context.Context, env *Env, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected argument %q", args[0])
+			}
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			if cfg.File == "" {
+				return usagef("there is no config file to reload (the built-in config is in use)")
+			}
+			c, _ := client(env, cfg, paths)
+			res, err := c.Reload(ctx)
+			if errors.Is(err, localclient.ErrNoDaemon) {
+				fmt.Fprintln(env.Stdout, "no daemon is running; the next command starts one with this config")
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			list := func(names []string) string {
+				if len(names) == 0 {
+					return "-"
+				}
+				return strings.Join(names, ", ")
+			}
+			fmt.Fprintf(env.Stdout, "added     %s\nremoved   %s\nchanged   %s\nunchanged %s\n",
+				list(res.Added), list(res.Removed), list(res.Changed), list(res.Unchanged))
+			if len(res.Ignored) > 0 {
+				fmt.Fprintf(env.Stderr, "mcpx: %s changed; run mcpx stop for that to take effect\n", strings.Join(res.Ignored, ", "))
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/demo"
+	"mcpx/internal/mcpxtest"
+)
+
+// TestReload: the daemon applies an edited config without disturbing the
+// calls of unchanged servers: a call on "keep" runs across the reload and
+// returns its result; a call on "drop", removed by the edit, ends with an
+// error saying so; "fresh", added, is listed and callable. A broken edit is
+// refused (exit 2) and the running config stays.
+func TestReload(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	keep := mcpxtest.Demo{Name: "keep"}
+	cfg := e.WriteConfig(nil, keep, mcpxtest.Demo{Name: "drop"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	long := h.Request("tools/call", map[string]any{"name": "keep__export", "arguments": map[string]any{"seconds": 2, "steps": 4}})
+	doomed := h.Request("tools/call", map[string]any{"name": "drop__wait", "arguments": map[string]any{"seconds": 30}})
+	e.WaitRecord("drop", waitLong, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
+
+	// A broken edit first: refused, nothing changes.
+	good, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"keep":{"comand":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.Run(waitLong, "reload", "--config", cfg); code != 2 || !strings.Contains(stderr, "comand") {
+		t.Fatalf("reload of a broken config: exit %d, stderr %q; want 2 naming the field", code, stderr)
+	}
+	if err := os.WriteFile(cfg, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e.WriteConfig(nil, keep, mcpxtest.Demo{Name: "fresh"})
+	out, stderr, code := e.Run(waitLong, "reload", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("reload: exit %d: %s %s", code, out, stderr)
+	}
+	for _, want := range []string{"added     fresh", "removed   drop", "unchanged keep"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reload output %q lacks %q", out, want)
+		}
+	}
+	m := h.Response(doomed, waitLong)
+	if m.Error == nil || !strings.Contains(m.Error.Message, `"drop" was removed from the config`) {
+		t.Errorf("call on the removed server: got %s, want an error saying it was removed", m.Encode())
+	}
+	if res := h.Result(long, waitLong); !strings.Contains(string(res), "exported") {
+		t.Errorf("call on the unchanged server: %s", res)
+	}
+	list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong))
+	if !strings.Contains(list, `"fresh__echo"`) || strings.Contains(list, `"drop__`) {
+		t.Errorf("tools after the reload: want fresh__ tools and no drop__ ones: %s", list)
+	}
+	h.Result(h.Request("tools/call", map[string]any{"name": "fresh__echo", "arguments": map[string]any{"n": 1}}), waitLong)
+}
+
+// TestReloadOnFileChange: the daemon notices an edited file by itself.
+func TestReloadOnFileChange(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "one"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	h.Result(h.Request("tools/list", map[string]any{}), waitLong)
+	time.Sleep(20 * time.Millisecond) // a distinct modification time
+	e.WriteConfig(nil, mcpxtest.Demo{Name: "one"}, mcpxtest.Demo{Name: "two"})
+	deadline := time.Now().Add(waitLong)
+	for {
+		list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong))
+		if strings.Contains(list, `"two__echo"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server two never appeared after the config file changed: %s", list)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
