@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"mcpx/internal/catalog"
@@ -55,15 +56,24 @@ type core struct {
 func newCore(opts *Options) *core {
 	log := opts.logger()
 	cfg := opts.Config
+	// The pool tells the host face of tool list changes; the face is made
+	// after the pool, hence the pointer.
+	var face atomic.Pointer[hostserver.Server]
 	pool := upstream.NewPool(cfg, &upstream.Options{
 		Logger:          log,
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
+		OnToolsChanged: func(string) {
+			if h := face.Load(); h != nil {
+				h.ToolsChanged()
+			}
+		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
+	face.Store(hosts)
 	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
 }
 

@@ -35,6 +35,7 @@ func fixtureServer(name string, fields map[string]any) map[string]any {
 // runFixture serves fixture name on stdio, a legacy (2025-11-25) server
 // with one tool, "work". It returns the exit code.
 func runFixture(name string) int {
+	grown := false // "changing": its tool list grows at the first call
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := json.NewEncoder(os.Stdout)
 	send := func(v any) { _ = out.Encode(v) }
@@ -63,9 +64,18 @@ func runFixture(name string) int {
 			reply(map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "fixture-" + name, "version": "1"}})
 		case "tools/list":
-			reply(map[string]any{"tools": []any{map[string]any{"name": "work", "inputSchema": map[string]any{"type": "object"}}}})
+			tools := []any{map[string]any{"name": "work", "inputSchema": map[string]any{"type": "object"}}}
+			if grown {
+				tools = append(tools, map[string]any{"name": "more", "inputSchema": map[string]any{"type": "object"}})
+			}
+			reply(map[string]any{"tools": tools})
 		case "tools/call":
 			switch name {
+			case "changing":
+				// A new tool appears: say so, then answer.
+				grown = true
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "grew"}}})
 			case "deaf":
 				// Stop reading stdin for good: mcpx's writes pile up in the
 				// pipe and then block, unless mcpx never blocks on them.

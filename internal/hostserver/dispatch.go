@@ -84,6 +84,12 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 			mcp.MethodToolsList: hs.toolsList,
 			mcp.MethodToolsCall: hs.toolsCall,
 		}[msg.Method])
+	case mcp.MethodSubscriptionsListen:
+		if !req.modern {
+			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (a 2026-07-28 method)", msg.Method))
+			break
+		}
+		spawned = hs.async(req, hs.subscriptionsListen)
 	default:
 		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
 	}

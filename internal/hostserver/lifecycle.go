@@ -23,7 +23,7 @@ type request struct {
 }
 
 // capabilities are what mcpx offers hosts.
-var capabilities = json.RawMessage(`{"tools":{}}`)
+var capabilities = json.RawMessage(`{"tools":{"listChanged":true}}`)
 
 func (hs *hostSession) instructions() string {
 	names := hs.srv.relay.Pool().Names()
@@ -45,6 +45,9 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message, out sink) {
 		return
 	}
 	hs.initialized = true
+	if hs.out != nil { // a stream of its own to carry list changes
+		hs.srv.watchLegacy(hs, true)
+	}
 	hs.version = mcp.NegotiateLegacy(p.ProtocolVersion)
 	hs.clientCaps = p.Capabilities
 	hs.clientName = p.ClientInfo.Name

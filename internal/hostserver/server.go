@@ -35,6 +35,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	info    json.RawMessage // serverInfo
+	watch   watchers
 	nextID  atomic.Uint64
 }
 
@@ -111,6 +112,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	if readerDone != nil {
 		<-readerDone // ended by the Close above; its error says nothing
 	}
+	s.watchLegacy(hs, false)
 	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
 	if !stopping && readErr != nil && !errors.Is(readErr, io.EOF) {
 		return fmt.Errorf("reading from host: %w", readErr)

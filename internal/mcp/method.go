@@ -12,6 +12,8 @@ const (
 	MethodProgress         = "notifications/progress"
 	MethodToolsListChanged = "notifications/tools/list_changed"
 	MethodMessage          = "notifications/message"
+
+	MethodSubscriptionsListen = "subscriptions/listen"
 )
 
 // Error codes beyond JSON-RPC's own.

@@ -91,6 +91,7 @@ func (d *httpDialer) use(kind eraKind, version string) {
 		s.stop()
 	}
 	conn := newConn(s.Server, d.tg.log)
+	conn.onNotify = s.notify
 	base := newHTTPBase(d.tg, conn)
 	var t transport
 	switch kind {

@@ -28,6 +28,10 @@ type Options struct {
 	MaxMessageBytes int
 	ProbeTimeout    time.Duration // default 3s
 	StopGrace       time.Duration // per shutdown step; default 2s
+	// OnToolsChanged is told, without blocking, when the tools of a server
+	// may have changed: it said so (notifications/tools/list_changed, with
+	// its name), or a reload added, removed or changed servers (once, "").
+	OnToolsChanged func(server string)
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -188,7 +192,9 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		probeTimeout: p.opts.ProbeTimeout,
 		grace:        p.opts.StopGrace,
 		era:          era,
-		http:         p.http,
+
+		onToolsChanged: p.opts.OnToolsChanged,
+		http:           p.http,
 	}, &p.wg)
 
 	p.mu.Lock()
@@ -326,5 +332,8 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 	}
 	p.mu.Unlock()
 	sort.Strings(res.Added)
+	if f := p.opts.OnToolsChanged; f != nil && len(res.Added)+len(res.Removed)+len(res.Changed) > 0 {
+		f("") // once for the whole reload
+	}
 	return res
 }

@@ -38,6 +38,9 @@ type Session struct {
 	fetch   *toolsFetch // the listing in progress, if any
 
 	wg *sync.WaitGroup // the pool's: counts the session's goroutines
+
+	// onToolsChanged is told when the upstream says its tools changed.
+	onToolsChanged func(server string)
 }
 
 // Version returns the negotiated protocol revision.
@@ -68,13 +71,14 @@ func (s *Session) Pending() int { return s.conn.Pending() }
 func (s *Session) StderrTail() string { return s.t.stderrTail() }
 
 type dialOptions struct {
-	log          *slog.Logger
-	clientInfo   mcp.Implementation
-	maxMessage   int
-	probeTimeout time.Duration
-	grace        time.Duration
-	era          string      // cached era; "" to probe
-	http         *httpShared // the pool's HTTP client and era cache
+	onToolsChanged func(server string)
+	log            *slog.Logger
+	clientInfo     mcp.Implementation
+	maxMessage     int
+	probeTimeout   time.Duration
+	grace          time.Duration
+	era            string      // cached era; "" to probe
+	http           *httpShared // the pool's HTTP client and era cache
 }
 
 // dial starts srv's process, or connects to its URL, and settles the
@@ -88,6 +92,8 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		clientInfo: jsonrpc.MustMarshal(opts.clientInfo),
 		done:       make(chan struct{}),
 		wg:         wg,
+
+		onToolsChanged: opts.onToolsChanged,
 	}
 	var log *slog.Logger
 	var err error
@@ -185,5 +191,20 @@ func (s *Session) Call(ctx context.Context, method string, params *jsonrpc.Objec
 	case <-ctx.Done():
 		s.Cancel(r, context.Cause(ctx).Error())
 		return nil, context.Cause(ctx)
+	}
+}
+
+// notify handles the upstream's notifications other than progress, on the
+// reader goroutine. notifications/tools/list_changed drops the cached tool
+// list (the next listing asks again) and tells the pool's owner.
+func (s *Session) notify(msg *jsonrpc.Message) {
+	if msg.Method != mcp.MethodToolsListChanged {
+		return
+	}
+	s.toolsMu.Lock()
+	s.tools = nil
+	s.toolsMu.Unlock()
+	if s.onToolsChanged != nil {
+		s.onToolsChanged(s.Server)
 	}
 }

@@ -38,6 +38,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	limit := max(4*opts.maxMessage, 64<<20)
 	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	s.conn = newConn(srv.Name, log)
+	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t
 	readerDone := make(chan struct{})

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"mcpx/internal/mcpxtest"
+)
+
+// TestToolsListChanged: an upstream's notifications/tools/list_changed
+// reaches hosts — a legacy host as notifications/tools/list_changed on its
+// stream (mcpx advertises tools.listChanged), a 2026-07-28 host on its
+// subscriptions/listen stream, acknowledged and tagged with the listen's
+// id — and the next tools/list shows the new tool.
+func TestToolsListChanged(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := writeServers(t, e, nil, map[string]any{"ch": fixtureServer("changing", nil)})
+		legacy := e.StartHost(mode, cfg)
+		init := string(legacy.Initialize("2025-11-25"))
+		if !strings.Contains(init, `"listChanged":true`) {
+			t.Fatalf("initialize result does not advertise tools.listChanged: %s", init)
+		}
+		if list := string(legacy.Result(legacy.Request("tools/list", map[string]any{}), waitLong)); strings.Contains(list, "ch__more") {
+			t.Fatalf("ch__more listed before it exists: %s", list)
+		}
+
+		modern := e.StartHost(mode, cfg)
+		listen := modern.Request("subscriptions/listen", map[string]any{
+			"_meta":         mcpxtest.ModernMeta(nil),
+			"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true},
+		})
+		ack := modern.WaitFor(waitLong, "the listen's acknowledgement", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/subscriptions/acknowledged"
+		})
+		var ackP struct {
+			Meta          map[string]json.RawMessage `json:"_meta"`
+			Notifications map[string]bool            `json:"notifications"`
+		}
+		if err := json.Unmarshal(ack.Msg.Params, &ackP); err != nil {
+			t.Fatal(err)
+		}
+		if string(ackP.Meta["io.modelcontextprotocol/subscriptionId"]) != listen.String() {
+			t.Errorf("ack subscriptionId = %s, want the listen's id %s", ackP.Meta["io.modelcontextprotocol/subscriptionId"], listen)
+		}
+		if !ackP.Notifications["toolsListChanged"] || ackP.Notifications["promptsListChanged"] {
+			t.Errorf("ack notifications = %v, want toolsListChanged only (mcpx serves no prompts)", ackP.Notifications)
+		}
+
+		// Each host makes the upstream change: in-process, each has an
+		// upstream of its own; with the daemon, they share one.
+		legacy.Result(legacy.Request("tools/call", map[string]any{"name": "ch__work"}), waitLong)
+		modern.Result(modern.Request("tools/call", map[string]any{"name": "ch__work", "_meta": mcpxtest.ModernMeta(nil)}), waitLong)
+		legacy.WaitFor(waitLong, "notifications/tools/list_changed on the legacy stream", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/tools/list_changed"
+		})
+		tagged := modern.WaitFor(waitLong, "a tagged list_changed on the listen stream", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/tools/list_changed"
+		})
+		if !strings.Contains(string(tagged.Msg.Params), `"io.modelcontextprotocol/subscriptionId":`+listen.String()) {
+			t.Errorf("listen notification not tagged with the subscription id: %s", tagged.Raw)
+		}
+		if list := string(legacy.Result(legacy.Request("tools/list", map[string]any{}), waitLong)); !strings.Contains(list, `"ch__more"`) {
+			t.Errorf("tools/list after the change lacks ch__more: %s", list)
+		}
+
+		// Cancelling the listen ends it without an answer.
+		modern.Notify("notifications/cancelled", map[string]any{"requestId": listen.Raw()})
+		modern.NoResponse(listen, settle)
+	})
+}
