@@ -14,7 +14,11 @@ import (
 // dispatch classifies one POSTed message by era (spec-checklist §5.13) and
 // serves it:
 //
-//   - initialize starts a legacy session, whatever the headers say;
+//   - initialize starts a legacy session, whatever the headers say,
+//     unless its _meta claims a protocol version: then it is a stateless
+//     request, for a method 2026-07-28 removed (404, -32601), as the
+//     TypeScript SDK's dual-era entry and the conformance suite's
+//     server-stateless scenario have it;
 //   - an MCP-Protocol-Version header of a stateless revision mcpx speaks
 //     (2026-07-28) makes a stateless request (an Mcp-Session-Id beside it
 //     is ignored, as that revision says);
@@ -27,7 +31,7 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	sid := r.Header.Get(headerSessionID)
 	switch {
-	case msg.Method == mcp.MethodInitialize:
+	case msg.Method == mcp.MethodInitialize && !hasMetaVersion(msg):
 		if sid != "" {
 			h.legacy(w, r, msg, acc, sid, header)
 			return
@@ -143,7 +147,10 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 }
 
 // modernMethods are the methods mcpx serves to 2026-07-28 hosts.
-var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true}
+// subscriptions/listen carries the tools.listChanged that server/discover
+// advertises: its response stream stays open until the host closes it.
+var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
+	mcp.MethodSubscriptionsListen: true}
 
 // checkModern validates a 2026-07-28 request's headers against its body and
 // returns the status and error it is refused with, if it is.

@@ -27,6 +27,8 @@ const defaultMaxConcurrentRequests = 16
 type httpDialer struct {
 	s  *Session
 	tg *httpTarget
+	// corrected: a -32022 has already been answered by trying again.
+	corrected bool
 }
 
 // dialHTTP connects s to srv's URL: in the era and revision the config
@@ -203,10 +205,17 @@ func (d *httpDialer) modern(ctx context.Context, version string, timeout time.Du
 				Supported []string `json:"supported"`
 			}
 			_ = json.Unmarshal(rpcErr.Data, &data)
-			if v := newestModern(data.Supported); v != "" && v != version {
+			v := newestModern(data.Supported)
+			switch {
+			case v != "" && !d.corrected:
+				// The spec's client SHOULD retry with a revision the
+				// server lists: once, with the newest both speak, even
+				// the one just refused (a server may refuse it only
+				// this once, one behind a balancer mid-upgrade), as the
+				// TypeScript SDK does; a second refusal ends it.
+				d.corrected = true
 				return d.modern(ctx, v, 0)
-			}
-			if v := newestModern(data.Supported); v != "" {
+			case v != "":
 				return true, fmt.Errorf("server/discover: %w", err)
 			}
 			return false, nil

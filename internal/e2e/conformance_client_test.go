@@ -1,0 +1,494 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/daemon"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+)
+
+// mcpx's upstream client graded by the conformance suite's client
+// scenarios. `conformance client --command CMD` starts a scenario server
+// and runs `CMD <url>`; it grades what reaches that server. CMD is this
+// test binary, re-executed as a small host (conformanceHostEnv): it
+// configures mcpx with the scenario server as its only upstream (type
+// http, its era probed as always), runs mcpx in its own process (the
+// gateway in-process, daemon.ServeStdio on a pipe: the real upstream
+// client, under the race detector when the tests have it), and drives it
+// as a host would, over the stdio face: it lists the tools and calls the
+// ones the scenario expects a client to call, with the scenario's
+// arguments. The host is Go, built from this repo with the tests, so it
+// needs no npm package of its own and adds no Node client in between whose
+// behaviour the scenario could end up grading instead of mcpx's.
+
+// conformanceClientScenarios are the client scenarios issue 3 names, per
+// suite: the non-auth ones of the legacy revisions, and those of
+// 2026-07-28 (initialize and sse-retry were removed there).
+var conformanceClientScenarios = []struct {
+	suite     mcpxtest.ConformanceSuite
+	scenarios []string
+}{
+	{mcpxtest.Conformance0116, []string{"initialize", "tools_call", "sse-retry"}},
+	{mcpxtest.ConformanceAlpha2025, []string{"initialize", "tools_call", "sse-retry"}},
+	{mcpxtest.ConformanceAlpha2026, []string{"tools_call", "request-metadata", "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers"}},
+}
+
+// TestConformanceClient runs each client scenario once per suite, each
+// CLI run one scenario (--suite would run every auth scenario beside it,
+// in parallel, which makes sse-retry's timing flaky); independent runs go
+// in parallel. A run passes when the suite's verdict against its
+// expected-failures file passes and the host did all it meant to.
+func TestConformanceClient(t *testing.T) {
+	t.Parallel()
+	for _, s := range conformanceClientScenarios {
+		s.suite.CLI(t)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CLI splits the command at spaces and runs it through a shell.
+	if strings.ContainsAny(exe, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+		t.Fatalf("the test binary's path %q cannot be passed in a conformance --command: set GOTMPDIR to a plain path", exe)
+	}
+	for _, s := range conformanceClientScenarios {
+		t.Run(s.suite.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, sc := range s.scenarios {
+				t.Run(sc, func(t *testing.T) {
+					t.Parallel()
+					runConformanceClient(t, s.suite, sc, exe)
+				})
+			}
+		})
+	}
+}
+
+func runConformanceClient(t *testing.T, suite mcpxtest.ConformanceSuite, scenario, exe string) {
+	dir := t.TempDir()
+	spec, err := json.Marshal(conformanceHostSpec{Dir: dir, Report: filepath.Join(dir, "report.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{conformanceHostEnv + "=" + string(spec), "GORACE=" + mcpxtest.RaceQuickExit}
+	// -test.run matches nothing: should the variable not reach the host,
+	// the binary runs no test rather than all of them.
+	r := mcpxtest.RunConformance(t, suite, "client", scenario, env, "--command", exe+" -test.run=NONE")
+	passed := r.Judge(t)
+
+	var rep conformanceHostReport
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	switch {
+	case err != nil:
+		t.Errorf("the host wrote no report (%v)", err)
+		passed = false
+	case json.Unmarshal(b, &rep) != nil:
+		t.Errorf("the host's report is not JSON: %s", b)
+		passed = false
+	case rep.Error != "":
+		t.Errorf("the host failed: %s\nreport: %s", rep.Error, b)
+		passed = false
+	default:
+		t.Logf("host (%s era, %.0f ms): tools %v", rep.Era, rep.ElapsedMs, rep.Tools)
+		for _, c := range rep.Calls {
+			t.Logf("  call %s: %s", c.Tool, c.outcome())
+		}
+	}
+	if strings.Contains(r.ClientStderr, "WARNING: DATA RACE") {
+		t.Errorf("the race detector found a race in mcpx (the host's process)")
+		passed = false
+	}
+	if !passed {
+		t.Logf("the host's stderr (mcpx's log):\n%s", r.ClientStderr)
+	}
+}
+
+// conformanceHostEnv makes the test binary a conformance host; its value
+// is a conformanceHostSpec in JSON.
+const conformanceHostEnv = "MCPX_E2E_CONFORMANCE_HOST"
+
+type conformanceHostSpec struct {
+	Dir    string `json:"dir"`    // the host's own directory: XDG dirs, config
+	Report string `json:"report"` // where it writes its report
+}
+
+// conformanceHostReport is what the host did.
+type conformanceHostReport struct {
+	Scenario  string                `json:"scenario"`
+	Version   string                `json:"version"` // MCP_CONFORMANCE_PROTOCOL_VERSION
+	URL       string                `json:"url"`
+	Era       string                `json:"era"` // the host's own: legacy or 2026-07-28
+	Tools     []string              `json:"tools"`
+	Calls     []conformanceHostCall `json:"calls"`
+	Error     string                `json:"error,omitempty"`
+	ElapsedMs float64               `json:"elapsedMs"`
+}
+
+// conformanceHostCall is one tools/call the host makes, and its outcome.
+type conformanceHostCall struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// Refused: mcpx must refuse the call (a tool it must not offer).
+	Refused bool `json:"refused,omitempty"`
+	// WantText is the result's text the scenario server answers.
+	WantText string `json:"wantText,omitempty"`
+
+	Text     string `json:"text,omitempty"`
+	IsError  bool   `json:"isError,omitempty"`
+	RPCError string `json:"rpcError,omitempty"`
+}
+
+func (c conformanceHostCall) outcome() string {
+	switch {
+	case c.RPCError != "":
+		return "error " + c.RPCError
+	case c.IsError:
+		return "isError " + c.Text
+	}
+	return fmt.Sprintf("%q", c.Text)
+}
+
+// invalidHeaderTools are the tools of http-invalid-tool-headers whose
+// x-mcp-header annotations are invalid: a client must not call them, so
+// mcpx must neither list them nor forward a call of them.
+var invalidHeaderTools = []string{
+	"invalid_empty_header", "invalid_object_header", "invalid_array_header", "invalid_null_header",
+	"invalid_number_header", "invalid_duplicate_same_case", "invalid_duplicate_diff_case",
+	"invalid_space_in_name", "invalid_colon_in_name", "invalid_non_ascii_name", "invalid_control_char_name",
+}
+
+// conformanceHostCalls are the calls a scenario expects of its client
+// (read from each scenario's source in the installed packages);
+// ctxJSON is MCP_CONFORMANCE_CONTEXT, which some scenarios give.
+func conformanceHostCalls(scenario, ctxJSON string) ([]conformanceHostCall, error) {
+	switch scenario {
+	case "tools_call":
+		return []conformanceHostCall{{Tool: "add_numbers", Args: json.RawMessage(`{"a":5,"b":3}`), WantText: "The sum of 5 and 3 is 8"}}, nil
+	case "sse-retry":
+		// The result arrives on a GET stream resumed after the POST's
+		// stream closed.
+		return []conformanceHostCall{{Tool: "test_reconnection", Args: json.RawMessage(`{}`), WantText: "Reconnection test completed successfully"}}, nil
+	case "http-standard-headers":
+		return []conformanceHostCall{
+			{Tool: "test_headers", Args: json.RawMessage(`{}`), WantText: "Headers test completed"},
+			{Tool: "my-hyphenated-tool", Args: json.RawMessage(`{}`), WantText: "Headers test completed"},
+		}, nil
+	case "http-custom-headers":
+		var c struct {
+			ToolCalls []struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"toolCalls"`
+		}
+		if err := json.Unmarshal([]byte(ctxJSON), &c); err != nil || len(c.ToolCalls) == 0 {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT %q has no toolCalls (%v)", ctxJSON, err)
+		}
+		var out []conformanceHostCall
+		for _, tc := range c.ToolCalls {
+			out = append(out, conformanceHostCall{Tool: tc.Name, Args: tc.Arguments, WantText: "Custom headers test completed"})
+		}
+		return out, nil
+	case "http-invalid-tool-headers":
+		out := []conformanceHostCall{{Tool: "valid_tool", Args: json.RawMessage(`{"region":"us-west1"}`), WantText: "Tool call received"}}
+		for _, name := range invalidHeaderTools {
+			out = append(out, conformanceHostCall{Tool: name, Args: json.RawMessage(`{}`), Refused: true})
+		}
+		return out, nil
+	}
+	// initialize, request-metadata: discovery and tools/list only.
+	return nil, nil
+}
+
+func init() {
+	// The test binary re-executed by `conformance client` as its client.
+	if spec := os.Getenv(conformanceHostEnv); spec != "" {
+		os.Exit(runConformanceHost(spec))
+	}
+}
+
+// runConformanceHost is the host: it writes its report and returns the
+// exit code.
+func runConformanceHost(specJSON string) int {
+	start := time.Now()
+	rep := &conformanceHostReport{
+		Scenario: os.Getenv("MCP_CONFORMANCE_SCENARIO"),
+		Version:  os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"),
+	}
+	var spec conformanceHostSpec
+	err := json.Unmarshal([]byte(specJSON), &spec)
+	if err == nil {
+		if len(os.Args) < 2 {
+			err = errors.New("no server URL argument")
+		} else {
+			rep.URL = os.Args[len(os.Args)-1]
+			err = conformanceHost(spec, rep)
+		}
+	}
+	if err != nil {
+		rep.Error = err.Error()
+		fmt.Fprintf(os.Stderr, "conformance host: %v\n", err)
+	}
+	rep.ElapsedMs = float64(time.Since(start).Microseconds()) / 1000
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	if spec.Report != "" {
+		if werr := os.WriteFile(spec.Report, b, 0o600); werr != nil {
+			fmt.Fprintf(os.Stderr, "conformance host: writing the report: %v\n", werr)
+			return 1
+		}
+	}
+	fmt.Printf("%s\n", b)
+	if rep.Error != "" {
+		return 1
+	}
+	return 0
+}
+
+func conformanceHost(spec conformanceHostSpec, rep *conformanceHostReport) error {
+	calls, err := conformanceHostCalls(rep.Scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+	if err != nil {
+		return err
+	}
+	for k, sub := range map[string]string{"XDG_CONFIG_HOME": "c", "XDG_STATE_HOME": "s", "XDG_RUNTIME_DIR": "r", "HOME": "h"} {
+		p := filepath.Join(spec.Dir, sub)
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return err
+		}
+		os.Setenv(k, p)
+	}
+	// The scenario server is the only upstream, its tools unprefixed. Its
+	// first answer can take seconds on a loaded machine (a cold Node
+	// process compiling the spec's JSON schema to check mcpx's request):
+	// longer than mcpx's default probe timeout (3 s), after which mcpx
+	// takes a silent HTTP server for a legacy one, and then a 2026-07-28
+	// scenario fails for want of CPU. So the probe waits longer here.
+	cfgPath := filepath.Join(spec.Dir, "config.json")
+	doc := map[string]any{
+		"mcpServers": map[string]any{"scenario": map[string]any{"type": "http", "url": rep.URL}},
+		"mcpx":       map[string]any{"toolNames": map[string]any{"prefix": "auto"}, "probeTimeout": "15s"},
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath, nil)
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second) // the CLI's is 30 s
+	defer cancel()
+	hostEnd, mcpxEnd := net.Pipe()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	served := make(chan error, 1)
+	go func() {
+		served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "conformance", Logger: log}, mcpxEnd)
+	}()
+	h := newPipeHost(hostEnd)
+	err = conformanceHostRun(ctx, h, rep, calls)
+	hostEnd.Close()
+	select {
+	case serr := <-served:
+		if serr != nil && err == nil {
+			err = fmt.Errorf("mcpx returned %v", serr)
+		}
+	case <-time.After(10 * time.Second):
+		if err == nil {
+			err = errors.New("mcpx did not return within 10 s of the host leaving")
+		}
+	}
+	return err
+}
+
+// conformanceHostRun is the host's part: the era the scenario runs at
+// (legacy initialize, or 2026-07-28 requests with their _meta), the tool
+// list, and the calls.
+func conformanceHostRun(ctx context.Context, h *pipeHost, rep *conformanceHostReport, calls []conformanceHostCall) error {
+	modern := rep.Version == "2026-07-28"
+	var meta map[string]any
+	if modern {
+		rep.Era = "2026-07-28"
+		meta = mcpxtest.ModernMeta(map[string]any{"io.modelcontextprotocol/clientInfo": map[string]any{"name": "mcpx-conformance-host", "version": "1"}})
+		if _, err := h.call(ctx, "server/discover", map[string]any{"_meta": meta}); err != nil {
+			return fmt.Errorf("server/discover: %w", err)
+		}
+	} else {
+		rep.Era = "legacy"
+		if _, err := h.call(ctx, "initialize", map[string]any{
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "mcpx-conformance-host", "version": "1"},
+		}); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		h.notify("notifications/initialized")
+	}
+	withMeta := func(p map[string]any) map[string]any {
+		if meta != nil {
+			p["_meta"] = meta
+		}
+		return p
+	}
+	res, err := h.call(ctx, "tools/list", withMeta(map[string]any{}))
+	if err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &list); err != nil {
+		return fmt.Errorf("tools/list result %s: %w", res, err)
+	}
+	for _, tool := range list.Tools {
+		rep.Tools = append(rep.Tools, tool.Name)
+	}
+	var problems []string
+	for _, c := range calls {
+		listed := slices.Contains(rep.Tools, c.Tool)
+		if listed == c.Refused {
+			problems = append(problems, fmt.Sprintf("mcpx lists %q: %v, want %v", c.Tool, listed, !c.Refused))
+		}
+		args := c.Args
+		if len(args) == 0 {
+			args = json.RawMessage(`{}`)
+		}
+		res, err := h.call(ctx, "tools/call", withMeta(map[string]any{"name": c.Tool, "arguments": args}))
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			c.RPCError = fmt.Sprintf("%d %s", rpcErr.Code, rpcErr.Message)
+		case err != nil:
+			return fmt.Errorf("tools/call %s: %w", c.Tool, err)
+		default:
+			var r struct {
+				Content []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"content"`
+				IsError bool `json:"isError"`
+			}
+			if err := json.Unmarshal(res, &r); err != nil {
+				return fmt.Errorf("tools/call %s result %s: %w", c.Tool, res, err)
+			}
+			c.IsError = r.IsError
+			for _, ct := range r.Content {
+				if ct.Type == "text" {
+					c.Text += ct.Text
+				}
+			}
+		}
+		failed := c.RPCError != "" || c.IsError
+		switch {
+		case c.Refused && !failed:
+			problems = append(problems, fmt.Sprintf("mcpx forwarded a call of %q, a tool it must not offer: %s", c.Tool, c.outcome()))
+		case !c.Refused && failed:
+			problems = append(problems, fmt.Sprintf("tools/call %s failed: %s", c.Tool, c.outcome()))
+		case !c.Refused && c.WantText != "" && c.Text != c.WantText:
+			problems = append(problems, fmt.Sprintf("tools/call %s: text %q, want %q", c.Tool, c.Text, c.WantText))
+		}
+		rep.Calls = append(rep.Calls, c)
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// pipeHost is a minimal JSON-RPC host on mcpx's stdio face: requests with
+// fresh ids, each answered on a channel of its own.
+type pipeHost struct {
+	conn net.Conn
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[string]chan *jsonrpc.Message
+	readErr error
+	done    chan struct{}
+}
+
+func newPipeHost(conn net.Conn) *pipeHost {
+	h := &pipeHost{conn: conn, pending: map[string]chan *jsonrpc.Message{}, done: make(chan struct{})}
+	go h.read()
+	return h
+}
+
+func (h *pipeHost) read() {
+	defer close(h.done)
+	r := jsonrpc.NewReader(h.conn, 64<<20)
+	for {
+		line, err := r.ReadLine()
+		if err != nil {
+			h.mu.Lock()
+			h.readErr = err
+			h.mu.Unlock()
+			return
+		}
+		msg, err := jsonrpc.Decode(bytes.Clone(line))
+		if err != nil || !msg.ID.IsValid() || msg.Method != "" {
+			continue // notifications (and anything malformed) are not the host's concern here
+		}
+		h.mu.Lock()
+		ch := h.pending[msg.ID.String()]
+		delete(h.pending, msg.ID.String())
+		h.mu.Unlock()
+		if ch != nil {
+			ch <- msg
+		}
+	}
+}
+
+func (h *pipeHost) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = h.conn.Write(append(b, '\n'))
+	return err
+}
+
+func (h *pipeHost) notify(method string) {
+	_ = h.write(map[string]any{"jsonrpc": "2.0", "method": method})
+}
+
+// call sends a request and returns its result, or its error as a
+// *jsonrpc.Error.
+func (h *pipeHost) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	ch := make(chan *jsonrpc.Message, 1)
+	h.mu.Lock()
+	h.nextID++
+	id := h.nextID
+	h.pending[jsonrpc.NewIntID(id).String()] = ch
+	h.mu.Unlock()
+	if err := h.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+		return nil, fmt.Errorf("writing to mcpx: %w", err)
+	}
+	select {
+	case msg := <-ch:
+		if msg.Error != nil {
+			return nil, msg.Error
+		}
+		return msg.Result, nil
+	case <-h.done:
+		return nil, fmt.Errorf("mcpx closed the connection (%v)", h.readErr)
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no response within the host's deadline: %w", ctx.Err())
+	}
+}
