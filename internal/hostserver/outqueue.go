@@ -7,7 +7,7 @@ import (
 // outQueue orders everything written to one host and decouples the writers
 // (handlers, upstream readers relaying progress) from a host that reads
 // slowly. Messages leave in the order they were queued. Memory stays
-// bounded: beyond softLimit queued messages, a progress notification
+// bounded: beyond softLimit queued bytes, a progress notification
 // replaces the not-yet-written one of the same token instead of queueing
 // behind it (its position is kept, so it still precedes its call's result).
 // Progress values only grow, so only intermediate values are lost, never the
@@ -16,16 +16,23 @@ type outQueue struct {
 	mu        sync.Mutex
 	wake      chan struct{} // capacity 1: "there is work"
 	items     [][]byte
-	byToken   map[string]int // token key -> index in items, past softLimit
+	byToken   map[string]int // token key -> index in items, past soft
+	bytes     int            // queued, not yet handed to the writer
+	soft      int            // the soft limit on bytes
 	closed    bool
 	coalesced int64
 	err       error
 }
 
-const softLimit = 4096
+// softLimit is how many bytes one host may have queued before its progress
+// is coalesced: 2 MiB holds a burst of about 20,000 progress notifications
+// for a host that reads more slowly than the upstream writes, and is all a
+// host that stops reading costs in progress (results and errors always
+// queue).
+const softLimit = 2 << 20
 
 func newOutQueue() *outQueue {
-	return &outQueue{wake: make(chan struct{}, 1), byToken: map[string]int{}}
+	return &outQueue{wake: make(chan struct{}, 1), byToken: map[string]int{}, soft: softLimit}
 }
 
 // push queues a message that must be delivered.
@@ -39,6 +46,7 @@ func (q *outQueue) pushWhile(live func() bool, line []byte) {
 	q.mu.Lock()
 	if !q.closed && (live == nil || live()) {
 		q.items = append(q.items, line)
+		q.bytes += len(line)
 	}
 	q.mu.Unlock()
 	q.signal()
@@ -55,8 +63,9 @@ func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) 
 		q.mu.Unlock()
 		return
 	}
-	if len(q.items) >= softLimit {
+	if q.bytes >= q.soft {
 		if i, ok := q.byToken[key]; ok {
+			q.bytes += len(line) - len(q.items[i])
 			q.items[i] = line
 			q.coalesced++
 			q.mu.Unlock()
@@ -65,6 +74,7 @@ func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) 
 		q.byToken[key] = len(q.items)
 	}
 	q.items = append(q.items, line)
+	q.bytes += len(line)
 	q.mu.Unlock()
 	q.signal()
 }
@@ -96,6 +106,7 @@ func (q *outQueue) run(write func([]byte) error) {
 		q.mu.Lock()
 		batch, q.items = q.items, batch[:0]
 		clear(q.byToken)
+		q.bytes = 0
 		closed := q.closed
 		failed := q.err != nil
 		q.mu.Unlock()

@@ -83,10 +83,12 @@ func TestOutQueueOrder(t *testing.T) {
 func TestOutQueueCoalesce(t *testing.T) {
 	q := newOutQueue()
 	var want []string
-	for i := range softLimit - 2 {
+	q.soft = len("a0") + len("a0'")
+	for i := range 100 {
 		line := "m" + strconv.Itoa(i)
 		q.push([]byte(line))
 		want = append(want, line)
+		q.soft += len(line)
 	}
 	// Below the limit progress queues up like anything else.
 	q.pushProgress("a", []byte("a0"))
@@ -120,13 +122,15 @@ func TestOutQueueCoalesce(t *testing.T) {
 // TestOutQueueCoalesceAfterDrain checks that the queue forgets positions it
 // has handed to the writer: a token's next progress is queued anew.
 func TestOutQueueCoalesceAfterDrain(t *testing.T) {
+	const soft = 64
 	q := newOutQueue()
-	for range softLimit {
+	q.soft = soft
+	for range soft {
 		q.push([]byte("x"))
 	}
 	q.pushProgress("a", []byte("a1"))
 
-	written := make(chan string, softLimit+10)
+	written := make(chan string, 2*soft+10)
 	release := make(chan struct{})
 	wait := startRun(t, q, func(line []byte) error {
 		written <- string(line)
@@ -137,7 +141,7 @@ func TestOutQueueCoalesceAfterDrain(t *testing.T) {
 	})
 	waitFor(t, written, "a1")
 	// The first batch is out of the queue: nothing to coalesce with.
-	for range softLimit {
+	for range soft {
 		q.push([]byte("y"))
 	}
 	q.pushProgress("a", []byte("a2"))
@@ -177,8 +181,9 @@ func waitFor(t *testing.T, ch <-chan string, want string) {
 // that the queue passes its soft limit. Each token's progress must arrive
 // increasing, its last value must arrive, and the result must come after it.
 func TestOutQueueProducers(t *testing.T) {
-	const producers, steps = 4, 3000 // 12000 messages: past softLimit
+	const producers, steps = 4, 3000 // 12000 messages: past the soft limit
 	q := newOutQueue()
+	q.soft = 4096
 	gate := make(chan struct{})
 	rec := &recorder{}
 	first := true
