@@ -64,6 +64,8 @@ type Upstream struct {
 	Since      time.Time `json:"since,omitzero"`
 	Starts     int       `json:"starts"`
 	InFlight   int       `json:"inFlight"`
+	Queued     int       `json:"queued,omitempty"`  // calls waiting for one of its call slots
+	Pending    int       `json:"pending,omitempty"` // requests sent to it that await its answer
 	LastError  string    `json:"lastError,omitempty"`
 }
 

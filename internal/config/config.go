@@ -8,8 +8,8 @@
 //     values are errors naming the full field path, e.g.
 //     "mcpServers.demo.comand: unknown field". Every error is an [*Error].
 //   - A returned [Config] is complete: every default is filled in, every
-//     server's timeouts are its effective values (its own, else the global
-//     ones), ${VAR} references are expanded (see [LoadOptions]), and every
+//     server's timeouts and call limits are its effective values (its own,
+//     else the global ones), ${VAR} references are expanded (see [LoadOptions]), and every
 //     Cwd is absolute.
 //   - Expanded values never appear in error messages, so a secret passed as
 //     ${VAR} cannot leak through an error.
@@ -51,9 +51,19 @@ type Config struct {
 	// running work before it exits; 0 means it never exits on its own.
 	DaemonIdleExit time.Duration
 
-	// MaxConcurrentCalls limits the calls in flight at once; 0 means no
-	// limit.
+	// Call limits of every server that sets none of its own (servers carry
+	// their effective copies). MaxConcurrentCalls is the calls in flight to
+	// one server at once (0: no limit); a call beyond it waits in a FIFO
+	// queue of at most QueueLength calls (0: no queue, it fails at once)
+	// for at most QueueTimeout (0: no timer but the call's hard maximum).
 	MaxConcurrentCalls int
+	QueueLength        int
+	QueueTimeout       time.Duration
+
+	// MaxCallsPerHost limits the requests one host connection may have in
+	// flight at once; a request beyond it is refused at once. 0 means no
+	// limit.
+	MaxCallsPerHost int
 
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.

@@ -54,20 +54,24 @@ func TestParseExample(t *testing.T) {
 				Name: "demo", Transport: TransportStdio,
 				Command: "mcpx", Args: []string{"demo"}, Env: map[string]string{"K": "/home/u/x"}, Cwd: "/tmp",
 				IdleTimeout: 2 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 8, QueueLength: 256, QueueTimeout: time.Minute},
 			},
 			"remote": {
 				Name: "remote", Transport: TransportHTTP,
 				URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer tok-SECRET-123"}, MaxConcurrentRequests: 4,
 				IdleTimeout: 10 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 45 * time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 8, QueueLength: 256, QueueTimeout: time.Minute},
 			},
 			"old": {
 				Name: "old", Transport: TransportSSE, Disabled: true,
 				URL: "http://localhost:8080/sse", ProtocolVersion: "2024-11-05", MaxConcurrentRequests: 16,
 				IdleTimeout: 10 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 45 * time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 8, QueueLength: 256, QueueTimeout: time.Minute},
 			},
 			"rel": {
 				Name: "rel", Transport: TransportStdio, Command: "./srv", Cwd: "/etc/mcpx/sub/dir",
 				IdleTimeout: 10 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 45 * time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 8, QueueLength: 256, QueueTimeout: time.Minute},
 			},
 		},
 		IdleTimeout:        10 * time.Minute,
@@ -78,6 +82,9 @@ func TestParseExample(t *testing.T) {
 		MaxMessageBytes:    1 << 20,
 		DaemonIdleExit:     0,
 		MaxConcurrentCalls: 8,
+		QueueLength:        256,
+		QueueTimeout:       time.Minute,
+		MaxCallsPerHost:    256,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
@@ -94,24 +101,31 @@ func TestParseDefaults(t *testing.T) {
 	}{
 		{"empty object", `{}`, &Config{File: testFile, Servers: map[string]*Server{},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
-			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
+			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
 		{"servers inherit defaults", `{"mcpServers": {"a": {"url": "http://x"}}}`, &Config{File: testFile,
 			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "http://x", MaxConcurrentRequests: 16,
-				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second}},
+				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
-			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
+			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
 		{"server overrides one, inherits global others", `{"mcpx": {"maxTimeout": "2h"},
 			"mcpServers": {"a": {"command": "x", "idleTimeout": 0, "startupTimeout": "1s", "protocolVersion": ""}}}`, &Config{File: testFile,
 			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportStdio, Command: "x",
-				IdleTimeout: 0, MaxTimeout: 2 * time.Hour, StartupTimeout: time.Second}},
+				IdleTimeout: 0, MaxTimeout: 2 * time.Hour, StartupTimeout: time.Second,
+				CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
-			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
+			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
 		{"streamable-http and empty maps", "\uFEFF" + `{"mcpServers": {"a": {"type": "streamable-http", "url": "https://h:8443/p?q=1", "headers": {}}}}`,
 			&Config{File: testFile,
 				Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "https://h:8443/p?q=1", MaxConcurrentRequests: 16,
-					IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second}},
+					IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second,
+					CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
-				ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute}},
+				ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
+				MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +162,8 @@ func TestDefault(t *testing.T) {
 	got := Default("/usr/bin/mcpx")
 	want := defaults()
 	want.Servers["demo"] = &Server{Name: "demo", Transport: TransportStdio, Command: "/usr/bin/mcpx", Args: []string{"demo"},
-		IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second}
+		IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second,
+		CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Default mismatch (-want +got):\n%s", diff)
 	}

@@ -20,6 +20,9 @@ type DaemonFiles struct {
 	// Token is the bearer token file HTTP hosts need on TCP, shared by
 	// every daemon of the user (see [Paths.TokenFile] and [Token]).
 	Token string
+	// Upstreams holds a record of each live upstream process of the
+	// daemon, so that the next daemon kills what a dead one left behind.
+	Upstreams string
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts.
@@ -38,6 +41,8 @@ func (p Paths) Daemon(configFile, build string) DaemonFiles {
 		Lock:   filepath.Join(p.RuntimeDir, "d-"+key+".lock"),
 		Log:    filepath.Join(p.StateDir, "daemon-"+key+".log"),
 		Token:  p.TokenFile(),
+		// Every daemon of the user shares it: records name their owner.
+		Upstreams: filepath.Join(p.StateDir, "upstreams"),
 	}
 	if len(d.Socket) > maxSocketPath {
 		dir := filepath.Join(os.TempDir(), "mcpx-"+strconv.Itoa(os.Getuid()))

@@ -12,7 +12,10 @@ const (
 	DefaultSeparator          = "__"
 	DefaultMaxMessageBytes    = 16 << 20
 	DefaultDaemonIdleExit     = 30 * time.Minute
-	DefaultMaxConcurrentCalls = 0 // no limit
+	DefaultMaxConcurrentCalls = 64               // per server
+	DefaultQueueLength        = 256              // per server
+	DefaultQueueTimeout       = 60 * time.Second // per queued call
+	DefaultMaxCallsPerHost    = 256              // per host connection
 	// DefaultMaxConcurrentRequests is an HTTP server's limit of requests
 	// in flight when its config sets none.
 	DefaultMaxConcurrentRequests = 16
@@ -23,6 +26,8 @@ const (
 	minMessageBytes       = 1 << 10
 	maxMessageBytes       = 1 << 30
 	maxConcurrentCalls    = 1_000_000
+	maxQueueLength        = 1_000_000
+	maxCallsPerHost       = 1_000_000
 	maxConcurrentRequests = 10_000
 	maxSeparatorLen       = 4
 )
@@ -40,6 +45,7 @@ func Default(executable string) *Config {
 		IdleTimeout:    c.IdleTimeout,
 		MaxTimeout:     c.MaxTimeout,
 		StartupTimeout: c.StartupTimeout,
+		CallLimits:     c.callLimits(),
 	}
 	return c
 }
@@ -56,5 +62,8 @@ func defaults() *Config {
 		MaxMessageBytes:    DefaultMaxMessageBytes,
 		DaemonIdleExit:     DefaultDaemonIdleExit,
 		MaxConcurrentCalls: DefaultMaxConcurrentCalls,
+		QueueLength:        DefaultQueueLength,
+		QueueTimeout:       DefaultQueueTimeout,
+		MaxCallsPerHost:    DefaultMaxCallsPerHost,
 	}
 }

@@ -22,6 +22,8 @@ func FuzzParse(f *testing.F) {
 			"remote": {"type": "http", "url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}},
 		  "mcpx": {"idleTimeout": "5m", "maxTimeout": 3600, "startupTimeout": "30s", "probeTimeout": 2.5,
 			"toolNames": {"prefix": "auto", "separator": "."}, "maxMessageBytes": 16777216, "daemonIdleExit": "0", "maxConcurrentCalls": 4}}`,
+		`{"mcpServers": {"s": {"command": "x", "maxConcurrentCalls": 2, "queueLength": 0, "queueTimeout": "1.5s"}},
+		  "mcpx": {"maxConcurrentCalls": 0, "queueLength": 10, "queueTimeout": 0, "maxCallsPerHost": 3}}`,
 		`{"mcpServers": {"s": {"type": "sse", "url": "http://h/${MISSING:-sse}", "protocolVersion": "2024-11-05", "disabled": true}}}`,
 		`{"mcpServers": {"s": {"type": "stdio", "command": "$${x}", "args": ["$$${TOKEN}", "$", "${EMPTY:-d}"], "cwd": "rel/dir"}}}`,
 		`{"mcpServers": {"s": {"command": "x", "comand": "y"}}}`,
@@ -80,6 +82,10 @@ func encode(t *testing.T, c *Config) []byte {
 			"idleTimeout":     s.IdleTimeout.String(),
 			"maxTimeout":      s.MaxTimeout.String(),
 			"startupTimeout":  s.StartupTimeout.String(),
+
+			"maxConcurrentCalls": s.MaxConcurrentCalls,
+			"queueLength":        s.QueueLength,
+			"queueTimeout":       s.QueueTimeout.String(),
 		}
 		if s.Transport == TransportStdio {
 			args := []string{}
@@ -106,6 +112,9 @@ func encode(t *testing.T, c *Config) []byte {
 			"maxMessageBytes":    c.MaxMessageBytes,
 			"daemonIdleExit":     c.DaemonIdleExit.String(),
 			"maxConcurrentCalls": c.MaxConcurrentCalls,
+			"queueLength":        c.QueueLength,
+			"queueTimeout":       c.QueueTimeout.String(),
+			"maxCallsPerHost":    c.MaxCallsPerHost,
 		},
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,42 @@ type Server struct {
 	IdleTimeout    time.Duration
 	MaxTimeout     time.Duration
 	StartupTimeout time.Duration
+
+	// CallLimits are the server's effective call limits: its own when the
+	// file sets them, else the global ones.
+	CallLimits
+}
+
+// CallLimits bound the calls in flight to one server. They apply call by
+// call: a reload that changes only them applies to calls that start from
+// then on, without restarting the server (see [Server.SameUpstream]).
+type CallLimits struct {
+	// MaxConcurrentCalls is how many calls may be in flight to the server
+	// at once; 0 means no limit. It holds for every transport; an HTTP
+	// server's MaxConcurrentRequests further limits the requests under way.
+	MaxConcurrentCalls int
+	// QueueLength is how many calls beyond the limit may wait, first come
+	// first served, for one to end; a call beyond that fails at once. 0
+	// means none may wait.
+	QueueLength int
+	// QueueTimeout is how long a call may wait in the queue before it
+	// fails; 0 means no timer of its own (the call's hard maximum still
+	// counts the wait).
+	QueueTimeout time.Duration
+}
+
+// callLimits returns the global call limits, which a server inherits.
+func (c *Config) callLimits() CallLimits {
+	return CallLimits{MaxConcurrentCalls: c.MaxConcurrentCalls, QueueLength: c.QueueLength, QueueTimeout: c.QueueTimeout}
+}
+
+// SameUpstream reports whether s and o start and reach the same upstream
+// in the same way: they differ at most in their call limits, which a
+// reload applies to new calls without restarting the server.
+func (s *Server) SameUpstream(o *Server) bool {
+	a, b := *s, *o
+	a.CallLimits, b.CallLimits = CallLimits{}, CallLimits{}
+	return reflect.DeepEqual(a, b)
 }
 
 // Server fields by transport.
@@ -52,7 +89,8 @@ var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
 	httpFields   = []string{"url", "headers", "maxConcurrentRequests"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
-		"idleTimeout", "maxTimeout", "startupTimeout"}, stdioFields, httpFields)
+		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout"},
+		stdioFields, httpFields)
 )
 
 // maxNameLen bounds server names so that <server><separator><tool> stays
@@ -72,6 +110,7 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 		IdleTimeout:    cfg.IdleTimeout,
 		MaxTimeout:     cfg.MaxTimeout,
 		StartupTimeout: cfg.StartupTimeout,
+		CallLimits:     cfg.callLimits(),
 	}
 	if s.Transport, err = p.transport(n, f, at); err != nil {
 		return nil, err
@@ -96,6 +135,12 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 			s.MaxTimeout, err = p.duration(v, at)
 		case "startupTimeout":
 			s.StartupTimeout, err = p.duration(v, at)
+		case "maxConcurrentCalls":
+			s.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
+		case "queueLength":
+			s.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
+		case "queueTimeout":
+			s.QueueTimeout, err = p.duration(v, at)
 		case "command":
 			s.Command, err = p.command(v, at)
 		case "args":

@@ -3,7 +3,8 @@ package config
 // settings reads the "mcpx" block into c, over the defaults already there.
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
-		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "http"}); err != nil {
+		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
+		"maxCallsPerHost", "http"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -24,6 +25,12 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.MaxMessageBytes, err = p.integer(v, at, minMessageBytes, maxMessageBytes)
 		case "maxConcurrentCalls":
 			c.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
+		case "queueLength":
+			c.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
+		case "queueTimeout":
+			c.QueueTimeout, err = p.duration(v, at)
+		case "maxCallsPerHost":
+			c.MaxCallsPerHost, err = p.integer(v, at, 0, maxCallsPerHost)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":

@@ -97,16 +97,25 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 
 // async registers req and runs handle in its own goroutine, and reports
 // whether it did. A request read while the connection closes is refused at
-// once.
+// once, and so is one beyond the connection's limit of requests in flight
+// (mcpx.maxCallsPerHost, read per request so that a reload applies): a
+// host cannot make mcpx hold unbounded goroutines or upstream requests
+// for it.
 func (hs *hostSession) async(req *request, handle func(context.Context, *request)) bool {
 	ctx, cancel := context.WithCancelCause(hs.base)
-	entry, err := hs.srv.relay.Registry().Add(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel)
+	entry, err := hs.srv.relay.Registry().AddLimited(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel,
+		hs.srv.relay.MaxCallsPerHost())
 	if err != nil {
 		cancel(nil)
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err))
+		rpcErr := callError(err, "") // over the limit: mcpx's own error
+		if errors.Is(err, relay.ErrDuplicateID) {
+			rpcErr = jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", err)
+		}
+		fail(req.sink, req.msg.ID, rpcErr)
 		return false
 	}
 	req.entry = entry
+	req.sink = &answeredSink{sink: req.sink, answered: func() { hs.srv.relay.Registry().Remove(entry) }}
 	ok := hs.spawn(func() {
 		defer req.sink.finish()
 		defer cancel(nil)

@@ -149,11 +149,11 @@ type sink interface {
 }
 
 func reply(out sink, id jsonrpc.ID, result json.RawMessage) {
-	out.pushWhile(nil, jsonrpc.NewResult(id, result).Encode())
+	pushAnswer(out, nil, jsonrpc.NewResult(id, result).Encode())
 }
 
 func fail(out sink, id jsonrpc.ID, err *jsonrpc.Error) {
-	out.pushWhile(nil, jsonrpc.NewError(id, err).Encode())
+	pushAnswer(out, nil, jsonrpc.NewError(id, err).Encode())
 }
 
 func (hs *hostSession) setClosing() {

@@ -124,7 +124,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	} else {
 		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
 	}
-	req.sink.pushWhile(live, m.Encode())
+	pushAnswer(req.sink, live, m.Encode())
 }
 
 // toolResult adapts an upstream result for the host.

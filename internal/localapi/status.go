@@ -42,10 +42,11 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Calls = append(st.Calls, call)
 	}
+	queued := h.relay.Queued()
 	for _, s := range h.relay.Pool().Status() {
 		st.Upstreams = append(st.Upstreams, apitype.Upstream{
 			Name: s.Name, State: s.State, PID: s.PID, Protocol: s.Version, ServerName: s.ServerName,
-			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], LastError: s.LastError,
+			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], Queued: queued[s.Name], Pending: s.Pending, LastError: s.LastError,
 		})
 	}
 	return writeJSON(w, st)

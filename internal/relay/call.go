@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -20,6 +21,7 @@ type Relay struct {
 	pool *upstream.Pool
 	cfg  atomic.Pointer[config.Config]
 	reg  *Registry
+	lim  *limiter
 	log  *slog.Logger
 }
 
@@ -30,12 +32,42 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	}
 	r := &Relay{pool: pool, reg: reg, log: log}
 	r.cfg.Store(cfg)
+	r.lim = newLimiter(r.callLimits)
 	return r
 }
 
 // SetConfig makes cfg the config of calls that start from now on (a
-// reload); calls under way keep their timers.
-func (r *Relay) SetConfig(cfg *config.Config) { r.cfg.Store(cfg) }
+// reload); calls under way keep their timers. New call limits apply to
+// calls that arrive, and slots that come free, from now on: a raised
+// limit admits queued calls at once.
+func (r *Relay) SetConfig(cfg *config.Config) {
+	r.cfg.Store(cfg)
+	r.lim.kick()
+}
+
+// callLimits returns server's call limits; none for a server the config
+// does not have (a call to it fails in the pool).
+func (r *Relay) callLimits(server string) config.CallLimits {
+	if cfg := r.cfg.Load(); cfg != nil {
+		if srv := cfg.Servers[server]; srv != nil {
+			return srv.CallLimits
+		}
+	}
+	return config.CallLimits{}
+}
+
+// MaxCallsPerHost returns how many requests one host connection may have
+// in flight at once, per the current config; 0 means no limit.
+func (r *Relay) MaxCallsPerHost() int {
+	if cfg := r.cfg.Load(); cfg != nil {
+		return cfg.MaxCallsPerHost
+	}
+	return 0
+}
+
+// Queued returns how many calls wait for a slot of their upstream, by
+// server; servers with none are left out.
+func (r *Relay) Queued() map[string]int { return r.lim.queued() }
 
 // Registry returns the registry of in-flight requests.
 func (r *Relay) Registry() *Registry { return r.reg }
@@ -87,8 +119,16 @@ func shorter(a, b time.Duration) time.Duration {
 }
 
 // CallTool relays c and returns the upstream's raw result, or an error: a
-// *jsonrpc.Error from the upstream, an *upstream.ExitError, or the *Cause
+// *jsonrpc.Error from the upstream, an *upstream.ExitError, a *BusyError
+// when the upstream's call limit and queue left no room, or the *Cause
 // that ended the call (ctx's own cause when the caller gave up).
+//
+// The upstream's start is not timed here (it has its own timeout). Then
+// the hard maximum starts, and the call takes one of the upstream's call
+// slots, waiting in its queue if they are all taken: the hard maximum
+// counts that wait (it bounds the call as the host sees it), the idle
+// timer does not (it starts once the call goes upstream). A call that
+// leaves the queue, for whatever reason, has sent nothing upstream.
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	sess, err := r.pool.Session(ctx, c.Server)
 	if err != nil {
@@ -97,14 +137,30 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if max > 0 {
+		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
+		defer hard.Stop()
+	}
+	release, err := r.lim.acquire(ctx, c.Server)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if old := sess; old.Err() != nil {
+		// The session ended while the call waited: its successor, if the
+		// server is still configured.
+		sess, err = r.pool.Session(ctx, c.Server)
+		if errors.Is(err, upstream.ErrUnknownServer) {
+			err = old.Err() // a reload removed it, and says so
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	st := &callState{call: &c, entry: e, idle: idle}
 	if idle > 0 {
 		st.idleTimer = time.AfterFunc(idle, func() { cancel(&Cause{Kind: IdleTimeout, After: idle}) })
 		defer st.idleTimer.Stop()
-	}
-	if max > 0 {
-		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
-		defer hard.Stop()
 	}
 
 	if c.Params == nil {
@@ -155,8 +211,8 @@ type callState struct {
 // repeats its value keeps the call alive without breaking the host's
 // ordering.
 func (st *callState) onProgress(params json.RawMessage) {
-	var p mcp.ProgressParams
-	if json.Unmarshal(params, &p) != nil {
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
 		return
 	}
 	st.mu.Lock()
@@ -164,21 +220,34 @@ func (st *callState) onProgress(params json.RawMessage) {
 	if st.idleTimer != nil {
 		st.idleTimer.Reset(st.idle)
 	}
-	if st.n > 0 && p.Progress <= st.last {
+	// The value as the host reads it: the member named exactly "progress"
+	// (encoding/json would also take "Progress"), a number. Without one
+	// the notification is malformed: it shows the upstream is alive, but
+	// is not passed on.
+	value, ok := progressValue(obj)
+	if !ok || st.n > 0 && value <= st.last {
 		return
 	}
-	st.last = p.Progress
+	st.last = value
 	st.n++
 	if st.entry != nil {
-		st.entry.update(p.Progress, p.Total, p.Message)
+		var p mcp.ProgressParams
+		_ = json.Unmarshal(params, &p) // total and message, for status
+		st.entry.update(value, p.Total, p.Message)
 	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return
 	}
-	obj, err := jsonrpc.ParseObject(params)
-	if err != nil {
-		return
-	}
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
+}
+
+// progressValue returns the number in params' "progress" member.
+func progressValue(params *jsonrpc.Object) (float64, bool) {
+	raw, ok := params.Get("progress")
+	if !ok || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false // absent, or not a number (null would read as 0)
+	}
+	var v float64
+	return v, json.Unmarshal(raw, &v) == nil
 }

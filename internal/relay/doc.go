@@ -5,6 +5,14 @@
 // maximum that nothing extends, and one context.Cause per end that becomes
 // the upstream's cancellation reason.
 //
+// Limits: each upstream has MaxConcurrentCalls call slots; a call beyond
+// them waits in a bounded FIFO queue, for at most the queue timeout, and
+// fails at once (a *BusyError) when the queue is full or the timeout runs
+// out. The hard maximum counts that wait, the idle timer does not. A host
+// connection has at most MaxCallsPerHost requests registered at once
+// (Registry.AddLimited, a *HostLimitError beyond). Both read the current
+// config, so a reload applies to new calls.
+//
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
 // after it always finds it. Nothing outside this package tracks host ids.

@@ -15,6 +15,8 @@ const (
 	CodeTimeout        = -31001 // an mcpx timer ended the call
 	CodeStopping       = -31002 // mcpx is shutting down
 	CodeInterrupted    = -31003 // a person interrupted the call
+	CodeBusy           = -31004 // the upstream's call slots and queue left no room (*BusyError)
+	CodeHostLimit      = -31005 // the host has as many requests in flight as it may (*HostLimitError)
 )
 
 // RPCError turns why a call to server failed into the JSON-RPC error a host
@@ -39,7 +41,18 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 		return &jsonrpc.Error{Code: code, Message: "mcpx: " + msg, Data: data(kind, extra)}, kind
 	}
 	var exit *upstream.ExitError
+	var busy *BusyError
+	var hostLimit *HostLimitError
 	switch c, isCause := CauseOf(err); {
+	case errors.As(err, &busy):
+		reason := "queue_timeout"
+		if busy.Full {
+			reason = "queue_full"
+		}
+		return mk(CodeBusy, "upstream_busy", busy.Error(), map[string]any{"server": busy.Server, "reason": reason,
+			"limit": busy.Limits.MaxConcurrentCalls, "queueLength": busy.Limits.QueueLength, "waitedMs": busy.Waited.Milliseconds()})
+	case errors.As(err, &hostLimit):
+		return mk(CodeHostLimit, "host_limit", hostLimit.Error(), map[string]any{"limit": hostLimit.Limit})
 	case isCause && (c.Kind == IdleTimeout || c.Kind == HardTimeout):
 		return mk(CodeTimeout, c.Kind.String(), c.Error(), map[string]any{"afterMs": c.After.Milliseconds()})
 	case isCause && c.Kind == UserInterrupt:

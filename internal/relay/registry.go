@@ -25,11 +25,14 @@ type Registry struct {
 	next   uint64
 	byID   map[uint64]*Entry
 	byHost map[HostKey]*Entry
+	// perSession counts the entries of byID by host connection, those
+	// already cancelled and winding down included.
+	perSession map[string]int
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{byID: map[uint64]*Entry{}, byHost: map[HostKey]*Entry{}}
+	return &Registry{byID: map[uint64]*Entry{}, byHost: map[HostKey]*Entry{}, perSession: map[string]int{}}
 }
 
 // Entry is one registered request. Its identity fields are immutable; what
@@ -53,15 +56,26 @@ type Entry struct {
 
 // Add registers a request whose context is cancelled by cancel.
 func (g *Registry) Add(host HostKey, method string, cancel context.CancelCauseFunc) (*Entry, error) {
+	return g.AddLimited(host, method, cancel, 0)
+}
+
+// AddLimited is Add for a host connection that may have at most limit
+// requests registered at once (0: no limit), those cancelled but still
+// winding down included; beyond that it fails with a *HostLimitError.
+func (g *Registry) AddLimited(host HostKey, method string, cancel context.CancelCauseFunc, limit int) (*Entry, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, dup := g.byHost[host]; dup {
 		return nil, ErrDuplicateID
 	}
+	if limit > 0 && g.perSession[host.Session] >= limit {
+		return nil, &HostLimitError{Limit: limit}
+	}
 	g.next++
 	e := &Entry{ID: g.next, Host: host, Method: method, Started: time.Now(), cancel: cancel}
 	g.byID[e.ID] = e
 	g.byHost[host] = e
+	g.perSession[host.Session]++
 	return e, nil
 }
 
@@ -71,6 +85,9 @@ func (g *Registry) Remove(e *Entry) {
 	defer g.mu.Unlock()
 	if g.byID[e.ID] == e {
 		delete(g.byID, e.ID)
+		if g.perSession[e.Host.Session]--; g.perSession[e.Host.Session] <= 0 {
+			delete(g.perSession, e.Host.Session)
+		}
 	}
 	if g.byHost[e.Host] == e {
 		delete(g.byHost, e.Host)
@@ -136,6 +153,14 @@ func (g *Registry) Len() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.byID)
+}
+
+// SessionLen returns the number of in-flight requests of one host
+// connection, as AddLimited counts them.
+func (g *Registry) SessionLen(session string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.perSession[session]
 }
 
 // CallStatus is a snapshot of one in-flight request.

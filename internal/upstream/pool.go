@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -32,6 +31,8 @@ type Options struct {
 	// may have changed: it said so (notifications/tools/list_changed, with
 	// its name), or a reload added, removed or changed servers (once, "").
 	OnToolsChanged func(server string)
+	// Supervision says how stdio upstreams run; nil starts them directly.
+	Supervision *Supervision
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -195,6 +196,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 
 		onToolsChanged: p.opts.OnToolsChanged,
 		http:           p.http,
+		sup:            p.opts.Supervision,
 	}, &p.wg)
 
 	p.mu.Lock()
@@ -301,7 +303,7 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 	for _, name := range p.namesLocked() {
 		sl := p.slots[name]
 		nc, keep := want[name]
-		if keep && reflect.DeepEqual(*sl.cfg, *nc) {
+		if keep && sl.cfg.SameUpstream(nc) { // call limits apply per call, in the relay
 			res.Unchanged = append(res.Unchanged, name)
 			continue
 		}
