@@ -17,14 +17,23 @@ import (
 	"mcpx/internal/cli"
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
+	"mcpx/internal/upstream"
 )
 
 func main() {
+	// The supervisor of one upstream: a hidden verb, before anything else.
+	if len(os.Args) > 1 && os.Args[1] == upstream.ShimVerb {
+		os.Exit(upstream.RunShim(os.Args[2:]))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], env())
 	stop()
 	os.Exit(code)
 }
+
+// shim is the executable that supervises each upstream: this very build,
+// even if its file has been replaced or removed since it started.
+const shim = "/proc/self/exe"
 
 func env() *cli.Env {
 	exe, _ := os.Executable()
@@ -34,17 +43,17 @@ func env() *cli.Env {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Version: v, Build: build, Executable: exe,
 		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error {
-			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build})
+			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build, Shim: shim})
 			if errors.Is(err, daemon.ErrRunning) {
 				return errors.Join(cli.ErrDaemonRunning, err)
 			}
 			return err
 		},
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
-			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log}, conn)
+			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, conn)
 		},
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error {
-			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log}, ln, token)
+			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, ln, token)
 		},
 	}
 }

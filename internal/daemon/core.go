@@ -36,6 +36,9 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
+	// Shim is the executable that supervises each stdio upstream (see
+	// upstream.Supervision); "" starts upstreams directly.
+	Shim string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -64,6 +67,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
+		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()

@@ -17,6 +17,7 @@ import (
 	"mcpx/internal/localapi"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
+	"mcpx/internal/upstream"
 )
 
 // ErrRunning is returned by Run when a daemon for the same config and
@@ -39,6 +40,11 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("locking the daemon: %w", err)
 	}
 	defer unlock()
+	// What an earlier daemon left running (killed before it could stop
+	// its upstreams, with their supervisors) dies now.
+	if opts.Files.Upstreams != "" {
+		upstream.Reap(opts.Files.Upstreams, log)
+	}
 	// TCP first: a port in use fails the start before anything else.
 	var tcpLn net.Listener
 	var token string

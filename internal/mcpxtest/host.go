@@ -74,7 +74,9 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
 		go func() {
-			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log}, mcpxEnd)
+			// Upstreams run under the built mcpx as their supervisor, as
+			// with `mcpx serve --in-process`.
+			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin}, mcpxEnd)
 		}()
 		r, h.w = hostEnd, hostEnd
 		h.closeW = func() error { return hostEnd.Close() }

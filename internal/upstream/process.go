@@ -3,9 +3,14 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,66 +18,187 @@ import (
 )
 
 // process is one upstream child: its own process group, stdin and stdout
-// as pipes, stderr to the log.
+// as pipes, stderr to the log. Under a supervisor (shim.go) the child is
+// the shim, leader of the upstream's session and group.
 type process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File
 	stdout *os.File
 	stderr *os.File
-	done   chan struct{} // closed when the child has been waited for
-	err    error         // its exit status, after done
+	// ctrl is mcpx's end of the shim's control pipe; closing it has the
+	// shim kill the upstream's whole tree. nil without a shim.
+	ctrl     *os.File
+	ctrlOnce sync.Once
+	done     chan struct{} // closed when the child has been waited for
+	err      error         // its exit status, after done
 }
 
-// startProcess spawns srv's command. The caller owns the returned pipes'
-// read ends and must call wait exactly once.
-func startProcess(srv *config.Server) (*process, error) {
+// startProcess spawns srv's command, under the shim of sup if it names
+// one. The caller owns the returned pipes' read ends.
+func startProcess(srv *config.Server, sup *Supervision) (*process, error) {
+	if sup == nil {
+		sup = &Supervision{}
+	}
+	// Resolved here, in mcpx's environment, as without a shim.
 	cmd := exec.Command(srv.Command, srv.Args...)
-	cmd.Env = mergeEnv(os.Environ(), srv.Env)
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("starting %q: %w", srv.Command, cmd.Err)
+	}
+	tag := newTag()
+	cmd.Env = mergeEnv(os.Environ(), withTag(srv.Env, tag))
 	cmd.Dir = srv.Cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Its own group, so that stopping it reaches whatever it spawned.
-		Setpgid: true,
-		// Dies with mcpx even on SIGKILL.
-		Pdeathsig: syscall.SIGKILL,
+	var ctrlR, ctrlW, repR, repW *os.File
+	target := cmd.Path
+	if sup.Shim != "" {
+		var err error
+		if ctrlR, ctrlW, err = os.Pipe(); err != nil {
+			return nil, err
+		}
+		defer ctrlR.Close()
+		if repR, repW, err = os.Pipe(); err != nil {
+			ctrlW.Close()
+			return nil, err
+		}
+		defer repR.Close()
+		defer repW.Close()
+		// mcpx shim PARENT PATH ARGV0 ARGS...: the shim executes the path
+		// resolved here, relative paths from the same directory.
+		cmd.Args = append([]string{"mcpx", ShimVerb, strconv.Itoa(os.Getpid()), target, srv.Command}, srv.Args...)
+		cmd.Path = sup.Shim
+		cmd.ExtraFiles = []*os.File{ctrlR, repW} // fds 3 and 4
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			// The upstream's own session (and group), which everything
+			// it spawns inherits.
+			Setsid: true,
+			// A hint only (the pipe is the signal): see shim.go.
+			Pdeathsig: syscall.SIGTERM,
+		}
+	} else {
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			// Its own group, so that stopping it reaches whatever it spawned.
+			Setpgid: true,
+			// Dies with mcpx even on SIGKILL (its children do not).
+			Pdeathsig: syscall.SIGKILL,
+		}
+	}
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		closeAll(ctrlW)
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
+		closeAll(ctrlW, inR, inW)
 		return nil, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
+		closeAll(ctrlW, inR, inW, outR, outW)
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
+	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, ctrl: ctrlW, done: make(chan struct{})}
+	var rec *record
+	if sup.Records != "" {
+		rec = &record{Boot: bootID(), Tag: tag, Owner: os.Getpid(), OwnerStart: selfStart(), Server: srv.Name, Command: srv.Command}
+	}
+	started := make(chan error, 1)
+	go p.run(started, sup.Records, rec)
+	err = <-started
 	// The child has its own copies now (or failed to start).
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	closeAll(inR, outW, errW)
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Path == sup.Shim {
+		pe.Path = target // as without a shim (a bad cwd fails the shim's start)
+	}
+	if err == nil && repR != nil {
+		repW.Close()
+		if err = shimReport(repR, target); err != nil {
+			p.forceKill() // it exits at once, unless it hangs
+		}
+	}
 	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
+		closeAll(ctrlW, inW, outR, errR)
 		return nil, fmt.Errorf("starting %q: %w", srv.Command, err)
 	}
-	return &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, done: make(chan struct{})}, nil
+	return p, nil
 }
 
-// wait waits for the child and records its exit status.
-func (p *process) wait() {
+// shimStartWait bounds how long a shim may take to start its upstream.
+const shimStartWait = 30 * time.Second
+
+// shimReport reads whether the shim started the upstream at path: nil, or
+// the error the start would have had without a shim.
+func shimReport(r *os.File, path string) error {
+	_ = r.SetReadDeadline(time.Now().Add(shimStartWait))
+	b, err := io.ReadAll(io.LimitReader(r, 256))
+	report := strings.TrimSpace(string(b))
+	if report == "ok" {
+		return nil
+	}
+	if n, ok := strings.CutPrefix(report, "errno "); ok {
+		if errno, err := strconv.Atoi(n); err == nil {
+			return &os.PathError{Op: "fork/exec", Path: path, Err: syscall.Errno(errno)}
+		}
+	}
+	if err == nil {
+		err = errors.New("it ended before starting the upstream")
+	}
+	return fmt.Errorf("the upstream's supervisor failed: %w", err)
+}
+
+// run starts the child and waits for it, on a goroutine locked to its OS
+// thread from before the start until the child has been reaped. The
+// parent-death signal is tied to the thread that forks the child, and Go
+// ends a thread only when a goroutine locked to it exits; so this thread
+// lives as long as the child, and the signal fires only when mcpx itself
+// dies. (Under a shim the control pipe is the signal and the shim checks
+// any death signal against its real parent; this makes the signal exact
+// all the same, and without a shim it is the only one.) Blocked in wait,
+// the thread costs nothing a waiting child did not cost before. If rec is
+// not nil, the child is recorded in dir while it lives.
+func (p *process) run(started chan<- error, dir string, rec *record) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := p.cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	recPath := ""
+	if rec != nil {
+		rec.PID = p.cmd.Process.Pid
+		// A start time of 0 (it exited already) matches no live process.
+		rec.Start = procStart(rec.PID)
+		recPath, _ = writeRecord(dir, rec)
+	}
+	started <- nil
 	p.err = p.cmd.Wait()
+	p.closeCtrl()
+	if recPath != "" {
+		os.Remove(recPath)
+	}
 	close(p.done)
 }
+
+// withTag returns env with tagEnv set to tag.
+func withTag(env map[string]string, tag string) map[string]string {
+	out := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		out[k] = v
+	}
+	out[tagEnv] = tag
+	return out
+}
+
+// wait waits until the child has exited and been reaped.
+func (p *process) wait() { <-p.done }
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
@@ -86,8 +212,37 @@ func (p *process) exitStatus() string {
 
 // signalGroup signals the child's whole process group.
 func (p *process) signalGroup(sig syscall.Signal) {
-	// The group id is the child's pid (Setpgid). ESRCH means it is gone.
+	// The group id is the child's pid (Setpgid, Setsid). ESRCH means it is
+	// gone.
 	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+func (p *process) closeCtrl() {
+	p.ctrlOnce.Do(func() {
+		if p.ctrl != nil {
+			p.ctrl.Close()
+		}
+	})
+}
+
+// shimKillWait is how long the shim may take to kill an upstream's tree
+// when told to, before mcpx kills the group itself.
+const shimKillWait = time.Second
+
+// kill ends the child and everything it spawned now, without waiting.
+func (p *process) kill() {
+	if p.ctrl == nil {
+		p.signalGroup(syscall.SIGKILL)
+		return
+	}
+	p.closeCtrl() // the shim kills the tree, then exits
+	time.AfterFunc(shimKillWait, func() {
+		select {
+		case <-p.done:
+		default:
+			p.signalGroup(syscall.SIGKILL)
+		}
+	})
 }
 
 // stop ends the child as the spec's stdio shutdown says: close its stdin,
@@ -102,12 +257,28 @@ func (p *process) stop(grace time.Duration) {
 		select {
 		case <-p.done:
 		case <-time.After(grace):
-			p.signalGroup(syscall.SIGKILL)
-			<-p.done
+			p.forceKill()
 		}
 	}
-	// Children of the child that outlived it.
+	if p.ctrl == nil {
+		// Children of the child that outlived it. (A shim exits only
+		// once its whole tree is gone.)
+		p.signalGroup(syscall.SIGKILL)
+	}
+}
+
+// forceKill kills the child and its tree and waits for the child.
+func (p *process) forceKill() {
+	if p.ctrl != nil {
+		p.closeCtrl()
+		select {
+		case <-p.done:
+			return
+		case <-time.After(shimKillWait):
+		}
+	}
 	p.signalGroup(syscall.SIGKILL)
+	<-p.done
 }
 
 // mergeEnv returns base with extra's variables set, replacing any earlier

@@ -79,6 +79,7 @@ type dialOptions struct {
 	grace          time.Duration
 	era            string      // cached era; "" to probe
 	http           *httpShared // the pool's HTTP client and era cache
+	sup            *Supervision
 }
 
 // dial starts srv's process, or connects to its URL, and settles the

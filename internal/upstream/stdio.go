@@ -3,7 +3,6 @@ package upstream
 import (
 	"log/slog"
 	"sync"
-	"syscall"
 	"time"
 
 	"mcpx/internal/config"
@@ -29,7 +28,7 @@ const writeStall = time.Minute
 // (stdout reader, stderr reader, exit watcher) are counted in wg; the
 // reader closes s.done when the upstream's output has ended.
 func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*slog.Logger, error) {
-	proc, err := startProcess(srv)
+	proc, err := startProcess(srv, opts.sup)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 			exit := &ExitError{Server: srv.Name, Status: err.Error()}
 			if s.conn.fail(exit) == exit {
 				log.Warn("upstream is not reading its input; stopping it", "err", err)
-				proc.signalGroup(syscall.SIGKILL)
+				proc.kill()
 			}
 		})
 	}()
@@ -122,7 +121,7 @@ func (t *stdioTransport) watchExit(readerDone chan struct{}) {
 	select {
 	case <-readerDone:
 	case <-time.After(exitGrace):
-		t.proc.signalGroup(syscall.SIGKILL)
+		t.proc.kill()
 		t.proc.stdout.Close()
 	}
 }
