@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"mcpx/internal/mcpxtest"
@@ -38,7 +39,9 @@ func runFixture(name string) int {
 	grown := false // "changing": its tool list grows at the first call
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := json.NewEncoder(os.Stdout)
-	send := func(v any) { _ = out.Encode(v) }
+	var sendMu sync.Mutex // chaos fixtures answer from goroutines
+	send := func(v any) { sendMu.Lock(); defer sendMu.Unlock(); _ = out.Encode(v) }
+	chaosStart(name)
 	for {
 		line, err := in.ReadBytes('\n')
 		if err != nil {
@@ -51,6 +54,7 @@ func runFixture(name string) int {
 				Meta struct {
 					Token json.RawMessage `json:"progressToken"`
 				} `json:"_meta"`
+				Arguments json.RawMessage `json:"arguments"`
 			} `json:"params"`
 		}
 		if json.Unmarshal(line, &msg) != nil || msg.ID == nil {
@@ -70,6 +74,9 @@ func runFixture(name string) int {
 			}
 			reply(map[string]any{"tools": tools})
 		case "tools/call":
+			if chaosCall(name, msg.Params.Meta.Token, msg.Params.Arguments, send, reply) {
+				continue // fixture_chaos_test.go
+			}
 			switch name {
 			case "changing":
 				// A new tool appears: say so, then answer.

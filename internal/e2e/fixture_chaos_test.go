@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// The chaos fixtures (chaos_test.go, orphans_test.go): upstreams that
+// flood, hang, or leave processes behind. runFixture calls chaosStart
+// before serving and chaosCall for each tools/call.
+//
+//	family        spawns a child in its group, one that leaves its session
+//	              (setsid) and an orphan (double fork); a call with
+//	              {"seconds": s} sends one progress, then answers after s.
+//	progressflood a call with {"count": n, "rate": r} sends n progress
+//	              notifications (1..n of n) at r a second, then answers
+//	              "sent n in <duration>".
+//	stderrflood   writes 200-byte lines to stderr as fast as it can, in
+//	              64 KB writes, from its start; a call answers at once
+//	              with the bytes written so far.
+//	hang          a call with {"hang": true} is never answered; any other
+//	              is answered at once.
+
+// stderrBytes counts what stderrflood has written.
+var stderrBytes atomic.Int64
+
+func chaosStart(name string) {
+	switch name {
+	case "family":
+		// A child in the fixture's group and session.
+		_ = exec.Command("sleep", "1000").Start()
+		// One that leaves them.
+		c := exec.Command("sleep", "1001")
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		_ = c.Start()
+		// An orphan: its parent exits at once.
+		_ = exec.Command("sh", "-c", "sleep 1002 &").Run()
+	case "stderrflood":
+		go func() {
+			line := strings.Repeat("x", 199) + "\n"
+			chunk := []byte(strings.Repeat(line, (64<<10)/len(line)))
+			for {
+				n, err := os.Stderr.Write(chunk)
+				stderrBytes.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// chaosCall answers a tools/call of the chaos fixtures, and reports
+// whether name is one.
+func chaosCall(name string, token, args json.RawMessage, send func(any), reply func(any)) bool {
+	var a struct {
+		Seconds float64 `json:"seconds"`
+		Count   int     `json:"count"`
+		Rate    int     `json:"rate"`
+		Hang    bool    `json:"hang"`
+	}
+	_ = json.Unmarshal(args, &a)
+	text := func(s string) any { return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}} }
+	progress := func(v, total float64) {
+		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+			"params": map[string]any{"progressToken": token, "progress": v, "total": total}})
+	}
+	switch name {
+	case "family":
+		if token != nil {
+			progress(1, 2)
+		}
+		go func() {
+			time.Sleep(time.Duration(a.Seconds * float64(time.Second)))
+			reply(text("done"))
+		}()
+	case "progressflood":
+		start := time.Now()
+		for i := 1; i <= a.Count; i++ {
+			progress(float64(i), float64(a.Count))
+			if a.Rate > 0 {
+				// Paced by the clock, in bursts of one millisecond's worth.
+				if ahead := time.Duration(i)*time.Second/time.Duration(a.Rate) - time.Since(start); ahead > time.Millisecond {
+					time.Sleep(ahead)
+				}
+			}
+		}
+		reply(text(fmt.Sprintf("sent %d in %s", a.Count, time.Since(start).Round(time.Millisecond))))
+	case "stderrflood":
+		reply(text(fmt.Sprint(stderrBytes.Load())))
+	case "hang":
+		if !a.Hang {
+			reply(text("ok"))
+		}
+	default:
+		return false
+	}
+	return true
+}
