@@ -1,0 +1,454 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A path is one way from the bench's host to the demo fixture: direct, or
+// through a gateway. Every path's host connection stays open for the whole
+// run; rounds visit the paths in turn.
+type path struct {
+	id    string // for -paths
+	label string // in the table
+	group string // groupStdio, groupHTTP or groupStdioHTTP
+	base  string // id of the direct path its ratios are to
+	tools string // prefix of the demo's tool names on this path
+	// record is the demo's record file behind this path.
+	record string
+	// gateway are the processes whose CPU and memory the path costs
+	// (none for a direct path).
+	gateway []*proc
+	h       host
+	tail    *recordTail
+	note    string // said under the table
+}
+
+// Groups of paths: what the host speaks, and what the upstream speaks.
+const (
+	groupStdio     = "host stdio, upstream stdio"
+	groupHTTP      = "host HTTP, upstream stdio (direct: the fixture over HTTP)"
+	groupStdioHTTP = "host stdio, upstream HTTP"
+)
+
+// pathSpec says how to set a path up.
+type pathSpec struct {
+	id, label, group, base string
+	npm                    bool // needs the npm gateways
+	setup                  func(b *bench, p *path) error
+}
+
+// specs lists every path, in table order.
+var specs = []pathSpec{
+	{"direct", "direct (fixture on stdio)", groupStdio, "direct", false, setupDirect},
+	{"relay", "bare relay (the floor)", groupStdio, "direct", false, setupRelay},
+	{"inproc", "mcpx serve --in-process", groupStdio, "direct", false, setupInProcess},
+	{"inproc-legacy", "mcpx serve --in-process, upstream pinned 2025-11-25", groupStdio, "direct", false, setupInProcessLegacy},
+	{"daemon", "mcpx serve (daemon)", groupStdio, "direct", false, setupDaemonStdio},
+
+	{"http", "direct (fixture on HTTP), legacy", groupHTTP, "http", false, setupDirectHTTP(false)},
+	{"http26", "direct (fixture on HTTP), 2026-07-28", groupHTTP, "http26", false, setupDirectHTTP(true)},
+	{"serve-http", "mcpx serve --http, legacy", groupHTTP, "http", false, setupServeHTTP(false)},
+	{"serve-http26", "mcpx serve --http, 2026-07-28", groupHTTP, "http26", false, setupServeHTTP(true)},
+	{"daemon-http", "mcpx daemon HTTP, legacy", groupHTTP, "http", false, setupDaemonHTTP(false)},
+	{"daemon-http26", "mcpx daemon HTTP, 2026-07-28", groupHTTP, "http26", false, setupDaemonHTTP(true)},
+	{"mcp-proxy", "mcp-proxy, legacy", groupHTTP, "http", true, setupMCPProxy(false)},
+	{"mcp-proxy26", "mcp-proxy, 2026-07-28", groupHTTP, "http26", true, setupMCPProxy(true)},
+	{"supergateway", "supergateway --stateful, legacy", groupHTTP, "http", true, setupSupergateway},
+
+	{"inproc-uphttp", "mcpx --in-process, HTTP upstream", groupStdioHTTP, "http26", false, setupInProcessUpHTTP},
+	{"supergateway-stdio", "supergateway --streamableHttp", groupStdioHTTP, "http", true, setupSupergatewayStdio},
+}
+
+// tool returns the name of the demo's tool on p.
+func (p *path) tool(name string) string { return p.tools + name }
+
+// demoArgs are the fixture's arguments: every request and cancellation it
+// sees goes to record.
+func (b *bench) demoArgs(record string, extra ...string) []string {
+	return append([]string{b.mcpx, "demo", "-record", record}, extra...)
+}
+
+func (b *bench) recordFile(name string) string { return filepath.Join(b.work, "record-"+name+".jsonl") }
+
+// stdioPath starts argv and opens a stdio host on it.
+func (b *bench) stdioPath(p *path, name string, argv []string) (*spawned, error) {
+	s, err := spawn(b.logs, name, argv, spawnOpts{env: b.env, stdinPipe: true, stdoutPipe: true})
+	if err != nil {
+		return nil, err
+	}
+	h, err := newStdioHost(s.stdout, s.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (log: %s)", name, err, filepath.Join(b.logs, logName(name)))
+	}
+	p.h = h
+	return s, nil
+}
+
+func setupDirect(b *bench, p *path) error {
+	p.record = b.recordFile("direct")
+	_, err := b.stdioPath(p, p.id, b.demoArgs(p.record))
+	return err
+}
+
+func setupRelay(b *bench, p *path) error {
+	p.record = b.recordFile("relay")
+	argv := append([]string{b.self, "relay", "--"}, b.demoArgs(p.record)...)
+	s, err := b.stdioPath(p, p.id, argv)
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc}
+	return nil
+}
+
+// writeConfig writes an mcpx config file with one server, demo.
+func (b *bench) writeConfig(name string, server map[string]any, settings map[string]any) (string, error) {
+	doc := map[string]any{"mcpServers": map[string]any{"demo": server}}
+	if settings != nil {
+		doc["mcpx"] = settings
+	}
+	data, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(b.work, "config-"+name+".json")
+	return f, os.WriteFile(f, data, 0o600)
+}
+
+func (b *bench) stdioServer(record string) map[string]any {
+	args := b.demoArgs(record)
+	return map[string]any{"command": args[0], "args": args[1:]}
+}
+
+func setupInProcess(b *bench, p *path) error {
+	return b.inProcess(p, "")
+}
+
+// setupInProcessLegacy pins the upstream to the revision the host speaks,
+// as the bare relay passes it: mcpx then translates nothing between eras.
+func setupInProcessLegacy(b *bench, p *path) error {
+	p.note = "the upstream is pinned (\"protocolVersion\": \"2025-11-25\"), so mcpx speaks the host's revision upstream; by default it speaks the newest, 2026-07-28, and adapts every result."
+	return b.inProcess(p, legacyVersion)
+}
+
+func (b *bench) inProcess(p *path, version string) error {
+	p.record = b.recordFile(p.id)
+	server := b.stdioServer(p.record)
+	if version != "" {
+		server["protocolVersion"] = version
+	}
+	cfg, err := b.writeConfig(p.id, server, nil)
+	if err != nil {
+		return err
+	}
+	p.tools = "demo__"
+	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--in-process", "--config", cfg})
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc}
+	return nil
+}
+
+// daemonState is the shared mcpx daemon of the daemon paths: one daemon,
+// one demo behind it, a stdio face and an HTTP listener.
+type daemonState struct {
+	proc   *proc
+	config string
+	record string
+	url    string
+	token  string
+}
+
+func (b *bench) sharedDaemon() (*daemonState, error) {
+	if b.daemon != nil {
+		return b.daemon, nil
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	d := &daemonState{record: b.recordFile("daemon")}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	d.config, err = b.writeConfig("daemon", b.stdioServer(d.record), map[string]any{"http": map[string]any{"listen": addr}})
+	if err != nil {
+		return nil, err
+	}
+	s, err := spawn(b.logs, "mcpx-daemon", []string{b.mcpx, "daemon", "--config", d.config, "--log-level", "warn"}, spawnOpts{env: b.env})
+	if err != nil {
+		return nil, err
+	}
+	d.proc = s.proc
+	if err := waitPort(addr, 30*time.Second, s.proc); err != nil {
+		return nil, fmt.Errorf("mcpx daemon: %w", err)
+	}
+	d.url = "http://" + addr + "/mcp"
+	out, err := b.mcpxOutput("token")
+	if err != nil {
+		return nil, err
+	}
+	d.token = strings.TrimSpace(out)
+	b.daemon = d
+	return d, nil
+}
+
+// mcpxOutput runs the mcpx binary with args in the bench's environment.
+func (b *bench) mcpxOutput(args ...string) (string, error) {
+	cmd := exec.Command(b.mcpx, args...)
+	cmd.Env = b.env
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("mcpx %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return "", fmt.Errorf("mcpx %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+func setupDaemonStdio(b *bench, p *path) error {
+	d, err := b.sharedDaemon()
+	if err != nil {
+		return err
+	}
+	p.record, p.tools = d.record, "demo__"
+	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--config", d.config})
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc, d.proc}
+	p.note = "CPU and memory: the mcpx serve process (it forwards the host's stdio) and the daemon."
+	return nil
+}
+
+// fixtureHTTP is the demo serving Streamable HTTP, shared by the direct
+// HTTP paths and the paths with an HTTP upstream.
+type fixtureHTTP struct {
+	url    string
+	record string
+}
+
+func (b *bench) sharedFixtureHTTP() (*fixtureHTTP, error) {
+	if b.fixture != nil {
+		return b.fixture, nil
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	f := &fixtureHTTP{url: "http://" + addr + "/mcp", record: b.recordFile("http")}
+	// The demo serves HTTP until its stdin ends: keep a pipe open.
+	s, err := spawn(b.logs, "demo-http", b.demoArgs(f.record, "-http", addr), spawnOpts{env: b.env, stdinPipe: true})
+	if err != nil {
+		return nil, err
+	}
+	b.keep = append(b.keep, s.stdin)
+	if err := waitPort(addr, 30*time.Second, s.proc); err != nil {
+		return nil, fmt.Errorf("mcpx demo -http: %w", err)
+	}
+	b.fixture = f
+	return f, nil
+}
+
+func setupDirectHTTP(modern bool) func(b *bench, p *path) error {
+	return func(b *bench, p *path) error {
+		f, err := b.sharedFixtureHTTP()
+		if err != nil {
+			return err
+		}
+		p.record = f.record
+		p.h, err = newHTTPHost(f.url, "", modern)
+		return err
+	}
+}
+
+// serveHTTP is `mcpx serve --http`, shared by its two eras.
+func (b *bench) sharedServeHTTP() (*proc, string, string, error) {
+	if b.serveHTTP != nil {
+		return b.serveHTTP, b.serveHTTPURL, b.serveHTTPRecord, nil
+	}
+	record := b.recordFile("serve-http")
+	cfg, err := b.writeConfig("serve-http", b.stdioServer(record), nil)
+	if err != nil {
+		return nil, "", "", err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, "", "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	s, err := spawn(b.logs, "mcpx-serve-http", []string{b.mcpx, "serve", "--config", cfg, "--http", addr, "--token", "none"}, spawnOpts{env: b.env, stdinPipe: true})
+	if err != nil {
+		return nil, "", "", err
+	}
+	b.keep = append(b.keep, s.stdin)
+	if err := waitPort(addr, 30*time.Second, s.proc); err != nil {
+		return nil, "", "", fmt.Errorf("mcpx serve --http: %w", err)
+	}
+	b.serveHTTP, b.serveHTTPURL, b.serveHTTPRecord = s.proc, "http://"+addr+"/mcp", record
+	return b.serveHTTP, b.serveHTTPURL, record, nil
+}
+
+func setupServeHTTP(modern bool) func(b *bench, p *path) error {
+	return func(b *bench, p *path) error {
+		pr, url, record, err := b.sharedServeHTTP()
+		if err != nil {
+			return err
+		}
+		p.record, p.tools, p.gateway = record, "demo__", []*proc{pr}
+		p.h, err = newHTTPHost(url, "", modern)
+		return err
+	}
+}
+
+func setupDaemonHTTP(modern bool) func(b *bench, p *path) error {
+	return func(b *bench, p *path) error {
+		d, err := b.sharedDaemon()
+		if err != nil {
+			return err
+		}
+		p.record, p.tools, p.gateway = d.record, "demo__", []*proc{d.proc}
+		p.h, err = newHTTPHost(d.url, d.token, modern)
+		return err
+	}
+}
+
+// sharedMCPProxy is mcp-proxy as its README starts it
+// (`mcp-proxy --port 8080 -- <command>`), serving both eras on /mcp.
+func (b *bench) sharedMCPProxy() (*proc, string, string, error) {
+	if b.mcpProxy != nil {
+		return b.mcpProxy, b.mcpProxyURL, b.mcpProxyRecord, nil
+	}
+	record := b.recordFile("mcp-proxy")
+	port, err := freePort()
+	if err != nil {
+		return nil, "", "", err
+	}
+	argv := append([]string{b.node, filepath.Join(b.nodeModules, "mcp-proxy", "dist", "bin", "mcp-proxy.mjs"),
+		"--port", strconv.Itoa(port), "--"}, b.demoArgs(record)...)
+	s, err := spawn(b.logs, "mcp-proxy", argv, spawnOpts{env: b.nodeEnv()})
+	if err != nil {
+		return nil, "", "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if err := waitPort(addr, 60*time.Second, s.proc); err != nil {
+		return nil, "", "", fmt.Errorf("mcp-proxy: %w", err)
+	}
+	b.mcpProxy, b.mcpProxyURL, b.mcpProxyRecord = s.proc, "http://"+addr+"/mcp", record
+	return s.proc, b.mcpProxyURL, record, nil
+}
+
+func setupMCPProxy(modern bool) func(b *bench, p *path) error {
+	return func(b *bench, p *path) error {
+		pr, url, record, err := b.sharedMCPProxy()
+		if err != nil {
+			return err
+		}
+		p.record, p.gateway = record, []*proc{pr}
+		p.h, err = newHTTPHost(url, "", modern)
+		return err
+	}
+}
+
+// setupSupergateway runs supergateway as its README's "stateful mode"
+// (stdio -> Streamable HTTP; one child per session). Its stateless mode
+// and its 2026-07-28 leg start a child per request, so they are not
+// benchmarked.
+func setupSupergateway(b *bench, p *path) error {
+	p.record = b.recordFile("supergateway")
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	argv := []string{b.node, filepath.Join(b.nodeModules, "supergateway", "dist", "index.js"),
+		"--stdio", strings.Join(b.demoArgs(p.record), " "),
+		"--outputTransport", "streamableHttp", "--stateful", "--port", strconv.Itoa(port)}
+	s, err := spawn(b.logs, p.id, argv, spawnOpts{env: b.nodeEnv()})
+	if err != nil {
+		return err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if err := waitPort(addr, 60*time.Second, s.proc); err != nil {
+		return fmt.Errorf("supergateway: %w", err)
+	}
+	p.gateway = []*proc{s.proc}
+	p.note = "supergateway logs every message at its default log level (info), as its README runs it."
+	p.h, err = newHTTPHost("http://"+addr+"/mcp", "", false)
+	return err
+}
+
+func setupInProcessUpHTTP(b *bench, p *path) error {
+	f, err := b.sharedFixtureHTTP()
+	if err != nil {
+		return err
+	}
+	p.record, p.tools = f.record, "demo__"
+	cfg, err := b.writeConfig("inproc-uphttp", map[string]any{"url": f.url}, nil)
+	if err != nil {
+		return err
+	}
+	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--in-process", "--config", cfg})
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc}
+	p.note = "mcpx finds the fixture speaks 2026-07-28 and uses it upstream, so its ratios are to the direct 2026-07-28 path."
+	return nil
+}
+
+// setupSupergatewayStdio runs supergateway as its README's "Streamable
+// HTTP -> stdio" mode, a stdio face for an HTTP server.
+func setupSupergatewayStdio(b *bench, p *path) error {
+	f, err := b.sharedFixtureHTTP()
+	if err != nil {
+		return err
+	}
+	p.record = f.record
+	argv := []string{b.node, filepath.Join(b.nodeModules, "supergateway", "dist", "index.js"), "--streamableHttp", f.url}
+	s, err := b.stdioPath(p, p.id, argv)
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc}
+	return nil
+}
+
+// freePort returns a TCP port that was free a moment ago on 127.0.0.1.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitPort waits until addr accepts connections, or p exits.
+func waitPort(addr string, timeout time.Duration, p *proc) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("exited before listening on %s", addr)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not listening on %s after %s", addr, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
