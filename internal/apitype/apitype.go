@@ -57,7 +57,7 @@ type Status struct {
 // Upstream is one configured server's state.
 type Upstream struct {
 	Name       string    `json:"name"`
-	State      string    `json:"state"` // idle, starting, ready, failed
+	State      string    `json:"state"` // idle, starting, ready, failed, stopped (after an idle stop)
 	PID        int       `json:"pid,omitempty"`
 	Protocol   string    `json:"protocol,omitempty"`
 	ServerName string    `json:"serverName,omitempty"`
@@ -67,6 +67,13 @@ type Upstream struct {
 	Queued     int       `json:"queued,omitempty"`  // calls waiting for one of its call slots
 	Pending    int       `json:"pending,omitempty"` // requests sent to it that await its answer
 	LastError  string    `json:"lastError,omitempty"`
+	Eager      bool      `json:"eager,omitempty"`
+	// Failures counts failed starts in a row, Crashes early crashes in a
+	// row (within 10 s of a start); RetryAt, when set, is when the next
+	// start may begin.
+	Failures int       `json:"failures,omitempty"`
+	Crashes  int       `json:"crashes,omitempty"`
+	RetryAt  time.Time `json:"retryAt,omitzero"`
 }
 
 // InFlightCall is one call in flight.

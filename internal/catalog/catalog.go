@@ -86,8 +86,8 @@ func New(pool *upstream.Pool, naming Naming, log *slog.Logger) *Catalog {
 	return &Catalog{pool: pool, naming: naming, log: log}
 }
 
-// Snapshot lists every server's tools, starting servers as needed, in
-// parallel. A server that fails is left out and named in Errors.
+// Snapshot lists every server's tools, starting servers as needed (not
+// those stopped for being idle: their tools are known), in parallel. A server that fails is left out and named in Errors.
 func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 	names := c.pool.Names()
 	lists := make([][]upstream.Tool, len(names))
@@ -97,11 +97,7 @@ func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := c.pool.Session(ctx, name)
-			if err == nil {
-				lists[i], err = s.Tools(ctx)
-			}
-			errs[i] = err
+			lists[i], errs[i] = c.pool.Tools(ctx, name)
 		}()
 	}
 	wg.Wait()

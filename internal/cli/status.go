@@ -97,6 +97,16 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		if u.LastError != "" {
 			fmt.Fprintf(w, "  %s: last error: %s\n", u.Name, u.LastError)
 		}
+		if u.Failures > 0 || u.Crashes > 0 {
+			next := "on next use"
+			if u.Eager {
+				next = "at once"
+			}
+			if !u.RetryAt.IsZero() {
+				next = "not before " + ago(u.RetryAt, now) + " from now"
+			}
+			fmt.Fprintf(w, "  %s: %d failed start(s), %d early crash(es) in a row; restart %s\n", u.Name, u.Failures, u.Crashes, next)
+		}
 	}
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")

@@ -47,6 +47,11 @@ type Config struct {
 	// MaxMessageBytes limits one JSON-RPC message, in bytes.
 	MaxMessageBytes int
 
+	// IdleStop is how long a server may go without a request in flight
+	// before mcpx stops it, for every server that sets none of its own; 0
+	// means servers run until mcpx stops.
+	IdleStop time.Duration
+
 	// DaemonIdleExit is how long the daemon lingers with no client and no
 	// running work before it exits; 0 means it never exits on its own.
 	DaemonIdleExit time.Duration

@@ -67,3 +67,16 @@ func parseSeconds(num string) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// minIdleStop is the shortest idle stop accepted: shorter would stop a
+// server between a host's listing and its call.
+const minIdleStop = time.Second
+
+// idleStop reads an idle stop: 0, or a duration of at least minIdleStop.
+func (p *parser) idleStop(n *node, at path) (time.Duration, error) {
+	d, err := p.duration(n, at)
+	if err == nil && d != 0 && d < minIdleStop {
+		return 0, p.errorf(n.off, at, "must be 0 (never) or at least %s", minIdleStop)
+	}
+	return d, err
+}

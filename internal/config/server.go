@@ -47,6 +47,14 @@ type Server struct {
 	MaxTimeout     time.Duration
 	StartupTimeout time.Duration
 
+	// Eager starts the server when mcpx starts, and again after it ends,
+	// instead of on first use. (A crash loop still backs off.)
+	Eager bool
+	// IdleStop is how long the server may go without a request in flight
+	// before mcpx stops it (its own, else the global one); 0 means never.
+	// An eager server is never stopped for being idle.
+	IdleStop time.Duration
+
 	// CallLimits are the server's effective call limits: its own when the
 	// file sets them, else the global ones.
 	CallLimits
@@ -89,7 +97,7 @@ var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
 	httpFields   = []string{"url", "headers", "maxConcurrentRequests"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
-		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout"},
+		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop"},
 		stdioFields, httpFields)
 )
 
@@ -110,6 +118,7 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 		IdleTimeout:    cfg.IdleTimeout,
 		MaxTimeout:     cfg.MaxTimeout,
 		StartupTimeout: cfg.StartupTimeout,
+		IdleStop:       cfg.IdleStop,
 		CallLimits:     cfg.callLimits(),
 	}
 	if s.Transport, err = p.transport(n, f, at); err != nil {
@@ -141,6 +150,10 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 			s.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
 		case "queueTimeout":
 			s.QueueTimeout, err = p.duration(v, at)
+		case "eager":
+			s.Eager, err = p.boolean(v, at)
+		case "idleStop":
+			s.IdleStop, err = p.idleStop(v, at)
 		case "command":
 			s.Command, err = p.command(v, at)
 		case "args":

@@ -26,12 +26,35 @@ import (
 //	              with the bytes written so far.
 //	hang          a call with {"hang": true} is never answered; any other
 //	              is answered at once.
+//	crashloop     appends "start <unix ns>" to the file $MCPX_E2E_STARTS,
+//	              serves for crashAfter, then appends "exit <unix ns>"
+//	              and exits with status 3.
 
 // stderrBytes counts what stderrflood has written.
 var stderrBytes atomic.Int64
 
+// startsEnv names the file the crashloop fixture logs its life to.
+const startsEnv = "MCPX_E2E_STARTS"
+
+// crashAfter is how long the crashloop fixture lives.
+const crashAfter = 700 * time.Millisecond
+
 func chaosStart(name string) {
 	switch name {
+	case "crashloop":
+		logLife := func(what string) {
+			f, err := os.OpenFile(os.Getenv(startsEnv), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err == nil {
+				fmt.Fprintf(f, "%s %d\n", what, time.Now().UnixNano())
+				f.Close()
+			}
+		}
+		logLife("start")
+		go func() {
+			time.Sleep(crashAfter)
+			logLife("exit")
+			os.Exit(3)
+		}()
 	case "family":
 		// A child in the fixture's group and session.
 		_ = exec.Command("sleep", "1000").Start()

@@ -125,11 +125,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 // itself, instead of a tool error the model can act on. When the server
 // cannot be listed, the call goes ahead and reports why.
 func (hs *hostSession) upstreamHasTool(ctx context.Context, server, tool string) bool {
-	sess, err := hs.srv.relay.Pool().Session(ctx, server)
-	if err != nil {
-		return true
-	}
-	tools, err := sess.Tools(ctx)
+	tools, err := hs.srv.relay.Pool().Tools(ctx, server)
 	if err != nil {
 		return true
 	}

@@ -47,6 +47,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 		st.Upstreams = append(st.Upstreams, apitype.Upstream{
 			Name: s.Name, State: s.State, PID: s.PID, Protocol: s.Version, ServerName: s.ServerName,
 			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], Queued: queued[s.Name], Pending: s.Pending, LastError: s.LastError,
+			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt,
 		})
 	}
 	return writeJSON(w, st)

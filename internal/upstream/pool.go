@@ -36,7 +36,12 @@ type Options struct {
 }
 
 // Pool keeps at most one live session per configured server, started on
-// first use and restarted on the next use after it ends.
+// first use (eager servers: when the pool runs) and restarted on the next
+// use after it ends (eager servers: at once). A server that fails to start,
+// or crashes soon after it started, again and again, is restarted after an
+// exponentially growing wait (see lifecycle.go). While Run runs, a server
+// with an idle stop is stopped once it has gone that long without a
+// request in flight.
 type Pool struct {
 	opts Options
 	log  *slog.Logger
@@ -60,11 +65,22 @@ type slot struct {
 	// call and listing (exponential backoff, capped).
 	failures int
 	retryAt  time.Time
-	sess     *Session
-	starting *attempt
-	starts   int
-	lastErr  error
-	lastEnd  time.Time
+	// crashes counts sessions in a row that ended on their own within
+	// crashWindow of their start; an eager server waits until
+	// crashRetryAt to start again (see lifecycle.go).
+	crashes      int
+	crashRetryAt time.Time
+	// touched is when the session was last handed out or seen busy, for
+	// the idle stop; idleTools are its tools, kept when it was stopped for
+	// being idle, so that listing a stopped server does not start it.
+	touched   time.Time
+	busy      bool // it had requests in flight at the last look
+	idleTools []Tool
+	sess      *Session
+	starting  *attempt
+	starts    int
+	lastErr   error
+	lastEnd   time.Time
 }
 
 type attempt struct {
@@ -133,6 +149,7 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 	}
 	if s := sl.sess; s != nil {
 		if s.Err() == nil {
+			sl.touched = time.Now()
 			p.mu.Unlock()
 			return s, nil
 		}
@@ -140,8 +157,7 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 		// output), but the session is still winding down, which may take
 		// the stop grace: every call on it would fail with the old error.
 		// Start a new one now, and see that the old one ends.
-		sl.sess = nil
-		sl.lastErr, sl.lastEnd = s.Err(), time.Now()
+		p.endedLocked(sl, s)
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); s.stop() }()
 	}
@@ -153,11 +169,7 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 		return nil, err
 	}
 	if a == nil {
-		a = &attempt{done: make(chan struct{})}
-		sl.starting = a
-		sl.starts++
-		p.wg.Add(1)
-		go p.start(sl, a, p.eras[name])
+		a = p.startLocked(sl)
 	}
 	p.mu.Unlock()
 	select {
@@ -166,6 +178,16 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// startLocked begins a start of sl's server.
+func (p *Pool) startLocked(sl *slot) *attempt {
+	a := &attempt{done: make(chan struct{})}
+	sl.starting = a
+	sl.starts++
+	p.wg.Add(1)
+	go p.start(sl, a, p.eras[sl.cfg.Name])
+	return a
 }
 
 // start dials sl's server under its startup timeout and records the result.
@@ -221,6 +243,8 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 	} else {
 		sl.sess = s
 		sl.failures = 0
+		sl.touched = time.Now()
+		sl.idleTools = nil
 		p.eras[sl.cfg.Name] = s.version
 		p.wg.Add(1)
 		go p.watch(sl, s)
@@ -236,15 +260,15 @@ func (p *Pool) watch(sl *slot, s *Session) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if sl.sess == s {
-		sl.sess = nil
-		sl.lastErr, sl.lastEnd = s.Err(), time.Now()
+		p.endedLocked(sl, s)
 	}
 }
 
-// Run waits for ctx to end, then stops every session and returns once all
-// of the pool's processes and goroutines have ended.
+// Run starts the eager servers and keeps them running, stops idle ones
+// (see lifecycle.go) until ctx ends, then stops every session and returns
+// once all of the pool's processes and goroutines have ended.
 func (p *Pool) Run(ctx context.Context) error {
-	<-ctx.Done()
+	p.tend(ctx)
 	p.mu.Lock()
 	p.closed = true
 	close(p.stop)
@@ -264,13 +288,6 @@ func (p *Pool) Run(ctx context.Context) error {
 	p.wg.Wait()
 	p.http.close()
 	return nil
-}
-
-// startBackoff is how long to wait before starting a server again after n
-// failed starts in a row: 1s, 2s, 4s ... up to a minute.
-func startBackoff(n int) time.Duration {
-	d := time.Second << min(n-1, 6)
-	return min(d, time.Minute)
 }
 
 // ReloadResult says what a reload changed, by server name.

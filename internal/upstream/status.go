@@ -5,7 +5,7 @@ import "time"
 // ServerStatus is a snapshot of one configured server.
 type ServerStatus struct {
 	Name       string
-	State      string // "idle", "starting", "ready" or "failed"
+	State      string // "idle", "starting", "ready", "failed" or "stopped" (idle stop)
 	PID        int
 	Version    string
 	ServerName string
@@ -13,6 +13,13 @@ type ServerStatus struct {
 	Starts     int
 	Pending    int
 	LastError  string
+	Eager      bool
+	// Failures counts failed starts in a row and Crashes early crashes in
+	// a row; while RetryAt is ahead, the server is not started again (by
+	// a call, after failed starts; on its own, for an eager server).
+	Failures int
+	Crashes  int
+	RetryAt  time.Time
 }
 
 // Status returns a snapshot of every server, sorted by name.
@@ -22,7 +29,17 @@ func (p *Pool) Status() []ServerStatus {
 	out := make([]ServerStatus, 0, len(p.slots))
 	for _, name := range p.namesLocked() {
 		sl := p.slots[name]
-		st := ServerStatus{Name: name, State: "idle", Starts: sl.starts, Since: sl.lastEnd}
+		st := ServerStatus{Name: name, State: "idle", Starts: sl.starts, Since: sl.lastEnd, Eager: sl.cfg.Eager, Failures: sl.failures, Crashes: sl.crashes}
+		next := sl.retryAt
+		if sl.cfg.Eager {
+			next = sl.nextStart()
+		}
+		if (sl.failures > 0 || sl.cfg.Eager) && time.Now().Before(next) {
+			st.RetryAt = next
+		}
+		if sl.idleTools != nil {
+			st.State = "stopped"
+		}
 		if sl.lastErr != nil {
 			st.LastError = sl.lastErr.Error()
 			st.State = "failed"

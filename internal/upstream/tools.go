@@ -117,3 +117,10 @@ func (s *Session) listTools(ctx context.Context) ([]Tool, error) {
 type toolFilter interface {
 	filterTools([]Tool) []Tool
 }
+
+// cachedTools returns the tools already listed, or nil.
+func (s *Session) cachedTools() []Tool {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return s.tools
+}

@@ -1,0 +1,135 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The life of a server between its starts, as the pool tends it.
+//
+//   - A start that fails makes the next start wait (startBackoff): 1 s,
+//     2 s, 4 s ... up to a minute, failures in a row; a start that
+//     succeeds clears the count.
+//   - A session that ends with an error within crashWindow of its start
+//     is a crash; a session that lived longer clears the count.
+//   - An eager server is started when the pool runs, and again as soon as
+//     its session ends: at once after a first crash, and from the second
+//     crash in a row on after the same growing waits. (A lazy server is
+//     started by the next call, crash or not: each start then serves a
+//     call, so a crash loop costs one start per call and no more.)
+//   - A server with an idle stop (config idleStop) whose session has had
+//     no request in flight, and has not been handed out, for that long is
+//     stopped; its tools are kept, so that a listing does not start it
+//     again, and the next call does.
+
+// crashWindow is how long a session must live for its end not to count
+// as a crash of a server that cannot stay up.
+const crashWindow = 10 * time.Second
+
+// tendEvery is how often the pool looks for idle servers and eager ones
+// to start.
+const tendEvery = 250 * time.Millisecond
+
+// startBackoff is how long to wait before starting a server again after n
+// failures in a row: 1s, 2s, 4s ... up to a minute.
+func startBackoff(n int) time.Duration {
+	d := time.Second << min(n-1, 6)
+	return min(d, time.Minute)
+}
+
+// endedLocked records that s, the session of sl, has ended (or is ending
+// on its own), and counts it as a crash if it failed young.
+func (p *Pool) endedLocked(sl *slot, s *Session) {
+	now := time.Now()
+	sl.sess = nil
+	sl.lastErr, sl.lastEnd = s.Err(), now
+	if errors.Is(s.Err(), ErrStopped) {
+		return // stopped by mcpx: no crash
+	}
+	if now.Sub(s.Started) >= crashWindow {
+		sl.crashes = 0
+		return
+	}
+	sl.crashes++
+	if sl.crashes > 1 {
+		sl.crashRetryAt = now.Add(startBackoff(sl.crashes - 1))
+	}
+}
+
+// tend starts eager servers and stops idle ones until ctx ends.
+func (p *Pool) tend(ctx context.Context) {
+	p.tendOnce(time.Now())
+	t := time.NewTicker(tendEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			p.tendOnce(now)
+		}
+	}
+}
+
+func (p *Pool) tendOnce(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	for _, sl := range p.slots {
+		s := sl.sess
+		switch {
+		case s != nil && s.Err() == nil && s.Pending() > 0:
+			sl.busy = true
+		case sl.busy:
+			// The first look at it idle: its idle time starts now (at
+			// most tendEvery late, never early).
+			sl.busy = false
+			sl.touched = now
+		case s != nil && s.Err() == nil && !sl.cfg.Eager && sl.cfg.IdleStop > 0 && now.Sub(sl.touched) >= sl.cfg.IdleStop:
+			p.log.Info("stopping an idle server", "server", sl.cfg.Name, "idle", sl.cfg.IdleStop)
+			sl.idleTools = s.cachedTools()
+			sl.sess = nil
+			sl.lastErr, sl.lastEnd = nil, now
+			why := fmt.Errorf("server %q was stopped after %s without calls", sl.cfg.Name, sl.cfg.IdleStop)
+			p.wg.Add(1)
+			go func() { defer p.wg.Done(); s.stopWith(why) }()
+		case s == nil && sl.cfg.Eager && sl.starting == nil && !sl.retired && !now.Before(sl.nextStart()):
+			p.startLocked(sl)
+		}
+	}
+}
+
+// Tools returns the tools of server name: those of its live session
+// (started if needed), or, for a server stopped for being idle, those it
+// had then, without starting it.
+func (p *Pool) Tools(ctx context.Context, name string) ([]Tool, error) {
+	p.mu.Lock()
+	if sl := p.slots[name]; sl != nil && sl.sess == nil && sl.starting == nil && sl.idleTools != nil {
+		tools := sl.idleTools
+		p.mu.Unlock()
+		return tools, nil
+	}
+	p.mu.Unlock()
+	s, err := p.Session(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.Tools(ctx)
+}
+
+// nextStart is when an eager server may start again: after its start
+// failures' wait and its crashes' wait.
+func (sl *slot) nextStart() time.Time {
+	var t time.Time
+	if sl.failures > 0 {
+		t = sl.retryAt
+	}
+	if sl.crashes > 1 && sl.crashRetryAt.After(t) {
+		t = sl.crashRetryAt
+	}
+	return t
+}
