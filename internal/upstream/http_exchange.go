@@ -439,3 +439,14 @@ func rawRequestMeta(msg *jsonrpc.Message) json.RawMessage {
 	meta, _ := obj.Get("_meta")
 	return meta
 }
+
+// logCancelPost logs how a notifications/cancelled POST went, when it did
+// not go well.
+func logCancelPost(log *slog.Logger, id int64, status int, err error) {
+	switch {
+	case err != nil:
+		log.Warn("could not tell the upstream of a cancellation", "id", id, "err", err)
+	case status/100 != 2:
+		log.Warn("upstream refused a cancellation", "id", id, "status", status)
+	}
+}

@@ -342,16 +342,18 @@ func (t *legacyTransport) readAll(rd *sse.Reader) (int, error) {
 	}
 }
 
+// cancel posts notifications/cancelled on a goroutine of the transport:
+// the host's answer never waits for an upstream that is slow to take it
+// (or gone). It reports whether the post is under way.
 func (t *legacyTransport) cancel(r *Request, reason string) bool {
 	x := t.take(r)
 	told := false
 	if x == nil || x.sent.Load() {
 		params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-		status, err := t.notice(jsonrpc.NewNotification(mcp.MethodCancelled, params))
-		told = err == nil && status/100 == 2
-		if err == nil && !told {
-			t.log.Warn("upstream refused a cancellation", "id", r.ID, "status", status)
-		}
+		told = t.goFunc(func() {
+			status, err := t.notice(jsonrpc.NewNotification(mcp.MethodCancelled, params))
+			logCancelPost(t.log, r.ID, status, err)
+		})
 	}
 	if x != nil {
 		x.cancel(errAbandoned) // and read no more of its stream

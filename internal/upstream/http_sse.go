@@ -164,8 +164,10 @@ func (t *sseTransport) cancel(r *Request, reason string) bool {
 	told := false
 	if x == nil || x.sent.Load() {
 		params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-		status, err := t.post(t.endpoint, jsonrpc.NewNotification(mcp.MethodCancelled, params), nil)
-		told = err == nil && status/100 == 2
+		told = t.goFunc(func() { // as legacyTransport.cancel
+			status, err := t.post(t.endpoint, jsonrpc.NewNotification(mcp.MethodCancelled, params), nil)
+			logCancelPost(t.log, r.ID, status, err)
+		})
 	}
 	if x != nil {
 		x.cancel(errAbandoned)

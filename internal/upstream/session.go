@@ -171,7 +171,9 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 // upstream by its transport's mechanism (notifications/cancelled carrying
 // mcpx's own request id and the reason, or the end of the request's own
 // HTTP stream). initialize is never cancelled. It reports whether a cancellation
-// was sent.
+// was sent (over legacy HTTP and HTTP+SSE: is being posted, on a goroutine
+// of the transport, so that no caller waits for a slow upstream; a failed
+// post is logged).
 func (s *Session) Cancel(r *Request, reason string) bool {
 	if !s.conn.Forget(r) || r.Method == mcp.MethodInitialize {
 		return false
