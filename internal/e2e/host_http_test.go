@@ -149,7 +149,7 @@ func TestHTTPBadInput(t *testing.T) {
 			// Transport.
 			{"wrong content type", modern, modernDiscover, map[string]string{"Content-Type": "text/plain"}, 415, -32600, "null", "Content-Type"},
 			{"accepts neither type", modern, modernDiscover, map[string]string{"Accept": "text/html"}, 406, -32600, "null", "Accept"},
-			{"GET", nil, "", nil, 405, -32600, "null", "GET"},
+			{"GET in 2026-07-28", nil, "", map[string]string{"Mcp-Protocol-Version": "2026-07-28"}, 405, -32600, "null", "GET"},
 			{"too large", modern, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`, modernHeaders("ping", ""), 413, -32600, "null", "4096 bytes"},
 			{"not JSON", modern, `{"jsonrpc":"2.0",`, modernHeaders("tools/list", ""), 400, -32700, "null", "parse error"},
 			{"batch", legacy, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, nil, 400, -32600, "null", "batch"},
@@ -197,6 +197,9 @@ func TestHTTPBadInput(t *testing.T) {
 					req.Header.Set("Accept", "text/event-stream")
 					req.Header.Set("Authorization", "Bearer "+m.Token)
 					req.Header.Set("Mcp-Session-Id", legacy.sid)
+					for k, v := range tc.hdr {
+						req.Header.Set(k, v)
+					}
 					resp, err := http.DefaultClient.Do(req)
 					if err != nil {
 						t.Fatal(err)

@@ -49,8 +49,9 @@ type HTTPOptions struct {
 // so its call runs on and a result that finds no stream is logged, kept for
 // the host; a legacy host cancels with a notifications/cancelled POST.
 //
-// GET answers 405: mcpx sends HTTP hosts no server-initiated messages yet,
-// so it offers no standalone stream (both SDKs treat 405 as "none").
+// A legacy session may open one standalone GET stream (httpstream.go),
+// which carries what mcpx tells the session outside any request: list
+// changes. 2026-07-28 has no such stream (GET answers 405 there).
 // JSON-RPC batches are refused, in every revision (see post).
 //
 // An HTTP is safe for concurrent use. [HTTP.Close] ends it.
@@ -99,8 +100,17 @@ func (h *HTTP) Close() {
 	for hs := range h.live {
 		live = append(live, hs)
 	}
+	var streams []*httpSink
+	for _, sess := range h.sessions {
+		if sess.stream != nil {
+			streams = append(streams, sess.stream)
+		}
+	}
 	clear(h.sessions)
 	h.mu.Unlock()
+	for _, s := range streams {
+		s.finish()
+	}
 	for _, hs := range live {
 		hs.setClosing()
 		h.srv.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.Stopping})
@@ -147,10 +157,12 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 		h.post(w, r)
 	case http.MethodDelete:
 		h.delete(w, r)
+	case http.MethodGet:
+		h.get(w, r)
 	default:
-		w.Header().Set("Allow", "POST, DELETE")
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-			"method %s not allowed: mcpx sends HTTP hosts no server-initiated messages, so it offers no standalone GET stream", r.Method))
+			"method %s not allowed: use POST (GET for a legacy session's stream, DELETE to end it)", r.Method))
 	}
 }
 

@@ -19,7 +19,8 @@ type httpSession struct {
 	hs *hostSession
 
 	// Guarded by HTTP.mu.
-	active   int       // requests in flight
+	stream   *httpSink // the standalone GET stream, if one is open
+	active   int       // requests in flight, the GET stream included
 	lastUsed time.Time // when the last one ended
 	ended    bool
 }
@@ -88,7 +89,11 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	sess.ended = true
 	delete(h.sessions, sess.id)
 	delete(h.live, sess.hs)
+	stream := sess.stream
 	h.mu.Unlock()
+	if stream != nil {
+		stream.finish()
+	}
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
 	h.log.Info("http session ended", "host", sess.hs.id, "why", cause.Error(), "cancelledCalls", n)

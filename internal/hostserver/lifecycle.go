@@ -46,7 +46,7 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message, out sink) {
 	}
 	hs.initialized = true
 	if hs.out != nil { // a stream of its own to carry list changes
-		hs.srv.watchLegacy(hs, true)
+		hs.srv.watchLegacy(hs, hs.out)
 	}
 	hs.version = mcp.NegotiateLegacy(p.ProtocolVersion)
 	hs.clientCaps = p.Capabilities

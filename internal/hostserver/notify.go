@@ -11,15 +11,15 @@ import (
 )
 
 // watchers are the hosts to tell when the tool list changes: legacy
-// sessions on a stream (notifications/tools/list_changed on the
-// connection, as their tools.listChanged capability promised) and
-// 2026-07-28 subscriptions/listen requests that asked for
-// toolsListChanged (tagged with their subscription id). Legacy HTTP
-// sessions have no stream of their own to carry it (mcpx serves them no GET
-// stream) and re-list on their own.
+// sessions with a stream of their own (notifications/tools/list_changed on
+// the stdio connection, or on a legacy HTTP session's standalone GET
+// stream, as their tools.listChanged capability promised) and 2026-07-28
+// subscriptions/listen requests that asked for toolsListChanged (tagged
+// with their subscription id). A legacy HTTP session with no GET stream
+// open has nowhere to be told, and re-lists on its own.
 type watchers struct {
 	mu      sync.Mutex
-	legacy  map[*hostSession]struct{}
+	legacy  map[*hostSession]sink
 	listens map[*listen]struct{}
 }
 
@@ -35,9 +35,9 @@ type listen struct {
 func (s *Server) ToolsChanged() {
 	w := &s.watch
 	w.mu.Lock()
-	legacy := make([]*hostSession, 0, len(w.legacy))
-	for hs := range w.legacy {
-		legacy = append(legacy, hs)
+	legacy := make([]sink, 0, len(w.legacy))
+	for _, out := range w.legacy {
+		legacy = append(legacy, out)
 	}
 	listens := make([]*listen, 0, len(w.listens))
 	for l := range w.listens {
@@ -45,8 +45,8 @@ func (s *Server) ToolsChanged() {
 	}
 	w.mu.Unlock()
 	plain := jsonrpc.NewNotification(mcp.MethodToolsListChanged, nil).Encode()
-	for _, hs := range legacy {
-		hs.out.pushWhile(nil, plain)
+	for _, out := range legacy {
+		out.pushWhile(nil, plain)
 	}
 	for _, l := range listens {
 		l.sink.pushWhile(l.live, jsonrpc.NewNotification(mcp.MethodToolsListChanged, subscriptionMeta(l.id, nil)).Encode())
@@ -67,15 +67,17 @@ func subscriptionMeta(id jsonrpc.ID, extra map[string]json.RawMessage) json.RawM
 	return params.Bytes()
 }
 
-func (s *Server) watchLegacy(hs *hostSession, on bool) {
+// watchLegacy makes out the stream that tells legacy session hs of list
+// changes; a nil out stops telling it.
+func (s *Server) watchLegacy(hs *hostSession, out sink) {
 	w := &s.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.legacy == nil {
-		w.legacy = map[*hostSession]struct{}{}
+		w.legacy = map[*hostSession]sink{}
 	}
-	if on {
-		w.legacy[hs] = struct{}{}
+	if out != nil {
+		w.legacy[hs] = out
 	} else {
 		delete(w.legacy, hs)
 	}

@@ -112,7 +112,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	if readerDone != nil {
 		<-readerDone // ended by the Close above; its error says nothing
 	}
-	s.watchLegacy(hs, false)
+	s.watchLegacy(hs, nil)
 	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
 	if !stopping && readErr != nil && !errors.Is(readErr, io.EOF) {
 		return fmt.Errorf("reading from host: %w", readErr)
