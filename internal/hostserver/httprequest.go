@@ -272,6 +272,7 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 // the response cancels the request.
 func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept, cancelOnClose bool) {
 	out := h.newSink(w, r, hs, msg, acc)
+	out.modern = cancelOnClose
 	hs.request(msg, out)
 	if cancelOnClose {
 		key := relay.HostKey{Session: hs.id, ID: msg.ID.String()}
