@@ -117,6 +117,9 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		return nil, &StartError{Server: srv.Name, Err: err}
 	}
 	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)
+	if s.listensToolChanges() {
+		s.listen(log)
+	}
 	return s, nil
 }
 
@@ -202,10 +205,5 @@ func (s *Session) notify(msg *jsonrpc.Message) {
 	if msg.Method != mcp.MethodToolsListChanged {
 		return
 	}
-	s.toolsMu.Lock()
-	s.tools = nil
-	s.toolsMu.Unlock()
-	if s.onToolsChanged != nil {
-		s.onToolsChanged(s.Server)
-	}
+	s.dropTools()
 }
