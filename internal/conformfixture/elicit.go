@@ -8,6 +8,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// modern reports whether a call came at 2026-07-28 or later, where a
+// server asks its client with input_required rather than requests.
+func modern(req *mcp.CallToolRequest) bool { return req.ProtocolVersion() >= "2026-07-28" }
+
 // elicitText is the text the elicitation tools answer with: the action
 // and the content the client returned.
 func elicitText(prefix string, res *mcp.ElicitResult) string {
@@ -20,6 +24,14 @@ func elicitText(prefix string, res *mcp.ElicitResult) string {
 
 func (f *Fixture) elicitTool(name, desc string, schema any, params func(*mcp.CallToolRequest) *mcp.ElicitParams, prefix string) {
 	f.tool(name, desc, schema, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if modern(req) {
+			// 2026-07-28 has no server-to-client requests: ask with
+			// input_required, answer the retry.
+			if res, ok := req.Params.InputResponses["elicitation"].(*mcp.ElicitResult); ok {
+				return text(elicitText(prefix, res)), nil
+			}
+			return need(mcp.InputRequestMap{"elicitation": params(req)}, ""), nil
+		}
 		res, err := req.Session.Elicit(ctx, params(req))
 		if err != nil {
 			return nil, fmt.Errorf("elicitation: %w", err)

@@ -116,17 +116,19 @@ func (f *Fixture) addTools() {
 		return text("Tool with progress executed successfully"), nil
 	})
 	f.tool("test_sampling", "Asks the client's LLM", stringArgs("prompt"), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
-			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: args(req)["prompt"]}}},
-			MaxTokens: 100,
-		})
+		ask := askSampling(args(req)["prompt"], 100)
+		if modern(req) {
+			// 2026-07-28: input_required, then the retry's answer.
+			if reply, ok := sampled(req.Params.InputResponses["sampling"]); ok {
+				return text("LLM response: " + reply), nil
+			}
+			return need(mcp.InputRequestMap{"sampling": ask}, ""), nil
+		}
+		res, err := req.Session.CreateMessage(ctx, ask)
 		if err != nil {
 			return nil, fmt.Errorf("sampling: %w", err)
 		}
-		reply := ""
-		if t, ok := res.Content.(*mcp.TextContent); ok {
-			reply = t.Text
-		}
+		reply, _ := sampled(res)
 		return text("LLM response: " + reply), nil
 	})
 	f.addElicitationTools()
