@@ -134,6 +134,10 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
+	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg); rpcErr != nil {
+		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
+		return
+	}
 	hs := h.newHostSession()
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
