@@ -30,7 +30,9 @@ var conformanceServerSuites = []mcpxtest.ConformanceSuite{
 //
 // mcpx runs in this process (daemon.ServeHTTP) for every suite and, for
 // the 2026-07-28 one, also spawned as `mcpx serve --http 127.0.0.1:0
-// --token none`, which must serve it alike.
+// --token none`, which must serve it alike, and once more with the fixture
+// as a Streamable HTTP upstream (mcpx's HTTP client, 2026-07-28 to the
+// fixture) instead of a stdio child.
 func TestConformanceServer(t *testing.T) {
 	t.Parallel()
 	for _, s := range conformanceServerSuites {
@@ -41,28 +43,46 @@ func TestConformanceServer(t *testing.T) {
 			t.Parallel()
 			direct := mcpxtest.RunConformanceServer(t, s, s.FixtureBaseline, serveConformanceFixture(t))
 			directOK := direct.Judge(t)
-			modes := []mcpxtest.Mode{mcpxtest.InProcess}
+			fronts := []conformanceFront{{mcpxtest.InProcess, false}}
 			if s == mcpxtest.ConformanceAlpha2026 {
-				modes = append(modes, mcpxtest.Daemon)
+				fronts = append(fronts, conformanceFront{mcpxtest.Daemon, false}, conformanceFront{mcpxtest.InProcess, true})
 			}
-			for _, mode := range modes {
+			for _, f := range fronts {
 				e := mcpxtest.NewEnv(t)
-				m := startHTTP(t, e, mode, writeConformanceConfig(t, e), true)
+				upstream := fixtureServer(conformanceFixtureName, nil)
+				if f.http {
+					upstream = map[string]any{"type": "http", "url": serveConformanceFixture(t)}
+				}
+				m := startHTTP(t, e, f.mode, writeConformanceConfig(t, e, upstream), true)
 				via := mcpxtest.RunConformanceServer(t, s, s.Baseline, m.URL)
 				if !via.Judge(t) || !directOK {
-					t.Logf("mcpx's log (%s):\n%s", mode, m.Logs())
+					t.Logf("mcpx's log (%s):\n%s", f, m.Logs())
 				}
-				t.Logf("%s, mcpx %s:\n%s", s.Name, mode, mcpxtest.CompareConformance(direct, via))
+				t.Logf("%s, mcpx %s:\n%s", s.Name, f, mcpxtest.CompareConformance(direct, via))
 			}
 		})
 	}
 }
 
+// conformanceFront is how mcpx fronts the fixture: its run mode, and
+// whether the fixture is an HTTP upstream rather than a stdio child.
+type conformanceFront struct {
+	mode mcpxtest.Mode
+	http bool
+}
+
+func (f conformanceFront) String() string {
+	if f.http {
+		return string(f.mode) + ", fixture over HTTP"
+	}
+	return string(f.mode) + ", fixture on stdio"
+}
+
 // writeConformanceConfig writes a config whose only upstream is the
-// conformance fixture (the test binary, on stdio), its names unprefixed.
-func writeConformanceConfig(t *testing.T, e *mcpxtest.Env) string {
+// conformance fixture (server, a config entry), its names unprefixed.
+func writeConformanceConfig(t *testing.T, e *mcpxtest.Env, server map[string]any) string {
 	doc := map[string]any{
-		"mcpServers": map[string]any{"fixture": fixtureServer(conformanceFixtureName, nil)},
+		"mcpServers": map[string]any{"fixture": server},
 		"mcpx":       map[string]any{"toolNames": map[string]any{"prefix": "auto"}},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
