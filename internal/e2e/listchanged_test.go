@@ -93,5 +93,13 @@ func TestToolsListChangedModernUpstream(t *testing.T) {
 		if list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong)); !strings.Contains(list, `"fx__test_dynamic_tool"`) {
 			t.Errorf("tools/list after the change lacks fx__test_dynamic_tool: %s", list)
 		}
+		if mode == mcpxtest.Daemon {
+			// The listen mcpx holds open is no request waiting for an
+			// answer: an idle upstream shows none pending.
+			u := upstreamOf(statusJSON(t, e, cfg), "fx")
+			if u.State != "ready" || u.Pending != 0 {
+				t.Errorf("mcpx status shows fx %s with %d pending, want ready with 0", u.State, u.Pending)
+			}
+		}
 	})
 }

@@ -57,11 +57,14 @@ func (s *Session) listen(log *slog.Logger) {
 				return // the session has ended
 			}
 			opened := time.Now()
+			s.listening.Store(1)
 			select {
 			case <-s.done:
+				s.listening.Store(0)
 				return
 			case <-r.Done():
 			}
+			s.listening.Store(0)
 			_, err = r.Result()
 			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok && rpcErr.Code == jsonrpc.CodeMethodNotFound {
 				log.Warn("the upstream declares tools.listChanged but has no subscriptions/listen: mcpx will not hear of its tool changes")
