@@ -26,7 +26,11 @@
 //   - Results are the exact texts the scenarios check.
 //   - requestState of the input_required tools is HMAC-signed with a key
 //     made per [New]: a tampered state gets -32602.
-//   - [ServeStdio] and [Handler] own what they start: ServeStdio returns
-//     when its input ends or its context is done; the Handler's sessions
-//     end with the server's Close of the returned [Fixture].
+//   - [Fixture.ServeStdio] returns when its input ends or its context is
+//     done. [Fixture.Handler]'s legacy sessions (the go-sdk's) live until
+//     the client ends them with DELETE or the process exits: the fixture
+//     is for tests and short runs, not a long-lived server.
+//   - A sampling or elicitation tool called at 2026-07-28 answers
+//     input_required and its retry with the result; before that revision
+//     it sends the request to the client.
 package conformfixture
