@@ -89,3 +89,54 @@ func TestRequestState(t *testing.T) {
 		}
 	}
 }
+
+// TestAskClient: the sampling and elicitation tools reach the client and
+// answer with what it returned, whichever way the revision asks (requests
+// before 2026-07-28, input_required and a retry from it on: the go-sdk
+// client fulfils both).
+func TestAskClient(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- New(nil).ServeStdio(ctx, sr, sw) }()
+	defer func() { cw.Close(); <-served }()
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.org"}}, nil
+		},
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "test", Content: &mcp.TextContent{Text: "Paris"}}, nil
+		},
+	})
+	s, err := c.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t.Logf("protocol version %s", s.InitializeResult().ProtocolVersion)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"test_sampling", map[string]any{"prompt": "capital of France?"}, "LLM response: Paris"},
+		{"test_elicitation", map[string]any{"message": "who?"}, `User response: action=accept, content={"email":"ada@example.org","username":"ada"}`},
+	} {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Errorf("%s: %v", tc.tool, err)
+			continue
+		}
+		if len(res.Content) == 0 {
+			t.Errorf("%s answered no content (input_required left unanswered?)", tc.tool)
+			continue
+		}
+		if tx, ok := res.Content[0].(*mcp.TextContent); !ok || tx.Text != tc.want {
+			t.Errorf("%s answered %#v, want %q", tc.tool, res.Content[0], tc.want)
+		}
+	}
+}
