@@ -52,6 +52,12 @@ func (t *Tool) InputSchema() json.RawMessage {
 	return s
 }
 
+// ParamHeaders returns the tool's x-mcp-header annotations with the values
+// a call with args gives their Mcp-Param-* headers.
+func (t *Tool) ParamHeaders(args json.RawMessage) ([]upstream.ParamValue, error) {
+	return upstream.ParamValues(t.InputSchema(), args)
+}
+
 // Snapshot is the catalog at one moment.
 type Snapshot struct {
 	Tools  []*Tool           // sorted by exposed name

@@ -32,20 +32,26 @@ import (
 // client, under the race detector when the tests have it), and drives it
 // as a host would, over the stdio face: it lists the tools and calls the
 // ones the scenario expects a client to call, with the scenario's
-// arguments. The host is Go, built from this repo with the tests, so it
+// arguments (at 2026-07-28 answering input_required and retrying, as a
+// client of that revision does: mcpx relays both rounds). The host is Go, built from this repo with the tests, so it
 // needs no npm package of its own and adds no Node client in between whose
 // behaviour the scenario could end up grading instead of mcpx's.
 
-// conformanceClientScenarios are the client scenarios issue 3 names, per
-// suite: the non-auth ones of the legacy revisions, and those of
-// 2026-07-28 (initialize and sse-retry were removed there).
+// conformanceClientScenarios are every non-auth client scenario of each
+// suite (`conformance list`): those of the legacy revisions, and those of
+// 2026-07-28 (initialize, sse-retry and elicitation-sep1034-client-defaults
+// were removed there). Left out: auth/* (mcpx's upstream client does no
+// OAuth yet) and the skills extension's sep-2640-* (they grade a host
+// that loads skills, which mcpx is not).
 var conformanceClientScenarios = []struct {
 	suite     mcpxtest.ConformanceSuite
 	scenarios []string
 }{
-	{mcpxtest.Conformance0116, []string{"initialize", "tools_call", "sse-retry"}},
-	{mcpxtest.ConformanceAlpha2025, []string{"initialize", "tools_call", "sse-retry"}},
-	{mcpxtest.ConformanceAlpha2026, []string{"tools_call", "request-metadata", "http-standard-headers", "http-custom-headers", "http-invalid-tool-headers"}},
+	{mcpxtest.Conformance0116, []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"}},
+	{mcpxtest.ConformanceAlpha2025, []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
+		"json-schema-2020-12-preservation"}},
+	{mcpxtest.ConformanceAlpha2026, []string{"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
+		"http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref", "json-schema-2020-12-preservation"}},
 }
 
 // TestConformanceClient runs each client scenario once per suite, each
@@ -106,7 +112,11 @@ func runConformanceClient(t *testing.T, suite mcpxtest.ConformanceSuite, scenari
 	default:
 		t.Logf("host (%s era, %.0f ms): tools %v", rep.Era, rep.ElapsedMs, rep.Tools)
 		for _, c := range rep.Calls {
-			t.Logf("  call %s: %s", c.Tool, c.outcome())
+			if c.Gap != "" {
+				t.Logf("  call %s: %s (may fail: %s)", c.Tool, c.outcome(), c.Gap)
+			} else {
+				t.Logf("  call %s: %s", c.Tool, c.outcome())
+			}
 		}
 	}
 	if strings.Contains(r.ClientStderr, "WARNING: DATA RACE") {
@@ -147,6 +157,18 @@ type conformanceHostCall struct {
 	Refused bool `json:"refused,omitempty"`
 	// WantText is the result's text the scenario server answers.
 	WantText string `json:"wantText,omitempty"`
+	// MRTR: the host answers an input_required result (elicitation with
+	// {"confirmed": true}) and retries, as a 2026-07-28 client does.
+	MRTR bool `json:"mrtr,omitempty"`
+	// SchemaOf names a listed tool whose inputSchema, as mcpx listed it,
+	// is passed as the argument "schema".
+	SchemaOf string `json:"schemaOf,omitempty"`
+	// Gap, when set, says why the call may fail through mcpx today (an
+	// issue-4 gap the expected-failures file lists too): its failure is
+	// reported, not held against the host.
+	Gap string `json:"gap,omitempty"`
+	// Rounds counts the input_required rounds the host answered.
+	Rounds int `json:"rounds,omitempty"`
 
 	Text     string `json:"text,omitempty"`
 	IsError  bool   `json:"isError,omitempty"`
@@ -159,6 +181,8 @@ func (c conformanceHostCall) outcome() string {
 		return "error " + c.RPCError
 	case c.IsError:
 		return "isError " + c.Text
+	case c.Rounds > 0:
+		return fmt.Sprintf("%q after %d input_required round(s)", c.Text, c.Rounds)
 	}
 	return fmt.Sprintf("%q", c.Text)
 }
@@ -203,6 +227,18 @@ func conformanceHostCalls(scenario, ctxJSON string) ([]conformanceHostCall, erro
 			out = append(out, conformanceHostCall{Tool: tc.Name, Args: tc.Arguments, WantText: "Custom headers test completed"})
 		}
 		return out, nil
+	case "elicitation-sep1034-client-defaults":
+		return []conformanceHostCall{{Tool: "test_client_elicitation_defaults", Args: json.RawMessage(`{}`),
+			Gap: "needs issue 4: mcpx does not relay server-initiated requests (elicitation/create) yet"}}, nil
+	case "sep-2322-client-request-state":
+		return []conformanceHostCall{
+			{Tool: "test_mrtr_echo_state", Args: json.RawMessage(`{}`), MRTR: true, WantText: "echo-state-ok"},
+			{Tool: "test_mrtr_no_state", Args: json.RawMessage(`{}`), MRTR: true, WantText: "no-state-ok"},
+			{Tool: "test_mrtr_unrelated", Args: json.RawMessage(`{}`), MRTR: true, WantText: "unrelated-ok"},
+			{Tool: "test_mrtr_no_result_type", Args: json.RawMessage(`{}`), MRTR: true},
+		}, nil
+	case "json-schema-2020-12-preservation":
+		return []conformanceHostCall{{Tool: "json_schema_echo", SchemaOf: "json_schema_2020_12_tool"}}, nil
 	case "http-invalid-tool-headers":
 		out := []conformanceHostCall{{Tool: "valid_tool", Args: json.RawMessage(`{"region":"us-west1"}`), WantText: "Tool call received"}}
 		for _, name := range invalidHeaderTools {
@@ -210,7 +246,8 @@ func conformanceHostCalls(scenario, ctxJSON string) ([]conformanceHostCall, erro
 		}
 		return out, nil
 	}
-	// initialize, request-metadata: discovery and tools/list only.
+	// initialize, request-metadata, json-schema-ref-no-deref: discovery
+	// and tools/list only.
 	return nil, nil
 }
 
@@ -351,14 +388,17 @@ func conformanceHostRun(ctx context.Context, h *pipeHost, rep *conformanceHostRe
 	}
 	var list struct {
 		Tools []struct {
-			Name string `json:"name"`
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(res, &list); err != nil {
 		return fmt.Errorf("tools/list result %s: %w", res, err)
 	}
+	schemas := map[string]json.RawMessage{}
 	for _, tool := range list.Tools {
 		rep.Tools = append(rep.Tools, tool.Name)
+		schemas[tool.Name] = tool.InputSchema
 	}
 	var problems []string
 	for _, c := range calls {
@@ -367,10 +407,31 @@ func conformanceHostRun(ctx context.Context, h *pipeHost, rep *conformanceHostRe
 			problems = append(problems, fmt.Sprintf("mcpx lists %q: %v, want %v", c.Tool, listed, !c.Refused))
 		}
 		args := c.Args
+		if c.SchemaOf != "" {
+			schema, ok := schemas[c.SchemaOf]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("mcpx does not list %q, whose inputSchema %s needs", c.SchemaOf, c.Tool))
+				continue
+			}
+			args = jsonrpc.MustMarshal(map[string]json.RawMessage{"schema": schema})
+		}
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
 		res, err := h.call(ctx, "tools/call", withMeta(map[string]any{"name": c.Tool, "arguments": args}))
+		for c.MRTR && err == nil && c.Rounds < 3 {
+			retry, ok, rerr := mrtrRetry(res)
+			if rerr != nil {
+				problems = append(problems, fmt.Sprintf("tools/call %s: %v", c.Tool, rerr))
+				break
+			}
+			if !ok {
+				break
+			}
+			c.Rounds++
+			retry["name"], retry["arguments"] = c.Tool, args
+			res, err = h.call(ctx, "tools/call", withMeta(retry))
+		}
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -397,6 +458,8 @@ func conformanceHostRun(ctx context.Context, h *pipeHost, rep *conformanceHostRe
 		}
 		failed := c.RPCError != "" || c.IsError
 		switch {
+		case c.Gap != "":
+			// Reported in the log; the expected-failures file holds the gap.
 		case c.Refused && !failed:
 			problems = append(problems, fmt.Sprintf("mcpx forwarded a call of %q, a tool it must not offer: %s", c.Tool, c.outcome()))
 		case !c.Refused && failed:
@@ -491,4 +554,37 @@ func (h *pipeHost) call(ctx context.Context, method string, params any) (json.Ra
 	case <-ctx.Done():
 		return nil, fmt.Errorf("no response within the host's deadline: %w", ctx.Err())
 	}
+}
+
+// mrtrRetry reads a tools/call result: if it is input_required, it returns
+// the params of the retry a 2026-07-28 client makes (each elicitation
+// accepted with {"confirmed": true}; requestState echoed exactly, and only
+// if the result had one) and true. A result without resultType is
+// complete.
+func mrtrRetry(res json.RawMessage) (map[string]any, bool, error) {
+	var r struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		RequestState *json.RawMessage `json:"requestState"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, false, fmt.Errorf("result %s: %w", res, err)
+	}
+	if r.ResultType != "input_required" {
+		return nil, false, nil
+	}
+	responses := map[string]any{}
+	for key, ir := range r.InputRequests {
+		if ir.Method != "elicitation/create" {
+			return nil, false, fmt.Errorf("the host answers elicitation only, not %s", ir.Method)
+		}
+		responses[key] = map[string]any{"action": "accept", "content": map[string]any{"confirmed": true}}
+	}
+	retry := map[string]any{"inputResponses": responses}
+	if r.RequestState != nil {
+		retry["requestState"] = *r.RequestState
+	}
+	return retry, true, nil
 }

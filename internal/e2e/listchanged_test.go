@@ -70,3 +70,36 @@ func TestToolsListChanged(t *testing.T) {
 		modern.NoResponse(listen, settle)
 	})
 }
+
+// TestToolsListChangedModernUpstream: a 2026-07-28 upstream sends
+// notifications/tools/list_changed only on a subscriptions/listen stream
+// its client opened, so mcpx keeps one open to each modern upstream that
+// declares tools.listChanged. The upstream is the conformance fixture (the
+// go-sdk, modern over stdio); test_trigger_tool_change adds a tool, and a
+// host hears of it and lists it.
+func TestToolsListChangedModernUpstream(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := writeServers(t, e, nil, map[string]any{"fx": fixtureServer(conformanceFixtureName, nil)})
+		h := e.StartHost(mode, cfg)
+		h.Initialize("2025-11-25")
+		if list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong)); strings.Contains(list, "fx__test_dynamic_tool") {
+			t.Fatalf("fx__test_dynamic_tool listed before it exists: %s", list)
+		}
+		h.Result(h.Request("tools/call", map[string]any{"name": "fx__test_trigger_tool_change"}), waitLong)
+		h.WaitFor(waitLong, "notifications/tools/list_changed", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/tools/list_changed"
+		})
+		if list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong)); !strings.Contains(list, `"fx__test_dynamic_tool"`) {
+			t.Errorf("tools/list after the change lacks fx__test_dynamic_tool: %s", list)
+		}
+		if mode == mcpxtest.Daemon {
+			// The listen mcpx holds open is no request waiting for an
+			// answer: an idle upstream shows none pending.
+			u := upstreamOf(statusJSON(t, e, cfg), "fx")
+			if u.State != "ready" || u.Pending != 0 {
+				t.Errorf("mcpx status shows fx %s with %d pending, want ready with 0", u.State, u.Pending)
+			}
+		}
+	})
+}

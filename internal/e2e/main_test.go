@@ -12,7 +12,9 @@ import (
 
 func TestMain(m *testing.M) {
 	// The test binary doubles as small misbehaving upstreams (fixture_test.go).
-	if name := os.Getenv(fixtureEnv); name != "" {
+	if name := os.Getenv(fixtureEnv); name == conformanceFixtureName {
+		os.Exit(runConformanceFixture())
+	} else if name != "" {
 		os.Exit(runFixture(name))
 	}
 	mcpxtest.Main(m)

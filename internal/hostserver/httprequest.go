@@ -134,6 +134,10 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
+	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg); rpcErr != nil {
+		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
+		return
+	}
 	hs := h.newHostSession()
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
@@ -272,6 +276,7 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 // the response cancels the request.
 func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept, cancelOnClose bool) {
 	out := h.newSink(w, r, hs, msg, acc)
+	out.modern = cancelOnClose
 	hs.request(msg, out)
 	if cancelOnClose {
 		key := relay.HostKey{Session: hs.id, ID: msg.ID.String()}

@@ -45,7 +45,10 @@ type httpSink struct {
 
 	keepAlive time.Duration
 	wantSSE   bool
-	replied   atomic.Bool // a response was pushed
+	// modern: a 2026-07-28 request, whose error responses carry their
+	// HTTP status (see errorStatus).
+	modern  bool
+	replied atomic.Bool // a response was pushed
 
 	// Owned by the serve goroutine.
 	streaming bool
@@ -116,9 +119,13 @@ func (s *httpSink) serve() {
 	case s.held != nil && s.ctx.Err() != nil:
 		s.kept(s.held)
 	case s.held != nil:
+		status := http.StatusOK
+		if s.modern {
+			status = errorStatus(s.held)
+		}
 		s.w.Header().Set("Content-Type", "application/json")
 		s.w.Header().Set("Content-Length", strconv.Itoa(len(s.held)))
-		s.w.WriteHeader(http.StatusOK)
+		s.w.WriteHeader(status)
 		if _, err := s.w.Write(s.held); err != nil {
 			s.kept(s.held)
 		}
@@ -241,6 +248,24 @@ func (s *httpSink) kept(line []byte) {
 		args = append(args, "bytes", len(msg.Result), "isError", res.IsError, "summary", summary, "result", shorten(string(msg.Result), 4096))
 	}
 	s.log.Warn("kept the result of a call whose host had left", args...)
+}
+
+// errorStatus is the HTTP status of a 2026-07-28 response answered as one
+// JSON body: 400 for the errors that revision sends with it, whoever
+// raised them (an upstream's -32021 relayed to the host included:
+// MissingRequiredClientCapability, HeaderMismatch, UnsupportedProtocolVersion),
+// 200 for anything else. (A response on an SSE stream has its 200
+// already.)
+func errorStatus(line []byte) int {
+	msg, err := jsonrpc.Decode(line)
+	if err != nil || msg.Error == nil {
+		return http.StatusOK
+	}
+	switch msg.Error.Code {
+	case mcp.CodeMissingRequiredCapability, mcp.CodeHeaderMismatch, mcp.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // isResponse reports whether line, as [jsonrpc.Message.Encode] writes it,

@@ -35,28 +35,44 @@ type ConformanceSuite struct {
 	// SpecVersion is passed as --spec-version when not "": the revision
 	// the scenarios run at (the wire the CLI speaks or expects).
 	SpecVersion string
-	// Baseline is the expected-failures file, relative to
-	// test/interop/conformance.
+	// Requirements, when not "", runs `--requirements REV` instead of
+	// --suite all and --spec-version: exactly the scenarios that revision
+	// requires, frozen at its release (server mode, whole runs only).
+	Requirements string
+	// Baseline is the expected-failures file of runs through mcpx,
+	// relative to test/interop/conformance.
 	Baseline string
+	// FixtureBaseline is the expected-failures file of the server
+	// scenarios run directly against the conformance fixture
+	// (internal/conformfixture): what the fixture itself cannot pass.
+	FixtureBaseline string
 }
 
-// The conformance suites issue 3 runs: 0.1.16 (its scenarios run at
-// 2025-11-25), and 0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28. For one
-// scenario, --spec-version 2026-07-28 is how the alpha selects the 2026
-// wire: its --requirements 2026-07-28 runs a whole frozen requirement set
-// at that wire and cannot be combined with --scenario.
+// The conformance suites: 0.1.16 (its scenarios run at 2025-11-25), and
+// 0.2.0-alpha.12 at 2025-11-25 and at 2026-07-28, and its frozen
+// requirement set of 2026-07-28. For one scenario, --spec-version
+// 2026-07-28 is how the alpha selects the 2026 wire: its --requirements
+// 2026-07-28 runs a whole frozen requirement set at that wire (extension
+// and pending scenarios too) and cannot be combined with --scenario.
 var (
 	Conformance0116 = ConformanceSuite{
 		Name: "0.1.16", Package: "@modelcontextprotocol/conformance", Version: "0.1.16",
-		Baseline: "baseline-0.1.16.yml",
+		Baseline: "baseline-0.1.16.yml", FixtureBaseline: "fixture-0.1.16.yml",
 	}
 	ConformanceAlpha2025 = ConformanceSuite{
 		Name: "0.2.0-alpha.12@2025-11-25", Package: "conformance-next", Version: "0.2.0-alpha.12",
 		SpecVersion: "2025-11-25", Baseline: "baseline-0.2.0-alpha.12-2025-11-25.yml",
+		FixtureBaseline: "fixture-0.2.0-alpha.12-2025-11-25.yml",
 	}
 	ConformanceAlpha2026 = ConformanceSuite{
 		Name: "0.2.0-alpha.12@2026-07-28", Package: "conformance-next", Version: "0.2.0-alpha.12",
 		SpecVersion: "2026-07-28", Baseline: "baseline-0.2.0-alpha.12-2026-07-28.yml",
+		FixtureBaseline: "fixture-0.2.0-alpha.12-2026-07-28.yml",
+	}
+	ConformanceAlphaRequirements2026 = ConformanceSuite{
+		Name: "0.2.0-alpha.12@requirements-2026-07-28", Package: "conformance-next", Version: "0.2.0-alpha.12",
+		Requirements: "2026-07-28", Baseline: "baseline-0.2.0-alpha.12-requirements-2026-07-28.yml",
+		FixtureBaseline: "fixture-0.2.0-alpha.12-requirements-2026-07-28.yml",
 	}
 )
 
@@ -118,15 +134,21 @@ func (c ConformanceCheck) String() string {
 
 // ConformanceRun is one run of the CLI on one scenario.
 type ConformanceRun struct {
-	Suite    ConformanceSuite
+	Suite ConformanceSuite
+	// Scenario is the scenario run, or "all" for a whole suite.
 	Scenario string
+	// Baseline is the expected-failures file the run was judged by.
+	Baseline string
 	Args     []string
 	ExitCode int
 	Stdout   string
 	Stderr   string
 	Elapsed  time.Duration
-	// Checks is the scenario's checks.json; nil if the CLI wrote none.
+	// Checks is the scenario's checks.json (every scenario's, in a whole
+	// run); nil if the CLI wrote none.
 	Checks []ConformanceCheck
+	// Scenarios holds each scenario's checks, by scenario name.
+	Scenarios map[string][]ConformanceCheck
 	// ClientStdout and ClientStderr are what the client command printed
 	// (client mode).
 	ClientStdout, ClientStderr string
@@ -134,27 +156,63 @@ type ConformanceRun struct {
 
 // RunConformance runs the suite's CLI for one scenario: mode is "server"
 // or "client", args the mode's own flags (--url or --command). It adds
-// --scenario, --spec-version, --expected-failures and an output directory,
-// runs it with env added to the environment and Node 22 first in PATH,
-// and reads the checks it saved. It fails the test only if the CLI could
-// not run or saved no checks; [ConformanceRun.Judge] judges them.
+// --scenario, --spec-version, --expected-failures (the suite's Baseline)
+// and an output directory, runs it with env added to the environment and
+// Node 22 first in PATH, and reads the checks it saved. It fails the test
+// only if the CLI could not run or saved no checks; [ConformanceRun.Judge]
+// judges them.
 func RunConformance(t testing.TB, s ConformanceSuite, mode, scenario string, env []string, args ...string) *ConformanceRun {
 	t.Helper()
-	node := ConformanceNode(t)
-	cli := s.CLI(t)
-	baseline := filepath.Join(ConformanceDir(), s.Baseline)
-	if !fileExists(baseline) {
-		t.Fatalf("the expected-failures file %s is missing", baseline)
-	}
-	out := t.TempDir()
-	full := append([]string{cli, mode, "--scenario", scenario}, args...)
+	full := append([]string{mode, "--scenario", scenario}, args...)
 	if s.SpecVersion != "" {
 		full = append(full, "--spec-version", s.SpecVersion)
 	}
-	full = append(full, "--expected-failures", baseline, "-o", out)
-	r := &ConformanceRun{Suite: s, Scenario: scenario, Args: full}
+	r := runConformanceCLI(t, s, scenario, s.Baseline, env, 3*time.Minute, full)
+	if len(r.Scenarios) != 1 {
+		t.Fatalf("conformance %s %s (%s, exit %d) saved checks of %d scenarios, want 1\nstdout:\n%s\nstderr:\n%s",
+			mode, scenario, s.Name, r.ExitCode, len(r.Scenarios), r.Stdout, r.Stderr)
+	}
+	return r
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+// RunConformanceServer runs every server scenario of the suite against
+// url in one CLI run (--suite all at the suite's --spec-version, or its
+// --requirements), judged against baseline (the suite's Baseline or
+// FixtureBaseline). The CLI runs the scenarios one after the other.
+func RunConformanceServer(t testing.TB, s ConformanceSuite, baseline, url string) *ConformanceRun {
+	t.Helper()
+	full := []string{"server", "--url", url}
+	switch {
+	case s.Requirements != "":
+		full = append(full, "--requirements", s.Requirements)
+	default:
+		full = append(full, "--suite", "all")
+		if s.SpecVersion != "" {
+			full = append(full, "--spec-version", s.SpecVersion)
+		}
+	}
+	r := runConformanceCLI(t, s, "all", baseline, nil, 8*time.Minute, full)
+	if len(r.Scenarios) == 0 {
+		t.Fatalf("conformance server (%s, exit %d) saved no checks\nstdout:\n%s\nstderr:\n%s", s.Name, r.ExitCode, r.Stdout, r.Stderr)
+	}
+	return r
+}
+
+// runConformanceCLI runs the CLI with args, --expected-failures baseline
+// and an output directory, and reads every checks.json it saved.
+func runConformanceCLI(t testing.TB, s ConformanceSuite, scenario, baseline string, env []string, timeout time.Duration, args []string) *ConformanceRun {
+	t.Helper()
+	node := ConformanceNode(t)
+	cli := s.CLI(t)
+	path := filepath.Join(ConformanceDir(), baseline)
+	if !fileExists(path) {
+		t.Fatalf("the expected-failures file %s is missing", path)
+	}
+	out := t.TempDir()
+	full := append(append([]string{cli}, args...), "--expected-failures", path, "-o", out)
+	r := &ConformanceRun{Suite: s, Scenario: scenario, Baseline: baseline, Args: full, Scenarios: map[string][]ConformanceCheck{}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, full...)
 	cmd.Dir = InteropDir()
@@ -180,24 +238,44 @@ func RunConformance(t testing.TB, s ConformanceSuite, mode, scenario string, env
 		}
 		return nil
 	})
-	if len(found) != 1 {
-		t.Fatalf("conformance %s %s (%s, exit %d) saved %d checks.json files, want 1\nstdout:\n%s\nstderr:\n%s",
-			mode, scenario, s.Name, r.ExitCode, len(found), r.Stdout, r.Stderr)
+	slices.Sort(found)
+	for _, p := range found {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []ConformanceCheck
+		if err := json.Unmarshal(b, &checks); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		name := scenarioOfDir(filepath.Base(filepath.Dir(p)))
+		r.Scenarios[name] = append(r.Scenarios[name], checks...)
+		r.Checks = append(r.Checks, checks...)
 	}
-	b, err := os.ReadFile(found[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &r.Checks); err != nil {
-		t.Fatalf("%s: %v", found[0], err)
-	}
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(found[0]), "stdout.txt")); err == nil {
-		r.ClientStdout = string(b)
-	}
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(found[0]), "stderr.txt")); err == nil {
-		r.ClientStderr = string(b)
+	if len(found) == 1 {
+		dir := filepath.Dir(found[0])
+		if b, err := os.ReadFile(filepath.Join(dir, "stdout.txt")); err == nil {
+			r.ClientStdout = string(b)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "stderr.txt")); err == nil {
+			r.ClientStderr = string(b)
+		}
 	}
 	return r
+}
+
+// scenarioOfDir names the scenario of a result directory the CLI made:
+// "<mode>-<scenario>-<ISO time with dashes>Z".
+func scenarioOfDir(dir string) string {
+	_, rest, ok := strings.Cut(dir, "-")
+	if !ok {
+		return dir
+	}
+	// The time is the last 24 characters: 2026-11-29T14-24-14-301Z.
+	if len(rest) > 25 && rest[len(rest)-25] == '-' && strings.HasSuffix(rest, "Z") {
+		return rest[:len(rest)-25]
+	}
+	return rest
 }
 
 // Failing returns the checks that count against the scenario.
@@ -236,10 +314,10 @@ func (r *ConformanceRun) Judge(t testing.TB) bool {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s\n", summary)
 		if len(unexpected) > 0 {
-			fmt.Fprintf(&b, "failures not in %s: %s\n", r.Suite.Baseline, strings.Join(unexpected, ", "))
+			fmt.Fprintf(&b, "failures not in %s: %s\n", r.Baseline, strings.Join(unexpected, ", "))
 		}
 		if len(stale) > 0 {
-			fmt.Fprintf(&b, "stale entries of %s (they pass now: remove them): %s\n", r.Suite.Baseline, strings.Join(stale, ", "))
+			fmt.Fprintf(&b, "stale entries of %s (they pass now: remove them): %s\n", r.Baseline, strings.Join(stale, ", "))
 		}
 		if len(failing) > 0 {
 			fmt.Fprintf(&b, "failing checks:\n%s\n", strings.Join(failing, "\n"))
@@ -253,7 +331,7 @@ func (r *ConformanceRun) Judge(t testing.TB) bool {
 	}
 	t.Log(summary)
 	if len(expected) > 0 {
-		t.Logf("expected failures (in %s):\n%s", r.Suite.Baseline, strings.Join(expected, "\n"))
+		t.Logf("expected failures (in %s):\n%s", r.Baseline, strings.Join(expected, "\n"))
 	}
 	return true
 }

@@ -61,10 +61,27 @@ func (t *legacyTransport) send(r *Request, msg *jsonrpc.Message) error {
 	case status/100 != 2:
 		t.log.Warn("upstream refused a message", "method", msg.Method, "status", status)
 	case msg.Method == mcp.MethodInitialized:
-		t.goFunc(t.listen)
+		// The session is ready once its standalone stream is open (or
+		// refused): a server may send what a call makes it say there
+		// (requests, log messages), and one that finds no stream drops it.
+		opened := make(chan struct{})
+		if t.goFunc(func() { t.listen(opened) }) {
+			wait := time.NewTimer(listenOpenWait)
+			defer wait.Stop()
+			select {
+			case <-opened:
+			case <-wait.C:
+				t.log.Debug("the standalone event stream did not open in time; going on without waiting", "waited", listenOpenWait)
+			case <-t.ctx.Done():
+			}
+		}
 	}
 	return nil
 }
+
+// listenOpenWait bounds how long the handshake waits for the standalone
+// stream to open.
+const listenOpenWait = 3 * time.Second
 
 // notice posts a notification or a response and returns the HTTP status.
 func (t *legacyTransport) notice(msg *jsonrpc.Message) (int, error) {
@@ -279,11 +296,18 @@ const maxListenFailures = 3
 // listen keeps the standalone GET stream open, for the requests and
 // notifications the server sends unprompted, until the transport stops.
 // A server without one answers 405; one that keeps failing is given up.
-func (t *legacyTransport) listen() {
+// opened is closed once the first opening has been answered (or failed).
+func (t *legacyTransport) listen(opened chan struct{}) {
 	defer t.listening.Store(false)
+	first := sync.OnceFunc(func() { close(opened) })
+	defer first()
 	lastID, retry := "", defaultRetry
 	for failures := 0; failures < maxListenFailures; {
 		resp, err := t.openStream(t.ctx, lastID)
+		if err == nil {
+			t.listening.Store(true)
+		}
+		first()
 		switch {
 		case t.ctx.Err() != nil || errors.Is(err, ErrSessionExpired):
 			return
@@ -294,7 +318,6 @@ func (t *legacyTransport) listen() {
 			failures++
 			t.log.Debug("opening the standalone event stream failed", "err", err)
 		default:
-			t.listening.Store(true)
 			rd := sse.NewReader(resp.Body, t.limit)
 			n, err := t.readAll(rd)
 			resp.Body.Close()

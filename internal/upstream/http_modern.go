@@ -55,10 +55,14 @@ func (t *modernTransport) send(r *Request, msg *jsonrpc.Message) error {
 
 func (t *modernTransport) request(x *exchange) {
 	r := x.r
-	if !t.acquire(x.ctx) {
-		return
+	// A listen is a stream held for the session's life, not a request in
+	// flight: it takes no slot (it would hold one for ever).
+	if x.msg.Method != mcp.MethodSubscriptionsListen {
+		if !t.acquire(x.ctx) {
+			return
+		}
+		defer t.release()
 	}
-	defer t.release()
 	var (
 		tool   string
 		params []paramHeader

@@ -305,3 +305,30 @@ func isToken(s string) bool {
 	}
 	return true
 }
+
+// ParamValue is one x-mcp-header annotation of a tool, and the value a
+// call's arguments give the header it names.
+type ParamValue struct {
+	Header string // Mcp-Param-{Name}
+	Value  string
+	// Set: the arguments give a value (not absent, not null, not an
+	// object or array).
+	Set bool
+}
+
+// ParamValues reads a tool's x-mcp-header annotations and, for each, the
+// header value a call with args carries: what a server that processes the
+// body checks the call's Mcp-Param-* headers against. An invalid
+// annotation is an error.
+func ParamValues(inputSchema, args json.RawMessage) ([]ParamValue, error) {
+	params, err := toolHeaders(inputSchema)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ParamValue, 0, len(params))
+	for _, p := range params {
+		v, ok := p.value(args)
+		out = append(out, ParamValue{Header: headerParamPrefix + p.Name, Value: v, Set: ok})
+	}
+	return out, nil
+}

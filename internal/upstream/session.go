@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mcpx/internal/config"
@@ -41,6 +42,9 @@ type Session struct {
 
 	// onToolsChanged is told when the upstream says its tools changed.
 	onToolsChanged func(server string)
+
+	// listening is 1 while mcpx's subscriptions/listen is open (listen.go).
+	listening atomic.Int32
 }
 
 // Version returns the negotiated protocol revision.
@@ -64,8 +68,9 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // Err returns why the session ended, nil while it lives.
 func (s *Session) Err() error { return s.conn.Err() }
 
-// Pending returns how many requests wait for the upstream's answer.
-func (s *Session) Pending() int { return s.conn.Pending() }
+// Pending returns how many requests wait for the upstream's answer (not
+// counting mcpx's own subscriptions/listen, which waits for ever).
+func (s *Session) Pending() int { return max(s.conn.Pending()-int(s.listening.Load()), 0) }
 
 // StderrTail returns the last lines the upstream wrote to stderr.
 func (s *Session) StderrTail() string { return s.t.stderrTail() }
@@ -117,6 +122,9 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		return nil, &StartError{Server: srv.Name, Err: err}
 	}
 	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)
+	if s.listensToolChanges() {
+		s.listen(log)
+	}
 	return s, nil
 }
 
@@ -204,10 +212,5 @@ func (s *Session) notify(msg *jsonrpc.Message) {
 	if msg.Method != mcp.MethodToolsListChanged {
 		return
 	}
-	s.toolsMu.Lock()
-	s.tools = nil
-	s.toolsMu.Unlock()
-	if s.onToolsChanged != nil {
-		s.onToolsChanged(s.Server)
-	}
+	s.dropTools()
 }

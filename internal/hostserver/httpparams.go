@@ -1,0 +1,57 @@
+package hostserver
+
+import (
+	"context"
+	"net/http"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// checkParamHeaders validates the Mcp-Param-* headers of a 2026-07-28
+// tools/call against its arguments, as whoever processes the body must
+// (SEP-2243): for each x-mcp-header annotation of the called tool, a value
+// in the arguments needs its header, and a header (base64 sentinel decoded
+// first; a value without both markers is literal) must equal the value.
+// A mismatch is -32020 (with HTTP 400). A tool mcpx does not list is left
+// to the call, which says it is unknown.
+func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message) *jsonrpc.Error {
+	if msg.Method != mcp.MethodToolsCall {
+		return nil
+	}
+	name, ok := paramString(msg, "name")
+	if !ok {
+		return nil
+	}
+	tool, ok := h.srv.catalog.Snapshot(ctx).Lookup(name)
+	if !ok {
+		return nil
+	}
+	var args []byte
+	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
+		args, _ = params.Get("arguments")
+	}
+	values, err := tool.ParamHeaders(args)
+	if err != nil {
+		return nil // mcpx lists no tool whose annotations are invalid
+	}
+	for _, v := range values {
+		raw, inHeader := headerValue(hdr, v.Header)
+		if !inHeader {
+			if v.Set {
+				return headerMismatch("missing %s header (want the argument's value %s)", v.Header, quote(v.Value))
+			}
+			continue
+		}
+		got, err := decodeHeaderValue(raw)
+		switch {
+		case err != nil:
+			return headerMismatch("malformed %s header: %v", v.Header, err)
+		case !v.Set:
+			return headerMismatch("%s header %s, but the arguments give no value", v.Header, quote(got))
+		case got != v.Value:
+			return headerMismatch("%s header %s does not match the argument's value %s", v.Header, quote(got), quote(v.Value))
+		}
+	}
+	return nil
+}
