@@ -15,10 +15,23 @@ type answeredSink struct {
 }
 
 // pushAnswer queues a request's final message (its result or error) on
-// out, as pushWhile does.
+// out, as pushWhile does. The request leaves the registry in the same step,
+// under the queue's lock, and only if the answer is queued: a cancel that
+// finds the request gone therefore comes after its answer on the wire, and
+// one that comes first silences the answer. (Leaving before the push let a
+// host's cancel miss the request, its next request be answered, and the
+// cancelled call's result follow that answer.)
 func pushAnswer(out sink, live func() bool, line []byte) {
-	if a, ok := out.(*answeredSink); ok {
-		a.once.Do(a.answered)
+	a, ok := out.(*answeredSink)
+	if !ok {
+		out.pushWhile(live, line)
+		return
 	}
-	out.pushWhile(live, line)
+	out.pushWhile(func() bool {
+		if live != nil && !live() {
+			return false
+		}
+		a.once.Do(a.answered)
+		return true
+	}, line)
 }
