@@ -78,39 +78,54 @@ func (q *writeQueue) close() {
 }
 
 // run writes queued messages to w until the queue is closed and drained or
-// a write fails. A write that makes no progress for stall fails with
-// errStalled. fail is called once with the error that ended writing.
+// a write fails. What is queued when the writer comes round goes out in one
+// write. A write that makes no progress for stall fails with errStalled.
+// fail is called once with the error that ended writing.
 func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 	defer close(q.done)
+	var buf []byte // a batch of several messages, joined
 	for {
 		q.mu.Lock()
 		batch := q.items
 		q.items = nil
 		closed := q.closed
 		q.mu.Unlock()
-		for _, b := range batch {
-			if err := writeAll(w, b, stall); err != nil {
-				q.mu.Lock()
-				if q.err == nil {
-					q.err = err
-				}
-				err = q.err
-				q.mu.Unlock()
-				fail(err)
-				return
-			}
-			q.mu.Lock()
-			q.bytes -= len(b)
-			q.mu.Unlock()
-		}
 		if len(batch) == 0 {
 			if closed {
 				return
 			}
 			<-q.wake
+			continue
+		}
+		out := batch[0]
+		if len(batch) > 1 {
+			buf = buf[:0]
+			for _, b := range batch {
+				buf = append(buf, b...)
+			}
+			out = buf
+		}
+		if err := writeAll(w, out, stall); err != nil {
+			q.mu.Lock()
+			if q.err == nil {
+				q.err = err
+			}
+			err = q.err
+			q.mu.Unlock()
+			fail(err)
+			return
+		}
+		q.mu.Lock()
+		q.bytes -= len(out)
+		q.mu.Unlock()
+		if cap(buf) > maxKeptBatch {
+			buf = nil
 		}
 	}
 }
+
+// maxKeptBatch is the largest batch buffer the writer keeps for the next.
+const maxKeptBatch = 64 << 10
 
 // writeAll writes b, allowing each chunk stall to get through.
 func writeAll(w *os.File, b []byte, stall time.Duration) error {
