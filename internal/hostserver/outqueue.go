@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"io"
 	"sync"
 )
 
@@ -98,9 +99,44 @@ func (q *outQueue) close() {
 	q.signal()
 }
 
-// run writes queued messages with write until the queue is closed and
-// drained. After a write error it discards the rest.
+// runStream writes queued messages to w, each with a newline, until the
+// queue is closed and drained: what is queued when the writer comes round
+// goes out in one write. After a write error it discards the rest.
+func (q *outQueue) runStream(w io.Writer) {
+	var buf []byte
+	q.runBatches(func(batch [][]byte) error {
+		buf = buf[:0]
+		for _, line := range batch {
+			buf = append(append(buf, line...), '\n')
+		}
+		_, err := w.Write(buf)
+		if cap(buf) > maxKeptBatch {
+			buf = nil // do not pin a large result's buffer
+		}
+		return err
+	})
+}
+
+// maxKeptBatch is the largest batch buffer a writer keeps for the next: an
+// idle host costs little.
+const maxKeptBatch = 4 << 10
+
+// run writes queued messages with write, one at a time, until the queue is
+// closed and drained. After a write error it discards the rest.
 func (q *outQueue) run(write func([]byte) error) {
+	q.runBatches(func(batch [][]byte) error {
+		for _, line := range batch {
+			if err := write(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// runBatches hands what is queued to write, a batch at a time, until the
+// queue is closed and drained. After a write error it discards the rest.
+func (q *outQueue) runBatches(write func(batch [][]byte) error) {
 	var batch [][]byte
 	for {
 		q.mu.Lock()
@@ -110,17 +146,14 @@ func (q *outQueue) run(write func([]byte) error) {
 		closed := q.closed
 		failed := q.err != nil
 		q.mu.Unlock()
-		for i, line := range batch {
-			if !failed {
-				if err := write(line); err != nil {
-					q.mu.Lock()
-					q.err = err
-					q.mu.Unlock()
-					failed = true
-				}
+		if len(batch) > 0 && !failed {
+			if err := write(batch); err != nil {
+				q.mu.Lock()
+				q.err = err
+				q.mu.Unlock()
 			}
-			batch[i] = nil
 		}
+		clear(batch)
 		if closed && len(batch) == 0 {
 			return
 		}

@@ -81,12 +81,11 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
-	w := jsonrpc.NewWriter(conn)
 	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); hs.out.run(w.WriteRaw) }()
+	go func() { defer close(writerDone); hs.out.runStream(conn) }()
 
 	readerDone := make(chan error, 1)
-	go func() { readerDone <- hs.readLoop(jsonrpc.NewReader(conn, s.opts.MaxMessageBytes)) }()
+	go func() { readerDone <- hs.readLoop(jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer)) }()
 
 	var readErr error
 	stopping := false
@@ -119,6 +118,11 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	return nil
 }
+
+// hostReadBuffer is the read buffer of a host connection: a host sends
+// small requests and is mostly idle, and an idle host should cost little
+// (a longer line is read whole all the same).
+const hostReadBuffer = 4 << 10
 
 // hostSession is one host connection's state.
 type hostSession struct {
