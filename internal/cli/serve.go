@@ -77,6 +77,9 @@ mcpx.http.listen in the config.`,
 				return serveHTTP(ctx, env, cfg, paths, addr, token == "none", log)
 			}
 			stdio := newStdio(env)
+			if env.SerialStdio != nil {
+				env.SerialStdio()
+			}
 			if inProcess {
 				return env.ServeInProcess(ctx, cfg, stdio, log)
 			}
