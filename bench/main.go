@@ -47,6 +47,8 @@ type config struct {
 	memHosts    int
 	memCalls    int
 	mcpx        string
+	mcpxB       string   // the binary of path inproc-b ("": the same)
+	envB        []string // extra environment of path inproc-b's mcpx
 	nodeModules string
 	keep        bool
 	markdown    bool
@@ -138,6 +140,9 @@ direct path. docs/benchmarks.md says what each figure means.
 	fs.IntVar(&c.memHosts, "mem-hosts", 100, "idle hosts for the daemon's memory")
 	fs.IntVar(&c.memCalls, "mem-calls", 1000, "calls in flight for the daemon's memory")
 	fs.StringVar(&c.mcpx, "mcpx", "", "mcpx `binary` to measure (default: build ./cmd/mcpx)")
+	fs.StringVar(&c.mcpxB, "mcpx-b", "", "with path inproc-b: a second mcpx `binary`, run beside inproc in every round to compare the two (default: the same)")
+	var envB string
+	fs.StringVar(&envB, "env-b", "", "with path inproc-b: extra `environment` of its mcpx, comma-separated KEY=VALUE (for example GOMAXPROCS=2)")
 	fs.StringVar(&c.nodeModules, "node-modules", "test/interop/node_modules", "`dir` with mcp-proxy and supergateway (npm ci --prefix test/interop)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, records, logs)")
 	fs.BoolVar(&c.markdown, "markdown", false, "print the tables as Markdown")
@@ -147,8 +152,15 @@ direct path. docs/benchmarks.md says what each figure means.
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if envB != "" {
+		c.envB = strings.Split(envB, ",")
+	}
 	if paths == "all" {
-		c.paths = ids
+		for _, id := range ids {
+			if id != "inproc-b" { // only when asked for
+				c.paths = append(c.paths, id)
+			}
+		}
 	} else {
 		for p := range strings.SplitSeq(paths, ",") {
 			if !slices.Contains(ids, p) {

@@ -52,6 +52,7 @@ var specs = []pathSpec{
 	{"relay", "bare relay (the floor)", groupStdio, "direct", false, setupRelay},
 	{"inproc", "mcpx serve --in-process", groupStdio, "direct", false, setupInProcess},
 	{"inproc-legacy", "mcpx serve --in-process, upstream pinned 2025-11-25", groupStdio, "direct", false, setupInProcessLegacy},
+	{"inproc-b", "mcpx serve --in-process, B (-mcpx-b, -env-b)", groupStdio, "direct", false, setupInProcessB},
 	{"daemon", "mcpx serve (daemon)", groupStdio, "direct", false, setupDaemonStdio},
 
 	{"http", "direct (fixture on HTTP), legacy", groupHTTP, "http", false, setupDirectHTTP(false)},
@@ -140,7 +141,26 @@ func setupInProcessLegacy(b *bench, p *path) error {
 	return b.inProcess(p, legacyVersion)
 }
 
+// setupInProcessB is inproc with another binary or environment (-mcpx-b,
+// -env-b): an A/B comparison within each round, so that the noise of a
+// shared machine hits both alike. The fixture is the same as inproc's.
+func setupInProcessB(b *bench, p *path) error {
+	bin := b.mcpx
+	if b.cfg.mcpxB != "" {
+		var err error
+		if bin, err = filepath.Abs(b.cfg.mcpxB); err != nil {
+			return err
+		}
+	}
+	p.note = fmt.Sprintf("path B: %s with %q in its environment.", bin, b.cfg.envB)
+	return b.inProcessWith(p, "", bin, b.cfg.envB)
+}
+
 func (b *bench) inProcess(p *path, version string) error {
+	return b.inProcessWith(p, version, b.mcpx, nil)
+}
+
+func (b *bench) inProcessWith(p *path, version, bin string, env []string) error {
 	p.record = b.recordFile(p.id)
 	server := b.stdioServer(p.record)
 	if version != "" {
@@ -151,7 +171,11 @@ func (b *bench) inProcess(p *path, version string) error {
 		return err
 	}
 	p.tools = "demo__"
-	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--in-process", "--config", cfg})
+	argv := []string{bin, "serve", "--in-process", "--config", cfg}
+	if len(env) > 0 {
+		argv = append(append([]string{"env"}, env...), argv...)
+	}
+	s, err := b.stdioPath(p, p.id, argv)
 	if err != nil {
 		return err
 	}

@@ -330,7 +330,7 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 		return "NO"
 	}
 	relay, haveRelay := sums["relay"]
-	for _, id := range []string{"inproc", "daemon"} {
+	for _, id := range []string{"inproc", "inproc-b", "daemon"} {
 		s, ok := sums[id]
 		if !ok || !haveRelay {
 			continue

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -55,6 +56,20 @@ func env() *cli.Env {
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error {
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, ln, token)
 		},
+		SerialStdio: serialStdio,
+	}
+}
+
+// serialStdio runs mcpx serve's stdio face (one host; in-process, or
+// forwarding to the daemon) with GOMAXPROCS=1 unless the user set
+// GOMAXPROCS. Its work on a message is a few microseconds that wake the
+// next goroutine in line (reader, handler, writer); with a second P every
+// such wake-up also wakes a second OS thread that finds nothing to do, and
+// on a machine whose cores the host and the upstreams share that costs
+// more CPU than the steps themselves (issue 7; docs/benchmarks.md).
+func serialStdio() {
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		runtime.GOMAXPROCS(1)
 	}
 }
 

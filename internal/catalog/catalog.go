@@ -169,13 +169,17 @@ func renamed(def json.RawMessage, name string) json.RawMessage {
 // listing anything, when the name has the server prefix. It returns false
 // for names only a snapshot can resolve (bare or shortened names).
 func (c *Catalog) Route(name string) (server, tool string, ok bool) {
-	best := ""
-	for _, s := range c.pool.Names() {
-		if strings.HasPrefix(name, s+c.naming.Separator) && len(s) > len(best) {
-			best = s
+	// The longest server name that, with the separator, starts name: each
+	// place the separator occurs in name, longest first, is a candidate
+	// (a name may hold the separator; candidates may overlap).
+	best, sep := "", c.naming.Separator
+	for i := len(name) - len(sep); i >= 0; i-- {
+		if strings.HasPrefix(name[i:], sep) && c.pool.Has(name[:i]) {
+			best = name[:i]
+			break
 		}
 	}
-	if best == "" || len(name) == len(best)+len(c.naming.Separator) {
+	if best == "" || len(name) == len(best)+len(sep) {
 		return "", "", false
 	}
 	if len(name) == MaxNameLen {

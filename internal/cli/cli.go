@@ -49,6 +49,11 @@ type Env struct {
 	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
 	// own until ctx ends, requiring the bearer token unless it is "".
 	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error
+	// SerialStdio, when set, is called as mcpx serve starts serving one
+	// host on stdin and stdout (in-process or forwarding to the daemon):
+	// the process then does one short step after another, each waking
+	// the next, and runs them on one thread (see cmd/mcpx).
+	SerialStdio func()
 }
 
 // command is one verb.

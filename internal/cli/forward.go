@@ -146,18 +146,32 @@ func (f *forwarder) pump(stream *localclient.HostStream, wg *sync.WaitGroup) cha
 		defer wg.Done()
 		defer close(done)
 		r := jsonrpc.NewReader(stream, 0)
+		// What arrives together goes to the host in one write: the
+		// batch is flushed before the reader would wait for more.
+		var batch []byte
 		for {
 			line, err := r.ReadLine()
 			if err != nil {
+				f.toHostRaw(batch)
 				return
 			}
 			if f.answered(line) {
-				f.toHost(line)
+				batch = append(append(batch, line...), '\n')
+			}
+			if len(batch) > 0 && (len(batch) >= maxHostBatch || !r.LineBuffered()) {
+				f.toHostRaw(batch)
+				batch = batch[:0]
+				if cap(batch) > maxHostBatch {
+					batch = nil // do not pin a large result's buffer
+				}
 			}
 		}
 	}()
 	return done
 }
+
+// maxHostBatch bounds what the forwarder gathers for one write to the host.
+const maxHostBatch = 64 << 10
 
 // track notes what a host message asks for.
 func (f *forwarder) track(line []byte) {
@@ -186,25 +200,36 @@ func (f *forwarder) track(line []byte) {
 }
 
 // answered notes a response going to the host; it reports false for the
-// answer to a replayed initialize, which the host must not see.
+// answer to a replayed initialize, which the host must not see. The
+// daemon writes with jsonrpc's encoder: a response is recognised, and its
+// id read, by how the line starts, without decoding the rest (a result
+// may be large); every other line is a notification.
 func (f *forwarder) answered(line []byte) bool {
-	msg, err := jsonrpc.Decode(line)
-	if err != nil || !msg.IsResponse() {
+	id, ok := jsonrpc.ResponseID(line)
+	if !ok {
 		return true
 	}
-	if msg.ID.String() == replayID {
+	if id.String() == replayID {
 		return false
 	}
 	f.mu.Lock()
-	delete(f.pending, msg.ID.String())
+	delete(f.pending, id.String())
 	f.mu.Unlock()
 	return true
 }
 
 func (f *forwarder) toHost(line []byte) {
+	f.toHostRaw(append(line, '\n'))
+}
+
+// toHostRaw writes framed lines to the host.
+func (f *forwarder) toHostRaw(lines []byte) {
+	if len(lines) == 0 {
+		return
+	}
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
-	_, _ = f.host.Write(append(line, '\n'))
+	_, _ = f.host.Write(lines)
 }
 
 // answerPending answers every request still waiting with an mcpx error.

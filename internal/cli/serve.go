@@ -12,6 +12,7 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/localclient"
+	"mcpx/internal/sock"
 )
 
 func cmdServe() *command {
@@ -77,6 +78,9 @@ mcpx.http.listen in the config.`,
 				return serveHTTP(ctx, env, cfg, paths, addr, token == "none", log)
 			}
 			stdio := newStdio(env)
+			if env.SerialStdio != nil {
+				env.SerialStdio()
+			}
 			if inProcess {
 				return env.ServeInProcess(ctx, cfg, stdio, log)
 			}
@@ -123,8 +127,9 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 // made non-blocking, so that Close interrupts a pending Read and a Write
 // blocked on a host that stopped reading: mcpx can always shut down.
 type stdio struct {
-	in  io.ReadCloser
-	out io.Writer
+	in       io.ReadCloser
+	out      io.Writer
+	writeNow func([]byte) int // nil unless stdout is this process's own
 }
 
 func newStdio(env *Env) *stdio {
@@ -136,7 +141,8 @@ func newStdio(env *Env) *stdio {
 	}
 	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			s.out = os.NewFile(f.Fd(), "stdout")
+			out := os.NewFile(f.Fd(), "stdout")
+			s.out, s.writeNow = out, sock.NowWriter(out)
 		}
 	}
 	return s
@@ -144,6 +150,14 @@ func newStdio(env *Env) *stdio {
 
 func (s *stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
 func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+
+// WriteNow writes what stdout takes of p at once, without waiting.
+func (s *stdio) WriteNow(p []byte) int {
+	if s.writeNow == nil {
+		return 0
+	}
+	return s.writeNow(p)
+}
 
 // Close closes stdin and, when it is this process's own, stdout.
 func (s *stdio) Close() error {

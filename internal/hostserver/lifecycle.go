@@ -136,6 +136,11 @@ func (req *request) result(raw json.RawMessage, serverInfo json.RawMessage) json
 	if err != nil {
 		return raw
 	}
+	return req.resultOf(raw, obj, serverInfo)
+}
+
+// resultOf is result for raw already parsed as obj, which it may edit.
+func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInfo json.RawMessage) json.RawMessage {
 	if req.modern {
 		if _, ok := obj.Get("resultType"); !ok {
 			obj.Set("resultType", json.RawMessage(`"complete"`))

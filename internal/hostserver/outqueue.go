@@ -1,6 +1,8 @@
 package hostserver
 
 import (
+	"io"
+	"runtime"
 	"sync"
 )
 
@@ -12,13 +14,24 @@ import (
 // behind it (its position is kept, so it still precedes its call's result).
 // Progress values only grow, so only intermediate values are lost, never the
 // last, and never an order.
+//
+// When the connection can write without waiting (writeNow) and the writer
+// is idle with nothing queued, the goroutine that has a message writes it
+// itself, as much as the connection takes at once, and leaves the rest to
+// the writer (partial): one hand-off less per answer, in the same order.
 type outQueue struct {
+	// writeNow writes what it can of b at once (nil: the writer writes
+	// everything; see runStream).
+	writeNow func(b []byte) int
+
 	mu        sync.Mutex
 	wake      chan struct{} // capacity 1: "there is work"
+	partial   []byte        // the rest of a message written in part, framed; it goes first
 	items     [][]byte
 	byToken   map[string]int // token key -> index in items, past soft
 	bytes     int            // queued, not yet handed to the writer
 	soft      int            // the soft limit on bytes
+	writing   bool           // a write is under way, by the writer or by a push
 	closed    bool
 	coalesced int64
 	err       error
@@ -45,11 +58,43 @@ func (q *outQueue) push(line []byte) { q.pushWhile(nil, line) }
 func (q *outQueue) pushWhile(live func() bool, line []byte) {
 	q.mu.Lock()
 	if !q.closed && (live == nil || live()) {
+		if q.idle() {
+			q.writeHere(line) // unlocks
+			return
+		}
 		q.items = append(q.items, line)
 		q.bytes += len(line)
 	}
 	q.mu.Unlock()
 	q.signal()
+}
+
+// idle reports whether a push may write its message itself: the
+// connection can write without waiting, nothing is queued or being
+// written, and no write failed. q.mu is held.
+func (q *outQueue) idle() bool {
+	return q.writeNow != nil && !q.writing && q.partial == nil && len(q.items) == 0 && q.err == nil
+}
+
+// writeHere writes line, framed, as much as the connection takes at once,
+// and leaves the rest to the writer. Pushes meanwhile queue behind it (and
+// the writer waits for it). q.mu is held, and unlocked on return.
+func (q *outQueue) writeHere(line []byte) {
+	q.writing = true
+	q.mu.Unlock()
+	framed := append(line, '\n')
+	n := q.writeNow(framed)
+	q.mu.Lock()
+	q.writing = false
+	if n < len(framed) {
+		q.partial = framed[n:]
+		q.bytes += len(q.partial)
+	}
+	wake := q.partial != nil || len(q.items) > 0 || q.closed
+	q.mu.Unlock()
+	if wake {
+		q.signal()
+	}
 }
 
 // pushProgress queues a progress notification for the token with key.
@@ -61,6 +106,10 @@ func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) 
 	q.mu.Lock()
 	if q.closed || live != nil && !live() {
 		q.mu.Unlock()
+		return
+	}
+	if q.idle() {
+		q.writeHere(line) // unlocks
 		return
 	}
 	if q.bytes >= q.soft {
@@ -98,34 +147,81 @@ func (q *outQueue) close() {
 	q.signal()
 }
 
-// run writes queued messages with write until the queue is closed and
-// drained. After a write error it discards the rest.
+// runStream writes queued messages to w, each with a newline, until the
+// queue is closed and drained: what is queued when the writer comes round
+// goes out in one write. After a write error it discards the rest.
+func (q *outQueue) runStream(w io.Writer) {
+	var buf []byte
+	q.runBatches(func(partial []byte, batch [][]byte) error {
+		buf = append(buf[:0], partial...)
+		for _, line := range batch {
+			buf = append(append(buf, line...), '\n')
+		}
+		_, err := w.Write(buf)
+		if cap(buf) > maxKeptBatch {
+			buf = nil // do not pin a large result's buffer
+		}
+		return err
+	})
+}
+
+// maxKeptBatch is the largest batch buffer a writer keeps for the next: an
+// idle host costs little.
+const maxKeptBatch = 4 << 10
+
+// run writes queued messages with write, one at a time, until the queue is
+// closed and drained. After a write error it discards the rest. The queue
+// must not write by itself (writeNow nil).
 func (q *outQueue) run(write func([]byte) error) {
+	q.runBatches(func(_ []byte, batch [][]byte) error {
+		for _, line := range batch {
+			if err := write(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// runBatches hands what is queued to write, a batch at a time (after the
+// rest of a message a push wrote in part, framed), until the queue is
+// closed and drained. After a write error it discards the rest.
+func (q *outQueue) runBatches(write func(partial []byte, batch [][]byte) error) {
 	var batch [][]byte
 	for {
+		// Let the goroutines that are ready to run (handlers about to
+		// queue an answer) go first: under load their messages join this
+		// batch; when nothing else is ready this returns at once.
+		runtime.Gosched()
 		q.mu.Lock()
+		if q.writing || q.partial == nil && len(q.items) == 0 {
+			// Idle, or a push is writing: it signals when it is done.
+			end := q.closed && !q.writing && q.partial == nil && len(q.items) == 0
+			q.mu.Unlock()
+			if end {
+				return
+			}
+			<-q.wake
+			continue
+		}
+		partial := q.partial
+		q.partial = nil
 		batch, q.items = q.items, batch[:0]
 		clear(q.byToken)
 		q.bytes = 0
-		closed := q.closed
 		failed := q.err != nil
+		q.writing = true
 		q.mu.Unlock()
-		for i, line := range batch {
-			if !failed {
-				if err := write(line); err != nil {
-					q.mu.Lock()
-					q.err = err
-					q.mu.Unlock()
-					failed = true
-				}
-			}
-			batch[i] = nil
+		var err error
+		if !failed {
+			err = write(partial, batch)
 		}
-		if closed && len(batch) == 0 {
-			return
+		clear(batch)
+		q.mu.Lock()
+		q.writing = false
+		if err != nil {
+			q.err = err
 		}
-		if len(batch) == 0 {
-			<-q.wake
-		}
+		q.mu.Unlock()
 	}
 }

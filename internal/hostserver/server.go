@@ -66,6 +66,14 @@ type Conn interface {
 	io.Closer
 }
 
+// nowWriter is a Conn that can also write without waiting: WriteNow writes
+// what it can of b at once and returns how much (0 when it cannot). A
+// host's answers are then written by the goroutine that has them while
+// the connection's writer is idle.
+type nowWriter interface {
+	WriteNow(b []byte) int
+}
+
 // ServeConn serves one host until the host closes its side (its in-flight
 // calls are then cancelled as "host disconnected") or ctx ends (they end as
 // "mcpx is stopping", and the host is told so). It closes conn and returns
@@ -81,12 +89,14 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
-	w := jsonrpc.NewWriter(conn)
+	if c, ok := conn.(nowWriter); ok {
+		hs.out.writeNow = c.WriteNow
+	}
 	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); hs.out.run(w.WriteRaw) }()
+	go func() { defer close(writerDone); hs.out.runStream(conn) }()
 
 	readerDone := make(chan error, 1)
-	go func() { readerDone <- hs.readLoop(jsonrpc.NewReader(conn, s.opts.MaxMessageBytes)) }()
+	go func() { readerDone <- hs.readLoop(jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer)) }()
 
 	var readErr error
 	stopping := false
@@ -119,6 +129,11 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	return nil
 }
+
+// hostReadBuffer is the read buffer of a host connection: a host sends
+// small requests and is mostly idle, and an idle host should cost little
+// (a longer line is read whole all the same).
+const hostReadBuffer = 4 << 10
 
 // hostSession is one host connection's state.
 type hostSession struct {

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -47,8 +48,9 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 }
 
 func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
-	var name string
-	if raw, ok := req.params.Get("name"); !ok || json.Unmarshal(raw, &name) != nil || name == "" {
+	raw, _ := req.params.Get("name")
+	name, ok := jsonrpc.Unquote(raw)
+	if !ok || name == "" {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
 		return
 	}
@@ -76,13 +78,16 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 // mcpx_call) to server's tool and answers the host.
 func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
 	req.server = server
-	meta := mcp.Meta(params)
-	token, _ := meta.Get(mcp.MetaProgressToken)
-	idle, max := msMeta(meta, MetaIdleTimeoutMs), msMeta(meta, MetaMaxTimeoutMs)
-	mcp.EditMeta(params, func(m *jsonrpc.Object) {
-		m.Delete(MetaIdleTimeoutMs)
-		m.Delete(MetaMaxTimeoutMs)
-	})
+	var token json.RawMessage
+	var idle, max time.Duration
+	if params.Has("_meta") { // without one, there is nothing to read or remove
+		mcp.EditMeta(params, func(m *jsonrpc.Object) {
+			token, _ = m.Get(mcp.MetaProgressToken)
+			idle, max = msMeta(m, MetaIdleTimeoutMs), msMeta(m, MetaMaxTimeoutMs)
+			m.Delete(MetaIdleTimeoutMs)
+			m.Delete(MetaMaxTimeoutMs)
+		})
+	}
 	call := relay.Call{
 		Server:      server,
 		Tool:        tool,
@@ -111,7 +116,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 					p = obj.Bytes()
 				}
 			}
-			req.sink.pushProgressWhile(live, key, jsonrpc.NewNotification(mcp.MethodProgress, p).Encode())
+			req.sink.pushProgressWhile(live, key, progressLine(p))
 		}
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
@@ -127,19 +132,34 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	pushAnswer(req.sink, live, m.Encode())
 }
 
+// progressLine is the notification that carries progress params to a host,
+// as jsonrpc.NewNotification(mcp.MethodProgress, params).Encode() writes it.
+func progressLine(params json.RawMessage) []byte {
+	if len(params) == 0 || bytes.IndexByte(params, '\n') >= 0 || bytes.IndexByte(params, '\r') >= 0 {
+		return jsonrpc.NewNotification(mcp.MethodProgress, params).Encode()
+	}
+	const prefix = `{"jsonrpc":"2.0","method":"` + mcp.MethodProgress + `","params":`
+	line := make([]byte, 0, len(prefix)+len(params)+2)
+	line = append(line, prefix...)
+	line = append(line, params...)
+	return append(line, '}')
+}
+
 // toolResult adapts an upstream result for the host.
 func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMessage {
+	obj, err := jsonrpc.ParseObject(res)
+	if err != nil {
+		return res
+	}
 	if !req.modern {
-		if obj, err := jsonrpc.ParseObject(res); err == nil {
-			if rt, ok := obj.Get("resultType"); ok && string(rt) != `"complete"` {
-				// input_required or task: bridging those to legacy hosts
-				// is not built yet; say so rather than hand over a result
-				// the host cannot read.
-				return jsonrpc.MustMarshal(toolError("mcpx cannot yet relay a " + string(rt) + " result to a host on protocol " + req.version))
-			}
+		if rt, ok := obj.Get("resultType"); ok && string(rt) != `"complete"` {
+			// input_required or task: bridging those to legacy hosts
+			// is not built yet; say so rather than hand over a result
+			// the host cannot read.
+			return jsonrpc.MustMarshal(toolError("mcpx cannot yet relay a " + string(rt) + " result to a host on protocol " + req.version))
 		}
 	}
-	return req.result(res, hs.srv.info)
+	return req.resultOf(res, obj, hs.srv.info)
 }
 
 // upstreamCaps are the capabilities mcpx forwards upstream for a host

@@ -33,13 +33,21 @@ type Reader struct {
 	buf   []byte
 }
 
-// NewReader returns a Reader over r. A limit of 0 means
-// [DefaultMaxMessageBytes].
+// NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
+// means [DefaultMaxMessageBytes].
 func NewReader(r io.Reader, limit int) *Reader {
+	return NewReaderSize(r, limit, 64<<10)
+}
+
+// NewReaderSize is NewReader with a buffer of size bytes. Lines longer
+// than the buffer are read whole all the same; a small buffer suits a
+// stream of small messages that is often idle (a host's requests), a
+// large one a stream that carries large results.
+func NewReaderSize(r io.Reader, limit, size int) *Reader {
 	if limit <= 0 {
 		limit = DefaultMaxMessageBytes
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), limit: limit}
+	return &Reader{br: bufio.NewReaderSize(r, size), limit: limit}
 }
 
 // prefixKeep is how much of an oversize line is kept to look for its id.
@@ -95,6 +103,49 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		}
 		return line, nil
 	}
+}
+
+// LineBuffered reports whether a complete non-blank line is buffered: the
+// next ReadLine returns without reading from the stream. A relay that
+// writes what it reads can batch its writes while this holds, and flush
+// before it would wait.
+func (r *Reader) LineBuffered() bool {
+	b, _ := r.br.Peek(r.br.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimSpace(b[:i])) > 0 {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
+
+// responsePrefix starts every message with an id that [Message.Encode]
+// writes; in a response, the id is followed by its result or error.
+const responsePrefix = `{"jsonrpc":"2.0","id":`
+
+// ResponseID returns the id of a response as [Message.Encode] writes it
+// (which a peer that writes with this package's encoder always does),
+// without decoding the rest: ok is false for any other line.
+func ResponseID(line []byte) (id ID, ok bool) {
+	if !bytes.HasPrefix(line, []byte(responsePrefix)) {
+		return ID{}, false
+	}
+	i := len(responsePrefix)
+	end, err := scanValue(line, i)
+	if err != nil || !bytes.HasPrefix(line[end:], []byte(`,"result":`)) && !bytes.HasPrefix(line[end:], []byte(`,"error":`)) {
+		return ID{}, false
+	}
+	switch raw := line[i:end]; {
+	case raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		return ID{string(raw)}, true
+	case string(raw) == "null":
+		return NullID, true
+	}
+	return ID{}, false
 }
 
 // PeekID reads the top-level "id" member from the start of a possibly

@@ -203,6 +203,14 @@ func FuzzParseObject(f *testing.F) {
 		if len(o.Keys()) != o.Len() {
 			t.Fatalf("Len() = %d, Keys() has %d", o.Len(), len(o.Keys()))
 		}
+		// Each name as encoding/json decodes it (the fast path for plain
+		// names must agree).
+		for _, m := range o.members {
+			var want string
+			if err := json.Unmarshal(m.rawKey, &want); err != nil || m.key != want {
+				t.Fatalf("member name %s decoded as %q, encoding/json: %q (%v)", m.rawKey, m.key, want, err)
+			}
+		}
 
 		if !utf8.ValidString(key) || !json.Valid(value) {
 			return

@@ -116,6 +116,17 @@ func Decode(data []byte) (*Message, error) {
 	if len(data) > 0 && data[0] == '[' {
 		return nil, ErrBatch
 	}
+	if len(data) > 0 && data[0] == '{' {
+		if m, ok := decodeFast(data); ok {
+			return m, nil
+		}
+	}
+	return decodeSlow(data)
+}
+
+// decodeSlow is Decode through encoding/json: every message the fast path
+// declines, and every failure.
+func decodeSlow(data []byte) (*Message, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -234,8 +245,15 @@ func appendRaw(buf []byte, raw []byte) []byte {
 	return append(buf, b.Bytes()...)
 }
 
-// Encode returns m's encoding without a trailing newline.
-func (m *Message) Encode() []byte { return m.Append(nil) }
+// Encode returns m's encoding without a trailing newline, in a buffer with
+// room for one.
+func (m *Message) Encode() []byte {
+	n := len(`{"jsonrpc":"2.0","id":,"method":,"params":}`) + 3 + len(m.ID.raw) + len(m.Method) + len(m.Params) + len(m.Result)
+	if m.Error != nil {
+		n += 64 + len(m.Error.Message) + len(m.Error.Data)
+	}
+	return m.Append(make([]byte, 0, n))
+}
 
 func appendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {

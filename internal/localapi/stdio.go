@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/sock"
 )
 
 // serveStdio upgrades the connection to a raw host stream (what `mcpx serve`
@@ -33,7 +35,11 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 		conn.Close()
 		return nil // the response is gone with the connection
 	}
-	if err := h.opts.ServeHost(&upgraded{Conn: conn, r: brw.Reader}); err != nil {
+	u := &upgraded{Conn: conn, r: brw.Reader}
+	if c, ok := conn.(syscall.Conn); ok {
+		u.writeNow = sock.NowWriter(c)
+	}
+	if err := h.opts.ServeHost(u); err != nil {
 		h.log.Warn("host stream ended with an error", "err", err)
 	}
 	return nil
@@ -43,9 +49,19 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 // sent right after its request.
 type upgraded struct {
 	net.Conn
-	r *bufio.Reader
+	r        *bufio.Reader
+	writeNow func([]byte) int // nil if the connection has no descriptor
 }
 
 func (u *upgraded) Read(p []byte) (int, error) { return u.r.Read(p) }
+
+// WriteNow writes what the connection takes of p at once, without waiting
+// (the host face writes answers with it while its writer is idle).
+func (u *upgraded) WriteNow(p []byte) int {
+	if u.writeNow == nil {
+		return 0
+	}
+	return u.writeNow(p)
+}
 
 var _ io.ReadWriteCloser = (*upgraded)(nil)

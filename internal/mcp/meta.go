@@ -8,7 +8,8 @@ import (
 )
 
 // Meta returns the _meta object of a params object; an absent or malformed
-// _meta gives an empty one.
+// _meta gives an empty one. The result is the caller's: editing it does not
+// change params.
 func Meta(params *jsonrpc.Object) *jsonrpc.Object {
 	raw, ok := params.Get("_meta")
 	if !ok {
@@ -23,30 +24,34 @@ func Meta(params *jsonrpc.Object) *jsonrpc.Object {
 
 // SetMeta sets one _meta key of a params object, leaving the rest as it was.
 func SetMeta(params *jsonrpc.Object, key string, value json.RawMessage) {
-	meta := Meta(params)
+	meta, ok := params.EditObject("_meta")
+	if !ok {
+		meta = &jsonrpc.Object{}
+		params.SetObject("_meta", meta)
+	}
 	meta.Set(key, value)
-	params.Set("_meta", meta.Bytes())
 }
 
 // EditMeta applies edit to the _meta of params. An _meta left empty is
-// removed.
+// removed. The _meta is parsed by the first edit and encoded when params
+// is, however many edits there are in between.
 func EditMeta(params *jsonrpc.Object, edit func(meta *jsonrpc.Object)) {
-	meta := Meta(params)
-	edit(meta)
-	if meta.Len() == 0 {
-		params.Delete("_meta")
-		return
+	meta, ok := params.EditObject("_meta")
+	if !ok {
+		meta = &jsonrpc.Object{}
 	}
-	params.Set("_meta", meta.Bytes())
+	edit(meta)
+	switch {
+	case meta.Len() == 0:
+		params.Delete("_meta")
+	case !ok:
+		params.SetObject("_meta", meta)
+	}
 }
 
 // DeleteReserved removes every io.modelcontextprotocol/ key from meta.
 func DeleteReserved(meta *jsonrpc.Object) {
-	for _, k := range meta.Keys() {
-		if strings.HasPrefix(k, MetaReservedPrefix) {
-			meta.Delete(k)
-		}
-	}
+	meta.DeleteFunc(func(k string) bool { return strings.HasPrefix(k, MetaReservedPrefix) })
 }
 
 // MetaString returns a string-valued _meta key.
@@ -55,9 +60,5 @@ func MetaString(meta *jsonrpc.Object, key string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	var s *string // nil for null, which is not a string
-	if json.Unmarshal(raw, &s) != nil || s == nil {
-		return "", false
-	}
-	return *s, true
+	return jsonrpc.Unquote(raw) // null is not a string
 }

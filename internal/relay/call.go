@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,9 +167,11 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if c.Params == nil {
 		c.Params = &jsonrpc.Object{}
 	}
-	c.Params.Set("name", jsonrpc.MustMarshal(c.Tool))
-	mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
-	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgress: st.onProgress})
+	c.Params.Set("name", jsonrpc.Quote(c.Tool))
+	if c.Params.Has("_meta") {
+		mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
+	}
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject})
 	if err != nil {
 		return nil, err
 	}
@@ -204,17 +207,22 @@ type callState struct {
 	n    int
 }
 
-// onProgress runs on the upstream reader goroutine for each progress
-// notification of the call, in wire order. Every notification shows the
-// upstream is alive and resets the idle timer; only those whose value
-// increases go on to the host (the spec's MUST), so a heartbeat that
-// repeats its value keeps the call alive without breaking the host's
-// ordering.
+// onProgress is onProgressObject for raw params.
 func (st *callState) onProgress(params json.RawMessage) {
 	obj, err := jsonrpc.ParseObject(params)
 	if err != nil {
 		return
 	}
+	st.onProgressObject(obj)
+}
+
+// onProgressObject runs on the upstream reader goroutine for each progress
+// notification of the call, in wire order, with its params parsed (and
+// then its own to edit). Every notification shows the upstream is alive
+// and resets the idle timer; only those whose value increases go on to
+// the host (the spec's MUST), so a heartbeat that repeats its value keeps
+// the call alive without breaking the host's ordering.
+func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.idleTimer != nil {
@@ -231,9 +239,8 @@ func (st *callState) onProgress(params json.RawMessage) {
 	st.last = value
 	st.n++
 	if st.entry != nil {
-		var p mcp.ProgressParams
-		_ = json.Unmarshal(params, &p) // total and message, for status
-		st.entry.update(value, p.Total, p.Message)
+		total, message := progressStatus(obj)
+		st.entry.update(value, total, message)
 	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return
@@ -248,6 +255,44 @@ func progressValue(params *jsonrpc.Object) (float64, bool) {
 	if !ok || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
 		return 0, false // absent, or not a number (null would read as 0)
 	}
-	var v float64
-	return v, json.Unmarshal(raw, &v) == nil
+	return jsonrpc.ParseNumber(raw)
+}
+
+// progressStatus returns a progress notification's total and message, for
+// status, as decoding it into mcp.ProgressParams reads them: directly when
+// each is absent, null or one member of its type; through encoding/json
+// when anything is unusual (a duplicate, a wrong type, a name differing
+// only in case, which encoding/json would also read).
+func progressStatus(params *jsonrpc.Object) (total *float64, message string) {
+	var rawTotal, rawMessage json.RawMessage
+	nTotal, nMessage, odd := 0, 0, false
+	for k, v := range params.Members() {
+		switch {
+		case k == "total":
+			nTotal++
+			rawTotal = v
+		case k == "message":
+			nMessage++
+			rawMessage = v
+		case strings.EqualFold(k, "total") || strings.EqualFold(k, "message"):
+			odd = true
+		}
+	}
+	if !odd && nTotal <= 1 && nMessage <= 1 {
+		ok := true
+		if rawTotal != nil && string(rawTotal) != "null" {
+			v, good := jsonrpc.ParseNumber(rawTotal)
+			total, ok = &v, good
+		}
+		if rawMessage != nil && string(rawMessage) != "null" {
+			s, good := jsonrpc.Unquote(rawMessage)
+			message, ok = s, ok && good
+		}
+		if ok {
+			return total, message
+		}
+	}
+	var p mcp.ProgressParams
+	_ = json.Unmarshal(params.Bytes(), &p)
+	return p.Total, p.Message
 }

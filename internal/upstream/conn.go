@@ -40,7 +40,8 @@ type Request struct {
 	// Token is the progress token sent with the request, "" if none.
 	Token string
 
-	onProgress func(params json.RawMessage)
+	onProgress       func(params json.RawMessage)
+	onProgressObject func(params *jsonrpc.Object)
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
 	mu        sync.Mutex
@@ -73,6 +74,11 @@ type StartOptions struct {
 	// token and receives each notification's raw params on the reader
 	// goroutine, in wire order. It must not block.
 	OnProgress func(params json.RawMessage)
+	// OnProgressObject is OnProgress with the params as the reader parsed
+	// them (to find their token), so that they are parsed once. The
+	// callee may edit the object; the reader does not use it afterwards.
+	// At most one of the two is set.
+	OnProgressObject func(params *jsonrpc.Object)
 }
 
 // Start sends a request. params is the request's params object; Start adds
@@ -86,13 +92,14 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 		return nil, err
 	}
 	c.nextID++
-	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}), onProgress: opts.OnProgress}
-	if opts.OnProgress != nil {
+	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
+		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject}
+	if opts.OnProgress != nil || opts.OnProgressObject != nil {
 		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
 		if params == nil {
 			params = &jsonrpc.Object{}
 		}
-		mcp.SetMeta(params, mcp.MetaProgressToken, jsonrpc.MustMarshal(r.Token))
+		mcp.SetMeta(params, mcp.MetaProgressToken, jsonrpc.Quote(r.Token))
 	}
 	c.pending[r.ID] = r
 	c.mu.Unlock()
@@ -239,8 +246,8 @@ func (c *Conn) progress(params json.RawMessage) {
 		return
 	}
 	raw, _ := obj.Get(mcp.MetaProgressToken)
-	var token string
-	if json.Unmarshal(raw, &token) != nil || !strings.HasPrefix(token, tokenPrefix) {
+	token, ok := jsonrpc.Unquote(raw)
+	if !ok || !strings.HasPrefix(token, tokenPrefix) {
 		c.log.Debug("dropped progress with a token mcpx did not mint", "server", c.server, "token", string(raw))
 		return
 	}
@@ -251,12 +258,16 @@ func (c *Conn) progress(params json.RawMessage) {
 	c.mu.Lock()
 	r := c.pending[id]
 	c.mu.Unlock()
-	if r == nil || r.Token != token || r.onProgress == nil {
+	if r == nil || r.Token != token || r.onProgress == nil && r.onProgressObject == nil {
 		return // late: the request was answered or forgotten
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.forgotten {
+	switch {
+	case r.forgotten:
+	case r.onProgressObject != nil:
+		r.onProgressObject(obj)
+	default:
 		r.onProgress(params)
 	}
 }

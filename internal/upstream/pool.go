@@ -124,6 +124,13 @@ func (p *Pool) Names() []string {
 	return p.namesLocked()
 }
 
+// Has reports whether name is one of Names, without listing them.
+func (p *Pool) Has(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.slots[name] != nil
+}
+
 func (p *Pool) namesLocked() []string {
 	names := make([]string, 0, len(p.slots))
 	for n := range p.slots {

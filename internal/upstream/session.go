@@ -167,7 +167,7 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 			if clientCaps == nil {
 				clientCaps = json.RawMessage("{}")
 			}
-			meta.Set(mcp.MetaProtocolVersion, jsonrpc.MustMarshal(s.version))
+			meta.Set(mcp.MetaProtocolVersion, jsonrpc.Quote(s.version))
 			meta.Set(mcp.MetaClientInfo, s.clientInfo)
 			meta.Set(mcp.MetaClientCapabilities, clientCaps)
 		}

@@ -8,6 +8,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/sock"
 )
 
 // stdioTransport is a child process speaking newline-delimited JSON-RPC on
@@ -36,6 +37,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	log.Info("upstream started", "command", srv.Command)
 	limit := max(4*opts.maxMessage, 64<<20)
 	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
+	t.q.try = sock.NowWriter(proc.stdin)
 	s.conn = newConn(srv.Name, log)
 	s.conn.onNotify = s.notify
 	s.conn.t = t
