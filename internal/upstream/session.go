@@ -41,6 +41,10 @@ type Session struct {
 
 	// onToolsChanged is told when the upstream says its tools changed.
 	onToolsChanged func(server string)
+	// onNotify is told of the upstream's other notifications (lists.go).
+	onNotify func(server string, msg *jsonrpc.Message)
+
+	lists lists // cached listings other than tools
 }
 
 // Version returns the negotiated protocol revision.
@@ -72,6 +76,7 @@ func (s *Session) StderrTail() string { return s.t.stderrTail() }
 
 type dialOptions struct {
 	onToolsChanged func(server string)
+	onNotify       func(server string, msg *jsonrpc.Message)
 	log            *slog.Logger
 	clientInfo     mcp.Implementation
 	maxMessage     int
@@ -95,6 +100,7 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		wg:         wg,
 
 		onToolsChanged: opts.onToolsChanged,
+		onNotify:       opts.onNotify,
 	}
 	var log *slog.Logger
 	var err error
@@ -197,9 +203,15 @@ func (s *Session) Call(ctx context.Context, method string, params *jsonrpc.Objec
 
 // notify handles the upstream's notifications other than progress, on the
 // reader goroutine. notifications/tools/list_changed drops the cached tool
-// list (the next listing asks again) and tells the pool's owner.
+// list (the next listing asks again) and tells the pool's owner; the other
+// list changes drop their cached lists, and every other notification goes
+// to the pool's OnNotify.
 func (s *Session) notify(msg *jsonrpc.Message) {
 	if msg.Method != mcp.MethodToolsListChanged {
+		s.dropLists(msg.Method)
+		if s.onNotify != nil {
+			s.onNotify(s.Server, msg)
+		}
 		return
 	}
 	s.toolsMu.Lock()
