@@ -192,7 +192,7 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, header string) (int, *js
 	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
-	if !modernMethods[msg.Method] {
+	if !modernMethods[msg.Method] && !surfaceModern[msg.Method] {
 		return http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
 	return 0, nil

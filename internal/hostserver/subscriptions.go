@@ -1,0 +1,202 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// Methods of resources and prompts.
+const (
+	methodResourcesList          = "resources/list"
+	methodResourceTemplatesList  = "resources/templates/list"
+	methodResourcesRead          = "resources/read"
+	methodResourcesSubscribe     = "resources/subscribe"
+	methodResourcesUnsubscribe   = "resources/unsubscribe"
+	methodResourcesUpdated       = "notifications/resources/updated"
+	methodResourcesListChanged   = "notifications/resources/list_changed"
+	methodPromptsList            = "prompts/list"
+	methodPromptsGet             = "prompts/get"
+	methodPromptsListChanged     = "notifications/prompts/list_changed"
+	methodCompletionComplete     = "completion/complete"
+	methodLoggingSetLevel        = "logging/setLevel"
+	upstreamSubscriptionDeadline = 10 * time.Second
+)
+
+// subKey names one upstream resource subscription: mcpx subscribes once
+// per URI per upstream, whatever number of hosts asked.
+type subKey struct{ server, uri string }
+
+// resourceSub is one upstream subscription and the hosts behind it, each
+// with the URI as it named it (the upstream's, or mcpx's form).
+type resourceSub struct {
+	op    sync.Mutex              // held across the upstream's subscribe and unsubscribe
+	hosts map[*hostSession]string // guarded by subscriptions.mu
+}
+
+// subscriptions are every host's resource subscriptions.
+type subscriptions struct {
+	mu   sync.Mutex
+	subs map[subKey]*resourceSub
+}
+
+func (ss *subscriptions) get(k subKey) *resourceSub {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.subs == nil {
+		ss.subs = map[subKey]*resourceSub{}
+	}
+	s := ss.subs[k]
+	if s == nil {
+		s = &resourceSub{hosts: map[*hostSession]string{}}
+		ss.subs[k] = s
+	}
+	return s
+}
+
+// subscribe adds hs to k's hosts, subscribing upstream if it is the first.
+func (srv *Server) subscribe(ctx context.Context, hs *hostSession, k subKey, hostURI string) error {
+	s := srv.lockSub(k)
+	defer s.op.Unlock()
+	if srv.subs.count(s) == 0 {
+		if err := srv.upstreamSubscription(ctx, methodResourcesSubscribe, k); err != nil {
+			srv.dropIfEmpty(k, s)
+			return err
+		}
+		srv.log.Info("subscribed to an upstream resource", "server", k.server, "uri", k.uri)
+	}
+	srv.subs.mu.Lock()
+	s.hosts[hs] = hostURI
+	srv.subs.mu.Unlock()
+	return nil
+}
+
+// lockSub returns k's subscription with its op lock held: one still in the
+// map, so that a subscribe never joins one whose upstream unsubscribe is
+// under way.
+func (srv *Server) lockSub(k subKey) *resourceSub {
+	for {
+		s := srv.subs.get(k)
+		s.op.Lock()
+		srv.subs.mu.Lock()
+		current := srv.subs.subs[k] == s
+		srv.subs.mu.Unlock()
+		if current {
+			return s
+		}
+		s.op.Unlock()
+	}
+}
+
+func (ss *subscriptions) count(s *resourceSub) int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(s.hosts)
+}
+
+// unsubscribe removes hs from k's hosts, unsubscribing upstream if it was
+// the last. It reports whether hs was subscribed.
+func (srv *Server) unsubscribe(ctx context.Context, hs *hostSession, k subKey) (bool, error) {
+	s := srv.lockSub(k)
+	defer s.op.Unlock()
+	srv.subs.mu.Lock()
+	_, had := s.hosts[hs]
+	delete(s.hosts, hs)
+	left := len(s.hosts)
+	srv.subs.mu.Unlock()
+	var err error
+	if had && left == 0 {
+		err = srv.upstreamSubscription(ctx, methodResourcesUnsubscribe, k)
+		srv.log.Info("unsubscribed from an upstream resource", "server", k.server, "uri", k.uri, "err", err)
+	}
+	srv.dropIfEmpty(k, s) // after the upstream's unsubscribe: see lockSub
+	return had, err
+}
+
+func (srv *Server) dropIfEmpty(k subKey, s *resourceSub) {
+	srv.subs.mu.Lock()
+	defer srv.subs.mu.Unlock()
+	if len(s.hosts) == 0 && srv.subs.subs[k] == s {
+		delete(srv.subs.subs, k)
+	}
+}
+
+func (srv *Server) upstreamSubscription(ctx context.Context, method string, k subKey) error {
+	params := &jsonrpc.Object{}
+	params.Set("uri", jsonrpc.MustMarshal(k.uri))
+	_, err := srv.relay.Send(ctx, nil, relay.Request{Server: k.server, Method: method, Params: params})
+	return err
+}
+
+// leaveSubscriptions unsubscribes a host that has gone from everything it
+// subscribed to.
+func (srv *Server) leaveSubscriptions(hs *hostSession) {
+	srv.subs.mu.Lock()
+	var keys []subKey
+	for k, s := range srv.subs.subs {
+		if _, ok := s.hosts[hs]; ok {
+			keys = append(keys, k)
+		}
+	}
+	srv.subs.mu.Unlock()
+	for _, k := range keys {
+		ctx, cancel := context.WithTimeout(context.Background(), upstreamSubscriptionDeadline)
+		_, _ = srv.unsubscribe(ctx, hs, k)
+		cancel()
+	}
+}
+
+// UpstreamNotified handles an upstream's notifications other than
+// progress and tools list changes; the pool calls it from upstream
+// readers, and it never blocks (it only queues).
+func (srv *Server) UpstreamNotified(server string, msg *jsonrpc.Message) {
+	switch msg.Method {
+	case methodResourcesUpdated:
+		srv.resourceUpdated(server, msg)
+	case methodResourcesListChanged:
+		srv.listChanged(methodResourcesListChanged, "resourcesListChanged")
+	case methodPromptsListChanged:
+		srv.listChanged(methodPromptsListChanged, "promptsListChanged")
+	case mcp.MethodMessage:
+		srv.logMessage(server, msg)
+	}
+}
+
+// resourceUpdated fans an upstream's notifications/resources/updated out
+// to the hosts subscribed to that URI of that upstream, each under the URI
+// it subscribed with; the params are otherwise byte for byte.
+func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
+	params, err := jsonrpc.ParseObject(msg.Params)
+	if err != nil {
+		return
+	}
+	var uri string
+	if raw, ok := params.Get("uri"); !ok || json.Unmarshal(raw, &uri) != nil {
+		return
+	}
+	hosts := map[*hostSession]string{}
+	srv.subs.mu.Lock()
+	if s := srv.subs.subs[subKey{server, uri}]; s != nil {
+		for hs, u := range s.hosts {
+			hosts[hs] = u
+		}
+	}
+	srv.subs.mu.Unlock()
+	for hs, hostURI := range hosts {
+		line := jsonrpc.NewNotification(methodResourcesUpdated, msg.Params).Encode()
+		if hostURI != uri {
+			p, _ := jsonrpc.ParseObject(msg.Params)
+			p.Set("uri", jsonrpc.MustMarshal(hostURI))
+			line = jsonrpc.NewNotification(methodResourcesUpdated, p.Bytes()).Encode()
+		}
+		if hs.out != nil {
+			hs.out.pushWhile(nil, line)
+		}
+	}
+	srv.log.Debug("resource updated", "server", server, "uri", uri, "hosts", len(hosts))
+}

@@ -1,0 +1,171 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"mcpx/internal/catalog"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// surfaceHandler returns the handler of a resources, prompts, completion
+// or logging method, nil for any other. Legacy-only methods are refused to
+// 2026-07-28 requests (that revision removed them).
+func (hs *hostSession) surfaceHandler(method string, modern bool) func(context.Context, *request) {
+	switch method {
+	case methodResourcesList:
+		return hs.resourcesList
+	case methodResourceTemplatesList:
+		return hs.resourceTemplatesList
+	case methodResourcesRead:
+		return hs.resourcesRead
+	case methodPromptsList:
+		return hs.promptsList
+	case methodPromptsGet:
+		return hs.promptsGet
+	case methodCompletionComplete:
+		return hs.complete
+	}
+	if modern {
+		return nil
+	}
+	switch method {
+	case methodResourcesSubscribe:
+		return hs.resourcesSubscribe
+	case methodResourcesUnsubscribe:
+		return hs.resourcesUnsubscribe
+	case methodLoggingSetLevel:
+		return hs.setLevel
+	}
+	return nil
+}
+
+// surfaceModern are the methods of this file that 2026-07-28 hosts may
+// send over HTTP.
+var surfaceModern = map[string]bool{methodResourcesList: true, methodResourceTemplatesList: true, methodResourcesRead: true,
+	methodPromptsList: true, methodPromptsGet: true, methodCompletionComplete: true}
+
+// leaveSurface forgets what a host that has gone asked for: its resource
+// subscriptions (unsubscribed upstream when it was the last) and its log
+// level.
+func (s *Server) leaveSurface(hs *hostSession) {
+	s.leaveSubscriptions(hs)
+	s.forgetLevel(hs)
+}
+
+// cursorParam returns the host's cursor, "" for none, and false when it
+// is not a string.
+func cursorParam(req *request) (string, bool) {
+	raw, ok := req.params.Get("cursor")
+	if !ok || string(raw) == "null" {
+		return "", true
+	}
+	var c string
+	return c, json.Unmarshal(raw, &c) == nil
+}
+
+// stringParam returns a required string member of the request's params.
+func stringParam(req *request, key string) (string, *jsonrpc.Error) {
+	raw, ok := req.params.Get(key)
+	var s string
+	if !ok || json.Unmarshal(raw, &s) != nil || s == "" {
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %s needs a %s string", req.msg.Method, key)
+	}
+	return s, nil
+}
+
+// listPage answers a list request with one page of a merged list.
+func (hs *hostSession) listPage(req *request, pages *catalog.Pages, field string) {
+	cur, ok := cursorParam(req)
+	if !ok {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string"))
+		return
+	}
+	items, next, err := pages.Page(cur)
+	if err != nil {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %v", err))
+		return
+	}
+	res := &jsonrpc.Object{}
+	res.Set(field, jsonrpc.MustMarshal(items))
+	if next != "" {
+		res.Set("nextCursor", jsonrpc.MustMarshal(next))
+	}
+	if req.modern {
+		res.Set("ttlMs", json.RawMessage("0"))
+		res.Set("cacheScope", json.RawMessage(`"private"`))
+	}
+	reply(req.sink, req.msg.ID, req.result(res.Bytes(), hs.srv.info))
+}
+
+// relayRequest sends a request upstream for the host and answers it: the
+// result adapted to the host's era, or the upstream's error (-32002
+// becomes -32602 for 2026-07-28 hosts, as that revision says), or mcpx's.
+// adapt, if set, edits a result before that.
+func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, method string, params *jsonrpc.Object,
+	adapt func(json.RawMessage) json.RawMessage) {
+	req.server = server
+	live := func() bool {
+		c, ok := relay.CauseOf(context.Cause(ctx))
+		return !ok || c.Answered()
+	}
+	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
+		Server: server, Method: method, Params: params, ClientCaps: upstreamCaps(req.caps),
+	})
+	if err != nil {
+		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
+			return
+		}
+		rpcErr := callError(err, server)
+		var upErr *jsonrpc.Error
+		if req.modern && errors.As(err, &upErr) && upErr.Code == mcp.CodeResourceNotFound {
+			mapped := *rpcErr
+			mapped.Code = jsonrpc.CodeInvalidParams
+			rpcErr = &mapped
+		}
+		pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, rpcErr).Encode())
+		return
+	}
+	if !req.modern {
+		if rt := resultType(res); rt != "" && rt != "complete" {
+			// input_required: bridging it to legacy hosts is the
+			// server-initiated requests' work; say so rather than hand
+			// over a result the host cannot read.
+			pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, jsonrpc.Errorf(relay.CodeUpstreamFailed,
+				"mcpx cannot yet relay a %q result of %s to a host on protocol %s", rt, method, req.version)).Encode())
+			return
+		}
+	}
+	if adapt != nil {
+		res = adapt(res)
+	}
+	pushAnswer(req.sink, live, jsonrpc.NewResult(req.msg.ID, req.result(res, hs.srv.info)).Encode())
+}
+
+func resultType(res json.RawMessage) string {
+	obj, err := jsonrpc.ParseObject(res)
+	if err != nil {
+		return ""
+	}
+	raw, ok := obj.Get("resultType")
+	if !ok {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// forwardParams copies the host's params for the upstream, with name (or
+// uri) set to the upstream's; every other byte, and that one when the host
+// used the upstream's own, as the host sent it.
+func forwardParams(req *request, key, value string) *jsonrpc.Object {
+	p, _ := jsonrpc.ParseObject(req.params.Bytes())
+	if got, _ := stringParam(req, key); got != value {
+		p.Set(key, jsonrpc.MustMarshal(value))
+	}
+	return p
+}
