@@ -210,3 +210,82 @@ func waitWire(t *testing.T, e *mcpxtest.Env, name, s string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSurfaceModernHost: a 2026-07-28 host, without initialize, on the
+// same two upstreams: resultType on every result, -32602 for what it
+// cannot find (b's legacy -32002 mapped), the legacy-only methods refused,
+// and list changes on its listen.
+func TestSurfaceModernHost(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		h := e.StartHost(mode, surfaceConfig(e))
+		meta := mcpxtest.ModernMeta(nil)
+		with := func(p map[string]any) map[string]any { p["_meta"] = meta; return p }
+
+		disc := string(h.Result(h.Request("server/discover", with(map[string]any{})), waitLong))
+		for _, c := range []string{`"resources":{"listChanged":true}`, `"prompts":{"listChanged":true}`, `"completions":{}`} {
+			if !strings.Contains(disc, c) {
+				t.Errorf("server/discover lacks %s: %s", c, disc)
+			}
+		}
+		if strings.Contains(disc, `"logging"`) || strings.Contains(disc, `"subscribe"`) {
+			t.Errorf("server/discover offers what 2026-07-28 removed: %s", disc)
+		}
+
+		uris := listAll(t, h, "resources/list", "resources", "uri", meta)
+		if len(uris) != 6 || !slices.Contains(uris, "mcpx://b/demo://shared/motd") || !slices.Contains(uris, "demo://a/readme") {
+			t.Errorf("resources = %q", uris)
+		}
+		list := string(h.Result(h.Request("resources/list", with(map[string]any{})), waitLong))
+		if !strings.Contains(list, `"resultType":"complete"`) || !strings.Contains(list, `"cacheScope":"private"`) {
+			t.Errorf("a 2026 list result lacks resultType or cache hints: %s", list)
+		}
+		wantRPCError(t, "bad cursor", rpcError(t, h, h.Request("prompts/list", with(map[string]any{"cursor": "eyJzIjoibm9uZSJ9"}))), -32602, "invalid cursor")
+
+		// b speaks legacy: its result gains resultType, nothing else.
+		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://b/items/9"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"Item 9 of b.","uri":"demo://b/items/9"}],"resultType":"complete"}` {
+			t.Errorf("read from a legacy upstream = %s", got)
+		}
+		// a speaks 2026-07-28: its result as it was.
+		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://a/readme"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"The demo's read-me, served by a.","uri":"demo://a/readme"}],"resultType":"complete"}` {
+			t.Errorf("read from a 2026 upstream = %s", got)
+		}
+		mapped := rpcError(t, h, h.Request("resources/read", with(map[string]any{"uri": "mcpx://b/demo://b/none"})))
+		wantRPCError(t, "b's -32002, mapped", mapped, -32602, "Resource not found")
+		if string(mapped.Data) != `{"uri":"demo://b/none"}` {
+			t.Errorf("mapped error data = %s", mapped.Data)
+		}
+		wantRPCError(t, "unknown uri", rpcError(t, h, h.Request("resources/read", with(map[string]any{"uri": "demo://nowhere/x"}))), -32602, "demo://nowhere/x")
+
+		got := string(h.Result(h.Request("prompts/get", with(map[string]any{"name": "a__greet", "arguments": map[string]string{"name": "ann"}})), waitLong))
+		if !strings.Contains(got, `Say hello to ann from a.`) || !strings.HasSuffix(got, `"resultType":"complete"}`) {
+			t.Errorf("prompts/get a__greet = %s", got)
+		}
+		wantRPCError(t, "unknown prompt", rpcError(t, h, h.Request("prompts/get", with(map[string]any{"name": "nope"}))), -32602, "Unknown prompt: nope")
+		if got := string(h.Result(h.Request("completion/complete", with(map[string]any{
+			"ref": map[string]any{"type": "ref/prompt", "name": "b__greet"}, "argument": map[string]any{"name": "name", "value": "b"}})), waitLong)); got != `{"completion":{"hasMore":false,"total":1,"values":["bob"]},"resultType":"complete"}` {
+			t.Errorf("complete b__greet = %s", got)
+		}
+		for _, m := range []string{"resources/subscribe", "resources/unsubscribe", "logging/setLevel"} {
+			wantRPCError(t, m, rpcError(t, h, h.Request(m, with(map[string]any{"uri": "demo://a/readme", "level": "info"}))), -32601, "method not found")
+		}
+
+		listen := h.Request("subscriptions/listen", with(map[string]any{"notifications": map[string]any{"resourcesListChanged": true, "promptsListChanged": true}}))
+		ack := h.WaitFor(waitLong, "the acknowledgement", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/subscriptions/acknowledged"
+		})
+		if !strings.Contains(string(ack.Raw), `"notifications":{"promptsListChanged":true,"resourcesListChanged":true}`) {
+			t.Errorf("ack = %s", ack.Raw)
+		}
+		h.Result(h.Request("tools/call", with(map[string]any{"name": "b__touch", "arguments": map[string]any{"grow": true}})), waitLong)
+		for _, m := range []string{"notifications/resources/list_changed", "notifications/prompts/list_changed"} {
+			r := h.WaitFor(waitLong, m+" on the listen", func(r mcpxtest.Received) bool { return r.Msg.Method == m })
+			if !strings.Contains(string(r.Raw), `"io.modelcontextprotocol/subscriptionId":`+listen.String()) {
+				t.Errorf("%s not tagged with the listen's id: %s", m, r.Raw)
+			}
+		}
+		if uris := listAll(t, h, "resources/list", "resources", "uri", meta); !slices.Contains(uris, "demo://b/extra") {
+			t.Errorf("resources after the change = %q, want demo://b/extra", uris)
+		}
+	})
+}

@@ -124,18 +124,21 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 			honored["resourcesListChanged"] = true
 		}
 	}
-	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
-		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(honored)})).Encode())
+	// The ack is queued and the listen registered at once, under the
+	// watchers' lock: a change after the ack is never missed, and none
+	// comes before it.
 	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
 	w := &hs.srv.watch
+	w.mu.Lock()
+	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
+		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(honored)})).Encode())
 	if len(honored) > 0 {
-		w.mu.Lock()
 		if w.listens == nil {
 			w.listens = map[*listen]struct{}{}
 		}
 		w.listens[l] = struct{}{}
-		w.mu.Unlock()
 	}
+	w.mu.Unlock()
 	<-ctx.Done()
 	w.mu.Lock()
 	delete(w.listens, l)
