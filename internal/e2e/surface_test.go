@@ -151,7 +151,9 @@ func TestSurfaceLegacyHost(t *testing.T) {
 			t.Errorf("complete b's template = %s", got)
 		}
 
-		// Subscriptions: updates under the URI the host used.
+		// Subscriptions: updates under the URI the host used. a speaks
+		// 2026-07-28, which has no resources/subscribe: mcpx says so.
+		wantRPCError(t, "subscribe to a 2026 upstream", rpcError(t, h, h.Request("resources/subscribe", map[string]any{"uri": "demo://a/readme"})), -32601, "subscriptions/listen")
 		h.Result(h.Request("resources/subscribe", map[string]any{"uri": "demo://b/readme"}), waitLong)
 		h.Result(h.Request("resources/subscribe", map[string]any{"uri": "mcpx://b/demo://shared/motd"}), waitLong)
 		h.Result(h.Request("tools/call", map[string]any{"name": "b__touch", "arguments": map[string]any{"uri": "demo://b/readme"}}), waitLong)
@@ -243,11 +245,11 @@ func TestSurfaceModernHost(t *testing.T) {
 		wantRPCError(t, "bad cursor", rpcError(t, h, h.Request("prompts/list", with(map[string]any{"cursor": "eyJzIjoibm9uZSJ9"}))), -32602, "invalid cursor")
 
 		// b speaks legacy: its result gains resultType, nothing else.
-		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://b/items/9"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"Item 9 of b.","uri":"demo://b/items/9"}],"resultType":"complete"}` {
+		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://b/items/9"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"Item 9 of b.","uri":"demo://b/items/9"}],"ttlMs":0,"cacheScope":"private","resultType":"complete"}` {
 			t.Errorf("read from a legacy upstream = %s", got)
 		}
 		// a speaks 2026-07-28: its result as it was.
-		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://a/readme"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"The demo's read-me, served by a.","uri":"demo://a/readme"}],"resultType":"complete"}` {
+		if got := string(h.Result(h.Request("resources/read", with(map[string]any{"uri": "demo://a/readme"})), waitLong)); got != `{"contents":[{"mimeType":"text/plain","text":"The demo's read-me, served by a.","uri":"demo://a/readme"}],"resultType":"complete","ttlMs":0,"cacheScope":"private"}` {
 			t.Errorf("read from a 2026 upstream = %s", got)
 		}
 		mapped := rpcError(t, h, h.Request("resources/read", with(map[string]any{"uri": "mcpx://b/demo://b/none"})))

@@ -127,6 +127,18 @@ func (srv *Server) dropIfEmpty(k subKey, s *resourceSub) {
 }
 
 func (srv *Server) upstreamSubscription(ctx context.Context, method string, k subKey) error {
+	if method == methodResourcesSubscribe {
+		sess, err := srv.relay.Pool().Session(ctx, k.server)
+		if err != nil {
+			return err
+		}
+		if sess.Modern() {
+			// 2026-07-28 removed resources/subscribe: updates come on a
+			// subscriptions/listen, which mcpx does not open upstream yet.
+			return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
+				"mcpx cannot yet subscribe to resources of server %q: it speaks %s, where updates come through subscriptions/listen", k.server, sess.Version())
+		}
+	}
 	params := &jsonrpc.Object{}
 	params.Set("uri", jsonrpc.MustMarshal(k.uri))
 	_, err := srv.relay.Send(ctx, nil, relay.Request{Server: k.server, Method: method, Params: params})

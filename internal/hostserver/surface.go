@@ -142,6 +142,9 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 	if adapt != nil {
 		res = adapt(res)
 	}
+	if req.modern && method == methodResourcesRead {
+		res = cacheHints(res)
+	}
 	pushAnswer(req.sink, live, jsonrpc.NewResult(req.msg.ID, req.result(res, hs.srv.info)).Encode())
 }
 
@@ -168,4 +171,26 @@ func forwardParams(req *request, key, value string) *jsonrpc.Object {
 		p.Set(key, jsonrpc.MustMarshal(value))
 	}
 	return p
+}
+
+// cacheHints gives a resources/read result for a 2026-07-28 host the
+// ttlMs and cacheScope that revision requires of it, where the upstream
+// (a legacy one) sent none: not to be cached, and this user's.
+func cacheHints(res json.RawMessage) json.RawMessage {
+	obj, err := jsonrpc.ParseObject(res)
+	if err != nil {
+		return res
+	}
+	_, ttl := obj.Get("ttlMs")
+	_, scope := obj.Get("cacheScope")
+	if ttl && scope {
+		return res
+	}
+	if !ttl {
+		obj.Set("ttlMs", json.RawMessage("0"))
+	}
+	if !scope {
+		obj.Set("cacheScope", json.RawMessage(`"private"`))
+	}
+	return obj.Bytes()
 }
