@@ -23,6 +23,9 @@ type Request struct {
 	// token and receives each notification's params raw, on the reader
 	// goroutine. It must not block.
 	OnProgress func(params json.RawMessage)
+	// OnMessage receives the log messages on the request's own upstream
+	// stream (see upstream.StartOptions); nil leaves them to the pool.
+	OnMessage func(*jsonrpc.Message)
 }
 
 // Send relays req and returns the upstream's raw result, or an error as
@@ -44,7 +47,7 @@ func (r *Relay) Send(ctx context.Context, e *Entry, req Request) (json.RawMessag
 	if req.Params == nil {
 		req.Params = &jsonrpc.Object{}
 	}
-	up, err := sess.Start(req.Method, req.Params, req.ClientCaps, upstream.StartOptions{OnProgress: req.OnProgress})
+	up, err := sess.Start(req.Method, req.Params, req.ClientCaps, upstream.StartOptions{OnProgress: req.OnProgress, OnMessage: req.OnMessage})
 	if err != nil {
 		return nil, err
 	}

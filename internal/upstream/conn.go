@@ -41,6 +41,7 @@ type Request struct {
 	Token string
 
 	onProgress func(params json.RawMessage)
+	onMessage  func(*jsonrpc.Message)
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
 	mu        sync.Mutex
@@ -73,6 +74,11 @@ type StartOptions struct {
 	// token and receives each notification's raw params on the reader
 	// goroutine, in wire order. It must not block.
 	OnProgress func(params json.RawMessage)
+	// OnMessage, when set, receives the log messages (notifications/message)
+	// that arrive on the request's own HTTP stream, on its reader
+	// goroutine, instead of the pool's OnNotify (messages.go). It must not
+	// block.
+	OnMessage func(*jsonrpc.Message)
 }
 
 // Start sends a request. params is the request's params object; Start adds
@@ -86,7 +92,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 		return nil, err
 	}
 	c.nextID++
-	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}), onProgress: opts.OnProgress}
+	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}), onProgress: opts.OnProgress, onMessage: opts.OnMessage}
 	if opts.OnProgress != nil {
 		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
 		if params == nil {

@@ -160,8 +160,12 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 		params = &jsonrpc.Object{}
 	}
 	mcp.EditMeta(params, func(meta *jsonrpc.Object) {
+		level, hasLevel := meta.Get(mcp.MetaLogLevel)
 		mcp.DeleteReserved(meta)
 		if s.Modern() {
+			if hasLevel { // the host's, for this request
+				meta.Set(mcp.MetaLogLevel, level)
+			}
 			if clientCaps == nil {
 				clientCaps = json.RawMessage("{}")
 			}
