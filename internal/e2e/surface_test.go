@@ -225,12 +225,12 @@ func TestSurfaceModernHost(t *testing.T) {
 		with := func(p map[string]any) map[string]any { p["_meta"] = meta; return p }
 
 		disc := string(h.Result(h.Request("server/discover", with(map[string]any{})), waitLong))
-		for _, c := range []string{`"resources":{"listChanged":true}`, `"prompts":{"listChanged":true}`, `"completions":{}`} {
+		for _, c := range []string{`"resources":{"listChanged":true}`, `"prompts":{"listChanged":true}`, `"completions":{}`, `"logging":{}`} {
 			if !strings.Contains(disc, c) {
 				t.Errorf("server/discover lacks %s: %s", c, disc)
 			}
 		}
-		if strings.Contains(disc, `"logging"`) || strings.Contains(disc, `"subscribe"`) {
+		if strings.Contains(disc, `"subscribe"`) {
 			t.Errorf("server/discover offers what 2026-07-28 removed: %s", disc)
 		}
 

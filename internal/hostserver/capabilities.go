@@ -51,7 +51,8 @@ func (s *Server) features() upstreamFeatures {
 // prompts, completions and logging when an upstream serves them. A legacy
 // session with a stream of its own (stdio) may subscribe to resources and
 // is told of list changes there; a 2026-07-28 host hears of list changes
-// through subscriptions/listen; logging/setLevel is legacy only.
+// through subscriptions/listen. Logging is logging/setLevel for a legacy
+// session, the per-request logLevel for 2026-07-28.
 func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 	f := hs.srv.features()
 	caps := &jsonrpc.Object{}
@@ -69,7 +70,7 @@ func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 	if f.completions {
 		caps.Set("completions", json.RawMessage(`{}`))
 	}
-	if f.logging && !modern {
+	if f.logging {
 		caps.Set("logging", json.RawMessage(`{}`))
 	}
 	return caps.Bytes()

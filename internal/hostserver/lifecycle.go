@@ -112,6 +112,9 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
+	if err := checkLogLevel(meta); err != nil {
+		return nil, err
+	}
 	req.version, req.modern, req.caps = v, true, caps
 	return req, nil
 }

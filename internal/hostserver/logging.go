@@ -142,3 +142,50 @@ func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
 	}
 	s.log.Debug("relayed a log message", "server", server, "level", p.Level, "hosts", n)
 }
+
+// onMessage returns what receives the log messages an upstream sends on
+// a request's own stream: they go to this request's host only, on the
+// request's stream, if its level admits them. A 2026-07-28 request's level
+// is its _meta logLevel (none: no messages, as that revision says); a
+// legacy host's is the one it set.
+func (hs *hostSession) onMessage(req *request, live func() bool) func(*jsonrpc.Message) {
+	var level string
+	if req.modern {
+		l, ok := mcp.MetaString(mcp.Meta(req.params), mcp.MetaLogLevel)
+		if !ok {
+			return func(*jsonrpc.Message) {}
+		}
+		level = l
+	} else {
+		hs.srv.logs.mu.Lock()
+		l, ok := hs.srv.logs.byHost[hs]
+		hs.srv.logs.mu.Unlock()
+		if !ok {
+			l = defaultLevel
+		}
+		level = l
+	}
+	return func(msg *jsonrpc.Message) {
+		var p struct {
+			Level string `json:"level"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || levelRank(p.Level) < levelRank(level) {
+			return
+		}
+		req.sink.pushWhile(live, jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode())
+	}
+}
+
+// checkLogLevel refuses a 2026-07-28 request whose _meta logLevel is not
+// a level (-32602, as that revision says).
+func checkLogLevel(meta *jsonrpc.Object) *jsonrpc.Error {
+	raw, ok := meta.Get(mcp.MetaLogLevel)
+	if !ok {
+		return nil
+	}
+	var l string
+	if json.Unmarshal(raw, &l) != nil || levelRank(l) < 0 {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: _meta %q must be one of %v", mcp.MetaLogLevel, levels)
+	}
+	return nil
+}
