@@ -49,11 +49,11 @@ type routeTemplate struct {
 
 // Resources lists every server's resources and resource templates.
 func (c *Catalog) Resources(ctx context.Context) *Resources {
-	var ls, ts []listed
-	done := make(chan struct{})
-	go func() { defer close(done); ts = c.listAll(ctx, upstream.ListResourceTemplates) }()
-	ls = c.listAll(ctx, upstream.ListResources)
-	<-done
+	// One list after the other: each upstream sees its requests in one
+	// order (its wire is then the same from run to run), and both are
+	// cached after the first time.
+	ls := c.listAll(ctx, upstream.ListResources)
+	ts := c.listAll(ctx, upstream.ListResourceTemplates)
 	r := &Resources{byURI: map[string][]string{}, known: map[string]bool{}}
 	for _, n := range c.pool.Names() {
 		r.known[n] = true
