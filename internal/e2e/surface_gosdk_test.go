@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +15,21 @@ import (
 	"mcpx/internal/mcpxtest"
 )
 
-// TestGoSDKSurfaceHost: the official go-sdk client (a 2025-11-25 session)
-// as a host of mcpx's resources, prompts, completion, subscriptions and
+// TestGoSDKSurfaceHost: the official go-sdk client (a 2025-11-25 session,
+// and 2026-07-28) as a host of mcpx's resources, prompts, completion, subscriptions and
 // logging over stdio,
 // in both run modes, against the two surface demos (a: 2026-07-28, b:
 // legacy). Its iterators page through mcpx's own cursors.
 func TestGoSDKSurfaceHost(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) { testGoSDKSurface(t, mode, version) })
+		})
+	}
+}
+
+func testGoSDKSurface(t *testing.T, mode mcpxtest.Mode, version string) {
+	{
 		e := mcpxtest.NewEnv(t)
 		cfg := surfaceConfig(e)
 		args := []string{"serve", "--config", cfg, "--log-level", "warn"}
@@ -39,7 +48,7 @@ func TestGoSDKSurfaceHost(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second},
-			&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("connecting: %v", err)
 		}
@@ -91,11 +100,27 @@ func TestGoSDKSurfaceHost(t *testing.T) {
 			t.Errorf("Complete: %+v, %v", cr, err)
 		}
 
+		// In 2026-07-28 the go-sdk subscribes through subscriptions/listen.
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "demo://b/readme"}); err != nil {
 			t.Fatalf("Subscribe: %v", err)
 		}
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__touch", Arguments: map[string]any{"uri": "demo://b/readme"}}); err != nil {
-			t.Fatalf("b__touch: %v", err)
+		// The go-sdk's Subscribe does not wait for the listen's
+		// acknowledgement in 2026-07-28: touch until the subscription is
+		// in place upstream (the demo says whether it was).
+		deadline := time.Now().Add(waitLong)
+		for {
+			touched, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "b__touch", Arguments: map[string]any{"uri": "demo://b/readme"}})
+			if err != nil {
+				t.Fatalf("b__touch: %v", err)
+			}
+			tc, _ := touched.Content[0].(*mcp.TextContent)
+			if tc != nil && tc.Text == "updated demo://b/readme" {
+				break
+			}
+			if version == "2025-11-25" || time.Now().After(deadline) {
+				t.Fatalf("b__touch says %+v; b's wire:\n%s", touched.Content[0], strings.Join(e.WireLog("b"), "\n"))
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		select {
 		case u := <-updated:
@@ -104,6 +129,9 @@ func TestGoSDKSurfaceHost(t *testing.T) {
 			}
 		case <-time.After(waitLong):
 			t.Fatal("no resources/updated")
+		}
+		if version != "2025-11-25" {
+			return // b's log messages come on its stdout, tied to no 2026 request
 		}
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 			t.Fatalf("SetLoggingLevel: %v", err)
@@ -119,5 +147,5 @@ func TestGoSDKSurfaceHost(t *testing.T) {
 		case <-time.After(waitLong):
 			t.Fatal("no log message")
 		}
-	})
+	}
 }

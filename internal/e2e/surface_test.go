@@ -225,13 +225,10 @@ func TestSurfaceModernHost(t *testing.T) {
 		with := func(p map[string]any) map[string]any { p["_meta"] = meta; return p }
 
 		disc := string(h.Result(h.Request("server/discover", with(map[string]any{})), waitLong))
-		for _, c := range []string{`"resources":{"listChanged":true}`, `"prompts":{"listChanged":true}`, `"completions":{}`, `"logging":{}`} {
+		for _, c := range []string{`"resources":{"subscribe":true,"listChanged":true}`, `"prompts":{"listChanged":true}`, `"completions":{}`, `"logging":{}`} {
 			if !strings.Contains(disc, c) {
 				t.Errorf("server/discover lacks %s: %s", c, disc)
 			}
-		}
-		if strings.Contains(disc, `"subscribe"`) {
-			t.Errorf("server/discover offers what 2026-07-28 removed: %s", disc)
 		}
 
 		uris := listAll(t, h, "resources/list", "resources", "uri", meta)
@@ -289,5 +286,23 @@ func TestSurfaceModernHost(t *testing.T) {
 		if uris := listAll(t, h, "resources/list", "resources", "uri", meta); !slices.Contains(uris, "demo://b/extra") {
 			t.Errorf("resources after the change = %q, want demo://b/extra", uris)
 		}
+
+		// Resource subscriptions on a listen: b's (legacy) are made
+		// upstream; a speaks 2026-07-28 and an unknown URI routes nowhere,
+		// so the ack leaves both out.
+		sub := h.Request("subscriptions/listen", with(map[string]any{"notifications": map[string]any{
+			"resourceSubscriptions": []string{"mcpx://b/demo://shared/motd", "demo://a/readme", "demo://nowhere/x"}}}))
+		subAck := h.WaitFor(waitLong, "the second acknowledgement", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/subscriptions/acknowledged" && strings.Contains(string(r.Raw), `subscriptionId":`+sub.String()+`}`)
+		})
+		if !strings.Contains(string(subAck.Raw), `"notifications":{"resourceSubscriptions":["mcpx://b/demo://shared/motd"]}`) {
+			t.Errorf("ack = %s", subAck.Raw)
+		}
+		h.Result(h.Request("tools/call", with(map[string]any{"name": "b__touch", "arguments": map[string]any{"uri": "demo://shared/motd"}})), waitLong)
+		h.WaitFor(waitLong, "the tagged update", func(r mcpxtest.Received) bool {
+			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"mcpx://b/demo://shared/motd","_meta":{"io.modelcontextprotocol/subscriptionId":`+sub.String()+`}}}`
+		})
+		h.Notify("notifications/cancelled", map[string]any{"requestId": sub.Raw()})
+		waitWire(t, e, "b", `"method":"resources/unsubscribe","params":{"uri":"demo://shared/motd"}`)
 	})
 }

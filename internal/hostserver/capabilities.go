@@ -50,15 +50,15 @@ func (s *Server) features() upstreamFeatures {
 // capabilities are what mcpx offers a host: tools always; resources,
 // prompts, completions and logging when an upstream serves them. A legacy
 // session with a stream of its own (stdio) may subscribe to resources and
-// is told of list changes there; a 2026-07-28 host hears of list changes
-// through subscriptions/listen. Logging is logging/setLevel for a legacy
+// is told of list changes there; a 2026-07-28 host subscribes and hears of
+// list changes through subscriptions/listen. Logging is logging/setLevel for a legacy
 // session, the per-request logLevel for 2026-07-28.
 func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 	f := hs.srv.features()
 	caps := &jsonrpc.Object{}
 	caps.Set("tools", json.RawMessage(`{"listChanged":true}`))
 	if f.resources {
-		if modern || hs.out == nil {
+		if hs.out == nil && !modern {
 			caps.Set("resources", json.RawMessage(`{"listChanged":true}`))
 		} else {
 			caps.Set("resources", json.RawMessage(`{"subscribe":true,"listChanged":true}`))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -30,6 +31,7 @@ type listen struct {
 	sink  sink
 	live  func() bool
 	kinds map[string]bool
+	acked atomic.Bool // nothing goes out before the acknowledgement
 }
 
 // ToolsChanged tells every watching host that the tool list changed. It
@@ -98,9 +100,10 @@ func (s *Server) watchLegacy(hs *hostSession, on bool) {
 func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged     bool `json:"toolsListChanged"`
-			PromptsListChanged   bool `json:"promptsListChanged"`
-			ResourcesListChanged bool `json:"resourcesListChanged"`
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			PromptsListChanged    bool     `json:"promptsListChanged"`
+			ResourcesListChanged  bool     `json:"resourcesListChanged"`
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		} `json:"notifications"`
 	}
 	if raw, ok := req.params.Get("notifications"); !ok || json.Unmarshal(req.msg.Params, &p) != nil || raw == nil {
@@ -115,6 +118,11 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	if p.Notifications.ToolsListChanged {
 		honored["toolsListChanged"] = true
 	}
+	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
+	// Resource subscriptions first (subscriptions.go): the ack names only
+	// those mcpx could make upstream.
+	subscribed := hs.listenResources(ctx, l, p.Notifications.ResourceSubscriptions)
+	defer hs.srv.leaveSubscriptions(l)
 	if p.Notifications.PromptsListChanged || p.Notifications.ResourcesListChanged {
 		f := hs.srv.features()
 		if p.Notifications.PromptsListChanged && f.prompts {
@@ -127,11 +135,18 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	// The ack is queued and the listen registered at once, under the
 	// watchers' lock: a change after the ack is never missed, and none
 	// comes before it.
-	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
+	ack := map[string]any{}
+	for k, v := range honored {
+		ack[k] = v
+	}
+	if subscribed != nil {
+		ack["resourceSubscriptions"] = subscribed
+	}
 	w := &hs.srv.watch
 	w.mu.Lock()
 	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
-		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(honored)})).Encode())
+		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode())
+	l.acked.Store(true)
 	if len(honored) > 0 {
 		if w.listens == nil {
 			w.listens = map[*listen]struct{}{}

@@ -32,11 +32,36 @@ const (
 // per URI per upstream, whatever number of hosts asked.
 type subKey struct{ server, uri string }
 
-// resourceSub is one upstream subscription and the hosts behind it, each
-// with the URI as it named it (the upstream's, or mcpx's form).
+// subscriber is who hears of a resource's updates: a legacy session with
+// a stream (*hostSession), or a 2026-07-28 subscriptions/listen (*listen).
+// resourceUpdated queues the notification; it must not block.
+type subscriber interface {
+	resourceUpdated(params *jsonrpc.Object)
+}
+
+// resourceUpdated queues an update on a legacy session's stream.
+func (hs *hostSession) resourceUpdated(params *jsonrpc.Object) {
+	if hs.out != nil {
+		hs.out.pushWhile(nil, jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode())
+	}
+}
+
+// resourceUpdated queues an update on a listen's stream, tagged with its
+// subscription id; none before the acknowledgement (an update that comes
+// while the listen's subscriptions are being made is not its own yet).
+func (l *listen) resourceUpdated(params *jsonrpc.Object) {
+	if !l.acked.Load() {
+		return
+	}
+	mcp.SetMeta(params, mcp.MetaSubscriptionID, l.id.Raw())
+	l.sink.pushWhile(l.live, jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode())
+}
+
+// resourceSub is one upstream subscription and the subscribers behind it,
+// each with the URI as it named it (the upstream's, or mcpx's form).
 type resourceSub struct {
-	op    sync.Mutex              // held across the upstream's subscribe and unsubscribe
-	hosts map[*hostSession]string // guarded by subscriptions.mu
+	op    sync.Mutex            // held across the upstream's subscribe and unsubscribe
+	hosts map[subscriber]string // guarded by subscriptions.mu
 }
 
 // subscriptions are every host's resource subscriptions.
@@ -53,14 +78,14 @@ func (ss *subscriptions) get(k subKey) *resourceSub {
 	}
 	s := ss.subs[k]
 	if s == nil {
-		s = &resourceSub{hosts: map[*hostSession]string{}}
+		s = &resourceSub{hosts: map[subscriber]string{}}
 		ss.subs[k] = s
 	}
 	return s
 }
 
 // subscribe adds hs to k's hosts, subscribing upstream if it is the first.
-func (srv *Server) subscribe(ctx context.Context, hs *hostSession, k subKey, hostURI string) error {
+func (srv *Server) subscribe(ctx context.Context, hs subscriber, k subKey, hostURI string) error {
 	s := srv.lockSub(k)
 	defer s.op.Unlock()
 	if srv.subs.count(s) == 0 {
@@ -101,7 +126,7 @@ func (ss *subscriptions) count(s *resourceSub) int {
 
 // unsubscribe removes hs from k's hosts, unsubscribing upstream if it was
 // the last. It reports whether hs was subscribed.
-func (srv *Server) unsubscribe(ctx context.Context, hs *hostSession, k subKey) (bool, error) {
+func (srv *Server) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bool, error) {
 	s := srv.lockSub(k)
 	defer s.op.Unlock()
 	srv.subs.mu.Lock()
@@ -145,9 +170,9 @@ func (srv *Server) upstreamSubscription(ctx context.Context, method string, k su
 	return err
 }
 
-// leaveSubscriptions unsubscribes a host that has gone from everything it
-// subscribed to.
-func (srv *Server) leaveSubscriptions(hs *hostSession) {
+// leaveSubscriptions unsubscribes a host or listen that has gone from
+// everything it subscribed to.
+func (srv *Server) leaveSubscriptions(hs subscriber) {
 	srv.subs.mu.Lock()
 	var keys []subKey
 	for k, s := range srv.subs.subs {
@@ -191,7 +216,7 @@ func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 	if raw, ok := params.Get("uri"); !ok || json.Unmarshal(raw, &uri) != nil {
 		return
 	}
-	hosts := map[*hostSession]string{}
+	hosts := map[subscriber]string{}
 	srv.subs.mu.Lock()
 	if s := srv.subs.subs[subKey{server, uri}]; s != nil {
 		for hs, u := range s.hosts {
@@ -199,16 +224,37 @@ func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 		}
 	}
 	srv.subs.mu.Unlock()
-	for hs, hostURI := range hosts {
-		line := jsonrpc.NewNotification(methodResourcesUpdated, msg.Params).Encode()
+	for sub, hostURI := range hosts {
+		p, _ := jsonrpc.ParseObject(msg.Params) // a copy for each: a listen tags its own
 		if hostURI != uri {
-			p, _ := jsonrpc.ParseObject(msg.Params)
 			p.Set("uri", jsonrpc.MustMarshal(hostURI))
-			line = jsonrpc.NewNotification(methodResourcesUpdated, p.Bytes()).Encode()
 		}
-		if hs.out != nil {
-			hs.out.pushWhile(nil, line)
-		}
+		sub.resourceUpdated(p)
 	}
 	srv.log.Debug("resource updated", "server", server, "uri", uri, "hosts", len(hosts))
+}
+
+// listenResources subscribes a listen to the resources it names and
+// returns the URIs it could subscribe to, in its order (nil when it named
+// none). A URI mcpx cannot route, or whose upstream cannot be subscribed
+// to, is left out of the acknowledgement, as the revision has it, and
+// logged.
+func (hs *hostSession) listenResources(ctx context.Context, l *listen, uris []string) []string {
+	if len(uris) == 0 {
+		return nil
+	}
+	out := []string{}
+	r := hs.srv.catalog.Resources(ctx)
+	for _, uri := range uris {
+		server, upURI, _, err := r.Route(uri)
+		if err == nil {
+			err = hs.srv.subscribe(ctx, l, subKey{server, upURI}, uri)
+		}
+		if err != nil {
+			hs.srv.log.Info("left a resource out of a listen", "host", hs.id, "uri", uri, "err", err)
+			continue
+		}
+		out = append(out, uri)
+	}
+	return out
 }
