@@ -54,6 +54,11 @@ func (c *Catalog) Resources(ctx context.Context) *Resources {
 	// cached after the first time.
 	ls := c.listAll(ctx, upstream.ListResources)
 	ts := c.listAll(ctx, upstream.ListResourceTemplates)
+	return c.resourcesFrom(ls, ts)
+}
+
+// resourcesFrom merges listings of resources (ls) and templates (ts).
+func (c *Catalog) resourcesFrom(ls, ts []listed) *Resources {
 	r := &Resources{byURI: map[string][]string{}, known: map[string]bool{}}
 	for _, n := range c.pool.Names() {
 		r.known[n] = true
