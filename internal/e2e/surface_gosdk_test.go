@@ -40,10 +40,14 @@ func testGoSDKSurface(t *testing.T, mode mcpxtest.Mode, version string) {
 		cmd.Env = e.Environ()
 		cmd.WaitDelay = 5 * time.Second
 		updated := make(chan string, 4)
+		// Logging is deprecated in 2026-07-28 (SEP-2577) but served in
+		// every revision mcpx speaks; hosts still use it.
+		//lint:ignore SA1019 mcpx relays logging, deprecated or not
 		logs := make(chan *mcp.LoggingMessageParams, 8)
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-e2e-gosdk-surface", Version: "1"}, &mcp.ClientOptions{
 			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
-			LoggingMessageHandler:  func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params },
+			//lint:ignore SA1019 see above
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params },
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
@@ -133,6 +137,7 @@ func testGoSDKSurface(t *testing.T, mode mcpxtest.Mode, version string) {
 		if version != "2025-11-25" {
 			return // b's log messages come on its stdout, tied to no 2026 request
 		}
+		//lint:ignore SA1019 see above
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 			t.Fatalf("SetLoggingLevel: %v", err)
 		}
