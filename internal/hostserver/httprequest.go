@@ -134,6 +134,10 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
+	if surfaceModern[msg.Method] && !h.srv.surfaceServed(msg.Method) { // surface.go
+		httpError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
+		return
+	}
 	hs := h.newHostSession()
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))

@@ -91,5 +91,6 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	h.mu.Unlock()
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
+	h.srv.forgetLevel(sess.hs) // its log level no longer counts (logging.go)
 	h.log.Info("http session ended", "host", sess.hs.id, "why", cause.Error(), "cancelledCalls", n)
 }

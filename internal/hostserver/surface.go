@@ -17,30 +17,69 @@ import (
 func (hs *hostSession) surfaceHandler(method string, modern bool) func(context.Context, *request) {
 	switch method {
 	case methodResourcesList:
-		return hs.resourcesList
+		return hs.gated(feature.resources, hs.resourcesList)
 	case methodResourceTemplatesList:
-		return hs.resourceTemplatesList
+		return hs.gated(feature.resources, hs.resourceTemplatesList)
 	case methodResourcesRead:
-		return hs.resourcesRead
+		return hs.gated(feature.resources, hs.resourcesRead)
 	case methodPromptsList:
-		return hs.promptsList
+		return hs.gated(feature.prompts, hs.promptsList)
 	case methodPromptsGet:
-		return hs.promptsGet
+		return hs.gated(feature.prompts, hs.promptsGet)
 	case methodCompletionComplete:
-		return hs.complete
+		return hs.gated(feature.completions, hs.complete)
 	}
 	if modern {
 		return nil
 	}
 	switch method {
 	case methodResourcesSubscribe:
-		return hs.resourcesSubscribe
+		return hs.gated(feature.resources, hs.resourcesSubscribe)
 	case methodResourcesUnsubscribe:
-		return hs.resourcesUnsubscribe
+		return hs.gated(feature.resources, hs.resourcesUnsubscribe)
 	case methodLoggingSetLevel:
-		return hs.setLevel
+		return hs.gated(feature.logging, hs.setLevel)
 	}
 	return nil
+}
+
+// surfaceServed reports whether a method of this file is served now: false
+// for one whose capability no upstream has (a 2026-07-28 HTTP request for
+// it is then 404, as for any method not served).
+func (s *Server) surfaceServed(method string) bool {
+	f := s.features()
+	switch method {
+	case methodResourcesList, methodResourceTemplatesList, methodResourcesRead:
+		return f.resources
+	case methodPromptsList, methodPromptsGet:
+		return f.prompts
+	case methodCompletionComplete:
+		return f.completions
+	}
+	return true
+}
+
+// feature picks one field of upstreamFeatures.
+var feature = struct {
+	resources, prompts, completions, logging func(upstreamFeatures) bool
+}{
+	func(f upstreamFeatures) bool { return f.resources },
+	func(f upstreamFeatures) bool { return f.prompts },
+	func(f upstreamFeatures) bool { return f.completions },
+	func(f upstreamFeatures) bool { return f.logging },
+}
+
+// gated serves a method only when an upstream has its capability: mcpx
+// does not advertise it otherwise, and a method of a capability a server
+// did not declare is -32601.
+func (hs *hostSession) gated(has func(upstreamFeatures) bool, handle func(context.Context, *request)) func(context.Context, *request) {
+	return func(ctx context.Context, req *request) {
+		if !has(hs.srv.features()) {
+			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", req.msg.Method))
+			return
+		}
+		handle(ctx, req)
+	}
 }
 
 // surfaceModern are the methods of this file that 2026-07-28 hosts may
