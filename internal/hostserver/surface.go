@@ -209,6 +209,11 @@ func forwardParams(req *request, key, value string) *jsonrpc.Object {
 	if got, _ := stringParam(req, key); got != value {
 		p.Set(key, jsonrpc.MustMarshal(value))
 	}
+	// A host's progress token means nothing upstream (mcpx relays no
+	// progress for these requests) and could collide with another host's.
+	if _, ok := mcp.Meta(p).Get(mcp.MetaProgressToken); ok {
+		mcp.EditMeta(p, func(m *jsonrpc.Object) { m.Delete(mcp.MetaProgressToken) })
+	}
 	return p
 }
 
