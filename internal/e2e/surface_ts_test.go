@@ -93,6 +93,9 @@ func TestTSSurfaceHost(t *testing.T) {
 					m := startHTTP(t, e, mode, cfgPath, false)
 					spec["url"], spec["token"] = m.URL, m.Token
 				}
+				if c.sdk == "v2" {
+					spec["listen"] = map[string]string{"tool": "a__touch", "uri": "demo://a/readme"}
+				}
 				r := runSurfaceHost(t, e, node, interop, spec)
 
 				for _, k := range []string{"resources", "prompts", "completions"} {
@@ -136,11 +139,16 @@ func TestTSSurfaceHost(t *testing.T) {
 				if !strings.Contains(wire, `"ref":{"type":"ref/resource","uri":"demo://a/items/{id}"}`) {
 					t.Errorf("the demo never saw the completion's ref as the host sent it:\n%s", wire)
 				}
+				if c.sdk == "v2" || c.transport == "stdio" {
+					if r.Updated == nil || r.Updated.URI != "demo://a/readme" {
+						t.Errorf("resources/updated = %+v, want demo://a/readme", r.Updated)
+					}
+				}
+				if c.sdk == "v2" { // closing the listen unsubscribes upstream
+					waitWire(t, e, "a", `"method":"resources/unsubscribe","params":{"uri":"demo://a/readme"}`)
+				}
 				if c.transport != "stdio" {
 					return
-				}
-				if r.Updated == nil || r.Updated.URI != "demo://a/readme" {
-					t.Errorf("resources/updated = %+v, want demo://a/readme", r.Updated)
 				}
 				if r.LogTool != "sent: warning,error" || len(r.Messages) != 2 || r.Messages[0].Level != "warning" || r.Messages[1].Level != "error" {
 					t.Errorf("log tool %q, messages %+v: want warning and error only", r.LogTool, r.Messages)

@@ -17,6 +17,8 @@
 //                code and message are reported)
 //   touch        (stdio) {tool, uri}: subscribe to uri, call tool with
 //                {uri}, and wait for notifications/resources/updated
+//   listen       (v2) {tool, uri}: touch as above, subscribed through
+//                client.listen({resourceSubscriptions: [uri]})
 //   log          (stdio) {tool, level, levels}: setLoggingLevel(level), call
 //                tool with {levels}, and report the messages received
 //   deadlineMs   the whole run's limit
@@ -109,6 +111,17 @@ try {
     await client.callTool({ name: spec.touch.tool, arguments: { uri: spec.touch.uri } });
     report.updated = await updated;
     await client.unsubscribeResource({ uri: spec.touch.uri });
+  }
+  if (spec.listen) {
+    // v2, 2026-07-28: subscribe through subscriptions/listen; the update
+    // reaches the same notification handler.
+    const updated = new Promise(resolve =>
+      client.setNotificationHandler('notifications/resources/updated', n => resolve(n.params)));
+    const sub = await client.listen({ resourceSubscriptions: [spec.listen.uri] });
+    report.honoredFilter = sub.honoredFilter;
+    await client.callTool({ name: spec.listen.tool, arguments: { uri: spec.listen.uri } });
+    report.updated = await updated;
+    await sub.close();
   }
   if (spec.log) {
     const messages = [];
