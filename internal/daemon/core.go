@@ -20,6 +20,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
@@ -71,6 +72,11 @@ func newCore(opts *Options) *core {
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
+			}
+		},
+		OnNotify: func(server string, msg *jsonrpc.Message) {
+			if h := face.Load(); h != nil {
+				h.UpstreamNotified(server, msg)
 			}
 		},
 	})

@@ -45,4 +45,9 @@
 // crash, garbage, fail, sleep_then; over HTTP also region_echo and
 // bad_header_tool, for x-mcp-header) are listed by tools/list with their
 // arguments and defaults; durations are seconds, as JSON numbers.
+//
+// With [Options.Surface] (-surface) it also serves resources (with
+// subscriptions and list changes), a resource template, prompts,
+// completion and logging, and the tools log and touch that emit log
+// messages, resource updates and list changes on demand (surface.go).
 package demo

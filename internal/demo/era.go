@@ -70,10 +70,19 @@ func (s *server) initialize(ctx context.Context, c *call, req *request) (json.Ra
 	s.log.Info("initialized", "client", p.ClientInfo.Name, "requested", p.ProtocolVersion, "version", v)
 	return marshal(mcp.InitializeResult{
 		ProtocolVersion: v,
-		Capabilities:    json.RawMessage(`{"tools":{"listChanged":false}}`),
+		Capabilities:    s.capabilities(`{"tools":{"listChanged":false}`),
 		ServerInfo:      serverInfo,
 		Instructions:    instructions,
 	}), nil
+}
+
+// capabilities closes a capabilities object that starts with tools,
+// adding the surface's with Options.Surface.
+func (s *server) capabilities(tools string) json.RawMessage {
+	if s.cfg.Surface {
+		return json.RawMessage(tools + "," + surfaceCapabilities + "}")
+	}
+	return json.RawMessage(tools + "}")
 }
 
 // negotiate returns the requested legacy revision if the server speaks it
@@ -94,7 +103,7 @@ func (s *server) discover(ctx context.Context) (json.RawMessage, error) {
 	return marshal(mcp.DiscoverResult{
 		ResultType:        "complete",
 		SupportedVersions: s.cfg.supported,
-		Capabilities:      json.RawMessage(`{"tools":{}}`),
+		Capabilities:      s.capabilities(`{"tools":{}`),
 		Meta:              marshal(map[string]mcp.Implementation{mcp.MetaServerInfo: serverInfo}),
 		Instructions:      instructions,
 	}), nil

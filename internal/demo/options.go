@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"time"
 
 	"mcpx/internal/mcp"
@@ -64,6 +65,12 @@ type Options struct {
 	// KeepAlive is the interval of the comments on the standalone GET
 	// stream; the default is 15s.
 	KeepAlive time.Duration
+	// Surface adds resources, a resource template, prompts, completion and
+	// logging, and the tools log and touch (surface.go).
+	Surface bool
+	// ResourceHost names the server in its resource URIs
+	// (demo://<ResourceHost>/...); the default is "demo".
+	ResourceHost string
 	// Logger receives the server's own log; nil discards it.
 	Logger *slog.Logger
 	// Exit ends the process for the crash tool; nil means [os.Exit].
@@ -143,6 +150,8 @@ func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
 	fs.IntVar(&o.SSECloseAfter, "sse-close-after", 0, "HTTP: end each legacy SSE connection after `n` events, so that the client must resume (0: never)")
 	fs.BoolVar(&o.NoGet, "no-get", false, "HTTP: answer 405 to a GET without Last-Event-ID (no standalone stream)")
 	fs.BoolVar(&o.PingClient, "ping-client", false, "HTTP: send a ping request to the client before running each legacy tools/call")
+	fs.BoolVar(&o.Surface, "surface", false, "also serve resources, a resource template, prompts, completion and logging, and the tools log and touch")
+	fs.StringVar(&o.ResourceHost, "resource-host", "", "the `name` in the surface's resource URIs, demo://NAME/... (default demo)")
 	fs.DurationVar(&o.KeepAlive, "keep-alive", 0, "HTTP: interval of keep-alive comments on the standalone GET stream (0: 15s)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: mcpx demo [flags]
@@ -173,6 +182,14 @@ gets SIGINT or SIGTERM.
 		}
 	}
 	return o, nil
+}
+
+// toolsOf returns the tools served: base, plus the surface's with Surface.
+func (c *config) toolsOf(base []tool) []tool {
+	if !c.Surface {
+		return base
+	}
+	return append(slices.Clip(base), surfaceTools...)
 }
 
 // set reports whether flag name was given.

@@ -83,6 +83,22 @@ func (s *server) dispatch(ctx context.Context, c *call, req *request) (json.RawM
 		result, err = s.listTools(req)
 	case method == mcp.MethodToolsCall:
 		result, err = s.callTool(ctx, c, req)
+	case s.cfg.Surface && method == "resources/list":
+		result, err = s.listPaged(req, "resources", "resources", s.resources())
+	case s.cfg.Surface && method == "resources/templates/list":
+		result, err = s.listPaged(req, "resourceTemplates", "templates", s.templates())
+	case s.cfg.Surface && method == "resources/read":
+		result, err = s.readResource(req, modern)
+	case s.cfg.Surface && !modern && (method == "resources/subscribe" || method == "resources/unsubscribe"):
+		result, err = s.subscription(req, method == "resources/subscribe")
+	case s.cfg.Surface && method == "prompts/list":
+		result, err = s.listPaged(req, "prompts", "prompts", s.prompts())
+	case s.cfg.Surface && method == "prompts/get":
+		result, err = s.getPrompt(req)
+	case s.cfg.Surface && method == "completion/complete":
+		result, err = s.complete(req)
+	case s.cfg.Surface && !modern && method == "logging/setLevel":
+		result, err = s.setLevel(req)
 	default:
 		err = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", method)
 	}

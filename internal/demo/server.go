@@ -30,6 +30,11 @@ type server struct {
 
 	mu    sync.Mutex
 	calls map[string]*call // guarded by mu; requests in flight by raw id text
+
+	// The surface's state (surface.go), guarded by mu.
+	surfaceGrown bool
+	subscribed   map[string]bool
+	logLevel     string
 }
 
 // Serve runs the demo server on newline-delimited JSON-RPC: it reads r and
@@ -56,7 +61,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 	if wire != nil {
 		w = loggedWriter{w: w, log: wire}
 	}
-	s := &server{cfg: cfg, log: cfg.Logger, out: jsonrpc.NewWriter(w), rec: rec, wire: wire, calls: map[string]*call{}, tools: tools}
+	s := &server{cfg: cfg, log: cfg.Logger, out: jsonrpc.NewWriter(w), rec: rec, wire: wire, calls: map[string]*call{}, tools: cfg.toolsOf(tools)}
 	s.log.Info("serving", "era", cfg.Era, "versions", cfg.supported)
 
 	ctx, stop := context.WithCancelCause(ctx)

@@ -90,6 +90,16 @@ var toolDefs = map[string]string{
 	"fail": compact(`{"name": "fail", "title": "Failing tool",
 		"description": "Always fails with a tool error (isError: true), not a protocol error.",
 		"inputSchema": ` + noArgs + `}`),
+	"log": compact(`{"name": "log", "title": "Log",
+		"description": "Sends notifications/message at each level given that the log level admits, then says which went out (with -surface).",
+		"inputSchema": {"type": "object", "properties": {
+			"levels": {"type": "array", "items": {"type": "string"}, "description": "levels to log at"},
+			"message": {"type": "string", "description": "the text of each message"}}}}`),
+	"touch": compact(`{"name": "touch", "title": "Touch a resource",
+		"description": "Sends notifications/resources/updated for a subscribed uri; with grow, adds a resource and a prompt and says both lists changed (with -surface).",
+		"inputSchema": {"type": "object", "properties": {
+			"uri": {"type": "string", "description": "the resource that changed"},
+			"grow": {"type": "boolean", "description": "add a resource and a prompt"}}}}`),
 	"sleep_then": compact(`{"name": "sleep_then", "title": "Sleep, then answer",
 		"description": "Waits without sending progress, then returns the given text. Cancellable.",
 		"inputSchema": {"type": "object", "properties": {

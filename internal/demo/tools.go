@@ -39,6 +39,7 @@ var tools = []tool{
 type toolCall struct {
 	s        *server
 	c        *call
+	req      *request
 	args     json.RawMessage // params.arguments as sent; nil if absent
 	progress *progress
 }
@@ -123,7 +124,7 @@ func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawM
 		return nil, invalidParams("tools/call: %v", err)
 	}
 	s.log.Info("tool called", "tool", req.name, "id", c.id.String(), "progress", c.token != nil)
-	return s.tools[i].run(ctx, &toolCall{s: s, c: c, args: p.Arguments, progress: &progress{s: s, c: c}})
+	return s.tools[i].run(ctx, &toolCall{s: s, c: c, req: req, args: p.Arguments, progress: &progress{s: s, c: c}})
 }
 
 // toolResult is a tool result with one text block, then structuredContent

@@ -23,10 +23,11 @@ func toolNames() []string {
 }
 
 func TestToolDefs(t *testing.T) {
-	if len(toolDefs) != len(tools) {
-		t.Errorf("%d definitions for %d tools", len(toolDefs), len(tools))
+	all := append(slices.Clip(tools), surfaceTools...)
+	if len(toolDefs) != len(all) {
+		t.Errorf("%d definitions for %d tools", len(toolDefs), len(all))
 	}
-	for _, tl := range tools {
+	for _, tl := range all {
 		var def mcp.Tool
 		if err := json.Unmarshal([]byte(toolDefs[tl.name]), &def); err != nil || def.Name != tl.name {
 			t.Errorf("definition of %s: name %q, err %v", tl.name, def.Name, err)

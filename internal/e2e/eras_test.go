@@ -186,11 +186,13 @@ func TestErasDeafUpstream(t *testing.T) {
 		cfg := e.WriteConfig(map[string]any{"probeTimeout": "300ms"},
 			mcpxtest.Demo{Name: "deaf", Args: []string{"-era", "legacy", "-ignore-discover"}})
 		h := e.StartHost(mode, cfg)
-		h.Initialize("2025-11-25")
+		// initialize starts the upstream (to learn its capabilities): the
+		// probe's wait falls between it and the first call's result.
 		start := time.Now()
+		h.Initialize("2025-11-25")
 		eraCall(t, h, "deaf")
 		if d := time.Since(start); d < 300*time.Millisecond {
-			t.Errorf("the first call took %v, less than the 300ms probe timeout the deaf upstream needs", d)
+			t.Errorf("initialize and the first call took %v, less than the 300ms probe timeout the deaf upstream needs", d)
 		}
 		var order []string
 		for _, ev := range e.Records("deaf") {

@@ -60,7 +60,9 @@ func TestInitializeTimeoutNotCancelled(t *testing.T) {
 // TestInitializeHostCancelsWhileStarting: the host cancels its call while
 // the upstream is still initializing. Nothing is cancelled upstream (the
 // call had not been sent; initialize never is), the start completes, and a
-// later call works.
+// later call works. The host speaks 2026-07-28: a legacy host's initialize
+// itself waits for the upstreams to start (to learn their capabilities),
+// so its first call would find the upstream ready.
 func TestInitializeHostCancelsWhileStarting(t *testing.T) {
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
@@ -70,8 +72,7 @@ func TestInitializeHostCancelsWhileStarting(t *testing.T) {
 			Fields: map[string]any{"startupTimeout": "5s"},
 		})
 		h := e.StartHost(mode, cfg)
-		h.Initialize("2025-11-25")
-		id := sendCall(h, "941", "demo__wait", map[string]any{"seconds": 0.1}, map[string]any{markerKey: "while-starting"})
+		id := sendCall(h, "941", "demo__wait", map[string]any{"seconds": 0.1}, mcpxtest.ModernMeta(map[string]any{markerKey: "while-starting"}))
 		init := initializeRequest(e, "demo")
 		cancel(h, "941", "not waiting for the start")
 		h.NoResponse(id, settle)
@@ -80,7 +81,7 @@ func TestInitializeHostCancelsWhileStarting(t *testing.T) {
 		e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
 			return ev.Event == demo.EventInitialize && string(ev.ID) == string(init.ID)
 		})
-		next := sendCall(h, "942", "demo__sleep_then", map[string]any{"seconds": 0, "text": "after the start"}, nil)
+		next := sendCall(h, "942", "demo__sleep_then", map[string]any{"seconds": 0, "text": "after the start"}, mcpxtest.ModernMeta(nil))
 		if got := resultText(t, h.Result(next, waitLong)); got != "after the start" {
 			t.Errorf("call after the start = %q", got)
 		}

@@ -310,10 +310,12 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 	}
 	t.Logf("zombies of the tree (exited, waiting for init to reap them): %d", zombies(t, tr, tag))
 
-	// The next serve works: a new daemon, which cleared the records.
+	// The next serve works: a new daemon, which cleared the records. Its
+	// host speaks 2026-07-28: a legacy initialize would start every
+	// upstream (to learn their capabilities), and only fam3 is wanted.
 	h2 := e.StartHost(mcpxtest.Daemon, cfg)
-	h2.Initialize("2025-11-25")
-	res := h2.Result(h2.Request("tools/call", map[string]any{"name": "fam3__work", "arguments": map[string]any{"seconds": 0}}), waitLong)
+	res := h2.Result(h2.Request("tools/call", map[string]any{"name": "fam3__work", "arguments": map[string]any{"seconds": 0},
+		"_meta": mcpxtest.ModernMeta(nil)}), waitLong)
 	if resultText(t, res) != "done" {
 		t.Errorf("call after the restart: %s", res)
 	}
@@ -424,7 +426,9 @@ func TestRestartedDaemonReaps(t *testing.T) {
 
 	start := time.Now()
 	h2 := e.StartHost(mcpxtest.Daemon, cfg) // a new daemon starts, and reaps
-	h2.Initialize("2025-11-25")
+	// A ping, not initialize: initialize would start the upstreams anew
+	// (to learn their capabilities), and their processes carry the tag.
+	h2.Result(h2.Request("ping", nil), waitLong)
 	took := waitNoLeftovers(t, tr, tag, nil, start, 5*time.Second)
 	t.Logf("the next daemon reaped them: none left %s after `mcpx serve` started", took.Round(time.Millisecond))
 	paths, err := config.DefaultPaths(func(k string) string { v, _ := e.Lookup(k); return v })

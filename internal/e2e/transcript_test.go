@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ structuredContent, byte for byte; the result keeps "resultType":"complete".`,
 //
 //	go test ./internal/e2e -run Transcript -update
 func TestTranscript(t *testing.T) {
-	for _, c := range transcriptCases {
+	for _, c := range append(slices.Clip(transcriptCases), surfaceTranscriptCases...) {
 		t.Run(c.name, func(t *testing.T) {
 			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
@@ -212,4 +213,62 @@ func renormalize(t *testing.T, golden []byte, edit func(file, line string) strin
 		tr.Streams = append(tr.Streams, s)
 	}
 	return tr.Format()
+}
+
+// surfaceTranscriptCases are the goldens of resources, prompts and
+// completion (surface_test.go has the rest of their tests).
+var surfaceTranscriptCases = []transcriptCase{
+	{
+		name: "legacy-resources-prompts",
+		header: `A legacy host (2025-11-25) uses resources, prompts and completion
+through mcpx against a legacy upstream (demo -surface -era legacy).
+
+mcpx lists the upstream's resources and templates once (cached), and
+shows them with the upstream's own URIs: no other upstream exposes them.
+A read by template, a prompt (named <server>__<prompt>) and a completion
+go upstream with the upstream's names and come back byte for byte; so does
+the upstream's own -32002 for a URI it does not have. The host subscribes
+to a resource: mcpx subscribes upstream, relays the update, and
+unsubscribes upstream when the host does.`,
+		demo: mcpxtest.Demo{Name: "demo", Args: []string{"-surface", "-era", "legacy"}},
+		run: func(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host) {
+			step := func(id int, line string) {
+				h.SendRaw(line)
+				h.Response(jsonrpc.NewIntID(int64(id)), transcriptWait)
+			}
+			step(1, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"transcript-host","version":"1.0.0"}}}`)
+			h.SendRaw(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			step(2, `{"jsonrpc":"2.0","id":2,"method":"resources/list","params":{}}`)
+			step(3, `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"demo://demo/items/42"}}`)
+			step(4, `{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"demo://demo/missing"}}`)
+			step(5, `{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"demo__greet","arguments":{"name":"Ada"}}}`)
+			step(6, `{"jsonrpc":"2.0","id":6,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"demo__greet"},"argument":{"name":"name","value":"al"}}}`)
+			step(7, `{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"demo://demo/readme"}}`)
+			step(8, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"demo__touch","arguments":{"uri":"demo://demo/readme"}}}`)
+			h.WaitFor(transcriptWait, "the update", func(r mcpxtest.Received) bool { return r.Msg.Method == "notifications/resources/updated" })
+			step(9, `{"jsonrpc":"2.0","id":9,"method":"resources/unsubscribe","params":{"uri":"demo://demo/readme"}}`)
+		},
+	},
+	{
+		name: "modern-host-legacy-upstream-resources",
+		header: `A 2026-07-28 host reads resources and gets a prompt through mcpx from a
+legacy upstream (demo -surface -era legacy).
+
+Upstream, the requests carry no 2026 _meta. To the host, every result gains
+"resultType":"complete" and a read the ttlMs and cacheScope that revision
+requires; the upstream's -32002 for a missing resource becomes -32602, as
+2026-07-28 says, its message and data kept.`,
+		demo: mcpxtest.Demo{Name: "demo", Args: []string{"-surface", "-era", "legacy"}},
+		run: func(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host) {
+			meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"transcript-host","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{}}`
+			for i, line := range []string{
+				`{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"uri":"demo://demo/readme",` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":"r2","method":"resources/read","params":{"uri":"demo://demo/missing",` + meta + `}}`,
+				`{"jsonrpc":"2.0","id":"p1","method":"prompts/get","params":{"name":"demo__plain",` + meta + `}}`,
+			} {
+				h.SendRaw(line)
+				h.Response(jsonrpc.NewStringID([]string{"r1", "r2", "p1"}[i]), transcriptWait)
+			}
+		},
+	},
 }

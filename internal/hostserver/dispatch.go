@@ -91,6 +91,10 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 		}
 		spawned = hs.async(req, hs.subscriptionsListen)
 	default:
+		if handle := hs.surfaceHandler(msg.Method, req.modern); handle != nil { // surface.go
+			spawned = hs.async(req, handle)
+			break
+		}
 		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
 	}
 }

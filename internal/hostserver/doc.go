@@ -4,6 +4,21 @@
 // tools under their exposed names, the meta-tools mcpx_search and
 // mcpx_call, and the host's cancellations.
 //
+// The rest of the surface (surface.go and the files it names): the
+// upstreams' resources, templates and prompts merged and paged with mcpx's
+// own cursors (see catalog), reads, prompts and completions routed to
+// their upstream and relayed byte for byte but for what the host's
+// revision needs (resultType and a read's cache hints for 2026-07-28, the
+// legacy -32002 mapped to -32602 there). Resource subscriptions are made
+// upstream once per URI and upstream, for legacy sessions with a stream
+// and 2026-07-28 listens alike, and undone when the last subscriber
+// leaves. Logging: each legacy upstream is set to the most verbose level a
+// host asked for, messages on a request's own upstream stream go to that
+// request's host, the others to every legacy stream host whose level
+// admits them. Capabilities name each feature only when an upstream
+// serves it, so initialize and server/discover wait (bounded) for the
+// upstreams to start.
+//
 // Each stream connection has one reader (the goroutine in
 // [Server.ServeConn]), one writer draining an ordered queue, and one
 // goroutine per waiting request; ServeConn returns only after all of them

@@ -134,6 +134,10 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
+	if surfaceModern[msg.Method] && !h.srv.surfaceServed(msg.Method) { // surface.go
+		httpError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
+		return
+	}
 	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg); rpcErr != nil {
 		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
@@ -196,7 +200,7 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, header string) (int, *js
 	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
-	if !modernMethods[msg.Method] {
+	if !modernMethods[msg.Method] && !surfaceModern[msg.Method] {
 		return http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
 	return 0, nil

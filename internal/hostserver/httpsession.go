@@ -96,5 +96,6 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	}
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
+	h.srv.forgetLevel(sess.hs) // its log level no longer counts (logging.go)
 	h.log.Info("http session ended", "host", sess.hs.id, "why", cause.Error(), "cancelledCalls", n)
 }

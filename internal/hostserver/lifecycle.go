@@ -22,9 +22,6 @@ type request struct {
 	server  string // the upstream a tools/call went to, once known
 }
 
-// capabilities are what mcpx offers hosts.
-var capabilities = json.RawMessage(`{"tools":{"listChanged":true}}`)
-
 func (hs *hostSession) instructions() string {
 	names := hs.srv.relay.Pool().Names()
 	return fmt.Sprintf("mcpx gateway in front of %d MCP server(s): %s. Tools are named <server>__<tool> unless configured otherwise. "+
@@ -59,7 +56,7 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message, out sink) {
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      json.RawMessage `json:"serverInfo"`
 		Instructions    string          `json:"instructions"`
-	}{version, capabilities, hs.srv.info, hs.instructions()}))
+	}{version, hs.capabilities(false), hs.srv.info, hs.instructions()}))
 }
 
 // discover answers server/discover (2026-07-28) locally.
@@ -70,7 +67,7 @@ func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Meta              json.RawMessage `json:"_meta"`
 		Instructions      string          `json:"instructions"`
-	}{"complete", mcp.Versions, capabilities, hs.serverInfoMeta(), hs.instructions()}))
+	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions()}))
 }
 
 func (hs *hostSession) serverInfoMeta() json.RawMessage {
@@ -114,6 +111,9 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 	caps, ok := meta.Get(mcp.MetaClientCapabilities)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
+	}
+	if err := checkLogLevel(meta); err != nil {
+		return nil, err
 	}
 	req.version, req.modern, req.caps = v, true, caps
 	return req, nil

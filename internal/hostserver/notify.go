@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -23,16 +24,23 @@ type watchers struct {
 	listens map[*listen]struct{}
 }
 
-// listen is one subscriptions/listen request in progress.
+// listen is one subscriptions/listen request in progress, and the
+// notification types it was acknowledged for.
 type listen struct {
-	id   jsonrpc.ID
-	sink sink
-	live func() bool
+	id    jsonrpc.ID
+	sink  sink
+	live  func() bool
+	kinds map[string]bool
+	acked atomic.Bool // nothing goes out before the acknowledgement
 }
 
 // ToolsChanged tells every watching host that the tool list changed. It
 // never blocks (it only queues); the pool calls it from upstream readers.
-func (s *Server) ToolsChanged() {
+func (s *Server) ToolsChanged() { s.listChanged(mcp.MethodToolsListChanged, "toolsListChanged") }
+
+// listChanged tells every watching host that a list changed: legacy
+// sessions by method, listens acknowledged for kind tagged with their id.
+func (s *Server) listChanged(method, kind string) {
 	w := &s.watch
 	w.mu.Lock()
 	legacy := make([]sink, 0, len(w.legacy))
@@ -41,17 +49,19 @@ func (s *Server) ToolsChanged() {
 	}
 	listens := make([]*listen, 0, len(w.listens))
 	for l := range w.listens {
-		listens = append(listens, l)
+		if l.kinds[kind] {
+			listens = append(listens, l)
+		}
 	}
 	w.mu.Unlock()
-	plain := jsonrpc.NewNotification(mcp.MethodToolsListChanged, nil).Encode()
+	plain := jsonrpc.NewNotification(method, nil).Encode()
 	for _, out := range legacy {
 		out.pushWhile(nil, plain)
 	}
 	for _, l := range listens {
-		l.sink.pushWhile(l.live, jsonrpc.NewNotification(mcp.MethodToolsListChanged, subscriptionMeta(l.id, nil)).Encode())
+		l.sink.pushWhile(l.live, jsonrpc.NewNotification(method, subscriptionMeta(l.id, nil)).Encode())
 	}
-	s.log.Info("told hosts the tool list changed", "legacySessions", len(legacy), "listens", len(listens))
+	s.log.Info("told hosts a list changed", "method", method, "legacySessions", len(legacy), "listens", len(listens))
 }
 
 // subscriptionMeta is notification params tagged with a listen's id, plus
@@ -85,13 +95,17 @@ func (s *Server) watchLegacy(hs *hostSession, out sink) {
 
 // subscriptionsListen serves subscriptions/listen (2026-07-28): it
 // acknowledges the notification types mcpx can send (toolsListChanged;
-// it serves no prompts or resources yet), then holds the request open,
-// delivering tagged notifications, until the host cancels or closes it —
-// or mcpx stops, which answers it with a complete result.
+// promptsListChanged and resourcesListChanged when an upstream serves
+// them), then holds the request open, delivering tagged notifications,
+// until the host cancels or closes it — or mcpx stops, which answers it
+// with a complete result.
 func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	var p struct {
 		Notifications struct {
-			ToolsListChanged bool `json:"toolsListChanged"`
+			ToolsListChanged      bool     `json:"toolsListChanged"`
+			PromptsListChanged    bool     `json:"promptsListChanged"`
+			ResourcesListChanged  bool     `json:"resourcesListChanged"`
+			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		} `json:"notifications"`
 	}
 	if raw, ok := req.params.Get("notifications"); !ok || json.Unmarshal(req.msg.Params, &p) != nil || raw == nil {
@@ -106,18 +120,42 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	if p.Notifications.ToolsListChanged {
 		honored["toolsListChanged"] = true
 	}
-	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
-		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(honored)})).Encode())
-	l := &listen{id: req.msg.ID, sink: req.sink, live: live}
+	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
+	// Resource subscriptions first (subscriptions.go): the ack names only
+	// those mcpx could make upstream.
+	subscribed := hs.listenResources(ctx, l, p.Notifications.ResourceSubscriptions)
+	defer hs.srv.leaveSubscriptions(l)
+	if p.Notifications.PromptsListChanged || p.Notifications.ResourcesListChanged {
+		f := hs.srv.features()
+		if p.Notifications.PromptsListChanged && f.prompts {
+			honored["promptsListChanged"] = true
+		}
+		if p.Notifications.ResourcesListChanged && f.resources {
+			honored["resourcesListChanged"] = true
+		}
+	}
+	// The ack is queued and the listen registered at once, under the
+	// watchers' lock: a change after the ack is never missed, and none
+	// comes before it.
+	ack := map[string]any{}
+	for k, v := range honored {
+		ack[k] = v
+	}
+	if subscribed != nil {
+		ack["resourceSubscriptions"] = subscribed
+	}
 	w := &hs.srv.watch
-	if p.Notifications.ToolsListChanged {
-		w.mu.Lock()
+	w.mu.Lock()
+	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
+		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode())
+	l.acked.Store(true)
+	if len(honored) > 0 {
 		if w.listens == nil {
 			w.listens = map[*listen]struct{}{}
 		}
 		w.listens[l] = struct{}{}
-		w.mu.Unlock()
 	}
+	w.mu.Unlock()
 	<-ctx.Done()
 	w.mu.Lock()
 	delete(w.listens, l)
@@ -125,4 +163,13 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	if live() { // mcpx itself ends the subscription (stopping)
 		reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
 	}
+}
+
+// streamOf returns the stream of legacy session hs that carries what mcpx
+// tells it outside its requests (its stdio connection, or the GET stream
+// of an HTTP session while one is open), or nil.
+func (s *Server) streamOf(hs *hostSession) sink {
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	return s.watch.legacy[hs]
 }

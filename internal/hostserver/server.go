@@ -36,6 +36,8 @@ type Server struct {
 	log     *slog.Logger
 	info    json.RawMessage // serverInfo
 	watch   watchers
+	subs    subscriptions
+	logs    logLevels
 	nextID  atomic.Uint64
 }
 
@@ -123,6 +125,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		<-readerDone // ended by the Close above; its error says nothing
 	}
 	s.watchLegacy(hs, nil)
+	s.leaveSurface(hs)
 	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
 	if !stopping && readErr != nil && !errors.Is(readErr, io.EOF) {
 		return fmt.Errorf("reading from host: %w", readErr)

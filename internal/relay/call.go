@@ -92,6 +92,9 @@ type Call struct {
 	// token restored, in wire order, never after Call returns. It must not
 	// block. Called only when HostToken is set.
 	Progress func(params json.RawMessage)
+	// OnMessage receives the log messages on the call's own upstream
+	// stream (see upstream.StartOptions); nil leaves them to the pool.
+	OnMessage func(*jsonrpc.Message)
 	// IdleTimeout and MaxTimeout are what the host asked for; zero means
 	// none. They can only shorten the configured ones.
 	IdleTimeout time.Duration
@@ -171,7 +174,7 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if c.Params.Has("_meta") {
 		mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
 	}
-	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject})
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage})
 	if err != nil {
 		return nil, err
 	}

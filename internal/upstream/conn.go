@@ -42,6 +42,7 @@ type Request struct {
 
 	onProgress       func(params json.RawMessage)
 	onProgressObject func(params *jsonrpc.Object)
+	onMessage        func(*jsonrpc.Message)
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
 	mu        sync.Mutex
@@ -79,6 +80,11 @@ type StartOptions struct {
 	// callee may edit the object; the reader does not use it afterwards.
 	// At most one of the two is set.
 	OnProgressObject func(params *jsonrpc.Object)
+	// OnMessage, when set, receives the log messages (notifications/message)
+	// that arrive on the request's own HTTP stream, on its reader
+	// goroutine, instead of the pool's OnNotify (messages.go). It must not
+	// block.
+	OnMessage func(*jsonrpc.Message)
 }
 
 // Start sends a request. params is the request's params object; Start adds
@@ -93,7 +99,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	}
 	c.nextID++
 	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
-		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject}
+		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage}
 	if opts.OnProgress != nil || opts.OnProgressObject != nil {
 		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
 		if params == nil {

@@ -137,7 +137,7 @@ func (t *legacyTransport) request(x *exchange) {
 	if !init {
 		hadSession = t.sessionHeaders(req.Header)
 	}
-	deliver := t.conn.deliver
+	deliver := t.conn.deliverFor(r)
 	if init {
 		deliver = func(data []byte) { t.noteVersion(data, r.ID); t.conn.deliver(data) }
 	}

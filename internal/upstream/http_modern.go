@@ -118,12 +118,12 @@ func (t *modernTransport) post1(x *exchange, params []paramHeader, mayRetry bool
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode/100 == 2 && isEventStream(resp):
-		answered, err := t.readEvents(sse.NewReader(resp.Body, t.limit), r, t.conn.deliver)
+		answered, err := t.readEvents(sse.NewReader(resp.Body, t.limit), r, t.conn.deliverFor(r))
 		if !answered && x.ctx.Err() == nil {
 			t.conn.failRequest(r, fmt.Errorf("%w (a 2026-07-28 stream cannot be resumed)", t.streamError(err)))
 		}
 	case resp.StatusCode/100 == 2:
-		t.deliverJSON(r, resp, t.conn.deliver)
+		t.deliverJSON(r, resp, t.conn.deliverFor(r))
 	default:
 		he := t.responseError(resp)
 		if mayRetry && he.RPC != nil && he.RPC.Code == mcp.CodeHeaderMismatch {

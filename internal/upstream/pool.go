@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
 
@@ -31,6 +32,11 @@ type Options struct {
 	// may have changed: it said so (notifications/tools/list_changed, with
 	// its name), or a reload added, removed or changed servers (once, "").
 	OnToolsChanged func(server string)
+	// OnNotify is told, without blocking and on the upstream's reader
+	// goroutine, of every other notification of an upstream but progress
+	// and cancellation: resources and prompts list changes, resource
+	// updates, log messages.
+	OnNotify func(server string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *Supervision
 }
@@ -224,6 +230,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		era:          era,
 
 		onToolsChanged: p.opts.OnToolsChanged,
+		onNotify:       p.opts.OnNotify,
 		http:           p.http,
 		sup:            p.opts.Supervision,
 	}, &p.wg)

@@ -45,6 +45,11 @@ type Session struct {
 
 	// listening is 1 while mcpx's subscriptions/listen is open (listen.go).
 	listening atomic.Int32
+
+	// onNotify is told of the upstream's other notifications (lists.go).
+	onNotify func(server string, msg *jsonrpc.Message)
+
+	lists lists // cached listings other than tools
 }
 
 // Version returns the negotiated protocol revision.
@@ -77,6 +82,7 @@ func (s *Session) StderrTail() string { return s.t.stderrTail() }
 
 type dialOptions struct {
 	onToolsChanged func(server string)
+	onNotify       func(server string, msg *jsonrpc.Message)
 	log            *slog.Logger
 	clientInfo     mcp.Implementation
 	maxMessage     int
@@ -100,6 +106,7 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		wg:         wg,
 
 		onToolsChanged: opts.onToolsChanged,
+		onNotify:       opts.onNotify,
 	}
 	var log *slog.Logger
 	var err error
@@ -162,8 +169,12 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 		params = &jsonrpc.Object{}
 	}
 	mcp.EditMeta(params, func(meta *jsonrpc.Object) {
+		level, hasLevel := meta.Get(mcp.MetaLogLevel)
 		mcp.DeleteReserved(meta)
 		if s.Modern() {
+			if hasLevel { // the host's, for this request
+				meta.Set(mcp.MetaLogLevel, level)
+			}
 			if clientCaps == nil {
 				clientCaps = json.RawMessage("{}")
 			}
@@ -207,9 +218,15 @@ func (s *Session) Call(ctx context.Context, method string, params *jsonrpc.Objec
 
 // notify handles the upstream's notifications other than progress, on the
 // reader goroutine. notifications/tools/list_changed drops the cached tool
-// list (the next listing asks again) and tells the pool's owner.
+// list (the next listing asks again) and tells the pool's owner; the other
+// list changes drop their cached lists, and every other notification goes
+// to the pool's OnNotify.
 func (s *Session) notify(msg *jsonrpc.Message) {
 	if msg.Method != mcp.MethodToolsListChanged {
+		s.dropLists(msg.Method)
+		if s.onNotify != nil {
+			s.onNotify(s.Server, msg)
+		}
 		return
 	}
 	s.dropTools()

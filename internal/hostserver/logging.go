@@ -1,0 +1,196 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+	"mcpx/internal/upstream"
+)
+
+// Logging (legacy sessions). Upstream sessions are shared by every host,
+// so each legacy upstream that serves logging is set to the most verbose
+// level any host asked for, and each host gets only the messages its own
+// level admits. A host that never set a level is filtered at defaultLevel.
+// Messages reach hosts with a stream of their own (stdio); 2026-07-28
+// hosts and legacy HTTP sessions get none yet, since mcpx does not yet
+// tell which request an upstream's message belongs to.
+
+// levels are the syslog severities of MCP logging, most verbose first.
+var levels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+const defaultLevel = "info"
+
+func levelRank(l string) int { return slices.Index(levels, l) }
+
+// logLevels are the levels hosts asked for, and what each upstream
+// session was set to.
+type logLevels struct {
+	mu       sync.Mutex
+	byHost   map[*hostSession]string
+	upstream map[*upstream.Session]string
+}
+
+func (hs *hostSession) setLevel(ctx context.Context, req *request) {
+	level, rpcErr := stringParam(req, "level")
+	if rpcErr == nil && levelRank(level) < 0 {
+		rpcErr = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %s (want one of %v)", jsonString(level), levels)
+	}
+	if rpcErr != nil {
+		fail(req.sink, req.msg.ID, rpcErr)
+		return
+	}
+	l := &hs.srv.logs
+	l.mu.Lock()
+	if l.byHost == nil {
+		l.byHost, l.upstream = map[*hostSession]string{}, map[*upstream.Session]string{}
+	}
+	l.byHost[hs] = level
+	l.mu.Unlock()
+	hs.srv.applyLevels(ctx)
+	reply(req.sink, req.msg.ID, json.RawMessage("{}"))
+}
+
+func (s *Server) forgetLevel(hs *hostSession) {
+	s.logs.mu.Lock()
+	_, had := s.logs.byHost[hs]
+	delete(s.logs.byHost, hs)
+	s.logs.mu.Unlock()
+	if had {
+		ctx, cancel := context.WithTimeout(context.Background(), upstreamSubscriptionDeadline)
+		defer cancel()
+		s.applyLevels(ctx)
+	}
+}
+
+// applyLevels sets every live legacy upstream that serves logging to the
+// most verbose level a host asked for, where it is not set so already.
+// With no host left, upstreams keep the last level.
+func (s *Server) applyLevels(ctx context.Context) {
+	s.logs.mu.Lock()
+	want := ""
+	for _, lv := range s.logs.byHost {
+		if want == "" || levelRank(lv) < levelRank(want) {
+			want = lv
+		}
+	}
+	s.logs.mu.Unlock()
+	if want == "" {
+		return
+	}
+	for _, name := range s.relay.Pool().Names() {
+		sess, err := s.relay.Pool().Session(ctx, name)
+		if err != nil || sess.Modern() || !sess.HasCapability("logging") {
+			continue
+		}
+		s.logs.mu.Lock()
+		done := s.logs.upstream[sess] == want
+		s.logs.mu.Unlock()
+		if done {
+			continue
+		}
+		params := &jsonrpc.Object{}
+		params.Set("level", jsonrpc.MustMarshal(want))
+		if _, err := s.relay.Send(ctx, nil, relay.Request{Server: name, Method: methodLoggingSetLevel, Params: params}); err != nil {
+			s.log.Warn("could not set an upstream's log level", "server", name, "level", want, "err", err)
+			continue
+		}
+		s.logs.mu.Lock()
+		for old := range s.logs.upstream {
+			if old.Err() != nil {
+				delete(s.logs.upstream, old)
+			}
+		}
+		s.logs.upstream[sess] = want
+		s.logs.mu.Unlock()
+		s.log.Info("set an upstream's log level", "server", name, "level", want)
+	}
+}
+
+// logMessage delivers an upstream's notifications/message to every host
+// with a stream whose level admits it, byte for byte.
+func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || levelRank(p.Level) < 0 {
+		return
+	}
+	type host struct {
+		hs  *hostSession
+		out sink
+	}
+	s.watch.mu.Lock()
+	hosts := make([]host, 0, len(s.watch.legacy))
+	for hs, out := range s.watch.legacy {
+		hosts = append(hosts, host{hs, out})
+	}
+	s.watch.mu.Unlock()
+	line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()
+	n := 0
+	for _, h := range hosts {
+		hs := h.hs
+		s.logs.mu.Lock()
+		lv, ok := s.logs.byHost[hs]
+		s.logs.mu.Unlock()
+		if !ok {
+			lv = defaultLevel
+		}
+		if levelRank(p.Level) >= levelRank(lv) {
+			h.out.pushWhile(nil, line)
+			n++
+		}
+	}
+	s.log.Debug("relayed a log message", "server", server, "level", p.Level, "hosts", n)
+}
+
+// onMessage returns what receives the log messages an upstream sends on
+// a request's own stream: they go to this request's host only, on the
+// request's stream, if its level admits them. A 2026-07-28 request's level
+// is its _meta logLevel (none: no messages, as that revision says); a
+// legacy host's is the one it set.
+func (hs *hostSession) onMessage(req *request, live func() bool) func(*jsonrpc.Message) {
+	var level string
+	if req.modern {
+		l, ok := mcp.MetaString(mcp.Meta(req.params), mcp.MetaLogLevel)
+		if !ok {
+			return func(*jsonrpc.Message) {}
+		}
+		level = l
+	} else {
+		hs.srv.logs.mu.Lock()
+		l, ok := hs.srv.logs.byHost[hs]
+		hs.srv.logs.mu.Unlock()
+		if !ok {
+			l = defaultLevel
+		}
+		level = l
+	}
+	return func(msg *jsonrpc.Message) {
+		var p struct {
+			Level string `json:"level"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || levelRank(p.Level) < levelRank(level) {
+			return
+		}
+		req.sink.pushWhile(live, jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode())
+	}
+}
+
+// checkLogLevel refuses a 2026-07-28 request whose _meta logLevel is not
+// a level (-32602, as that revision says).
+func checkLogLevel(meta *jsonrpc.Object) *jsonrpc.Error {
+	raw, ok := meta.Get(mcp.MetaLogLevel)
+	if !ok {
+		return nil
+	}
+	var l string
+	if json.Unmarshal(raw, &l) != nil || levelRank(l) < 0 {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: _meta %q must be one of %v", mcp.MetaLogLevel, levels)
+	}
+	return nil
+}
