@@ -93,6 +93,14 @@ func TestIdleStop(t *testing.T) {
 			if !strings.Contains(out, "stopped") {
 				t.Errorf("mcpx status does not say the server stopped:\n%s", out)
 			}
+			// A new host of the same daemon learns what the stopped
+			// server offers without starting it.
+			other := e.StartHost(mode, cfg)
+			other.Initialize("2025-11-25")
+			if n := upstreamProcs(t, marker); n != 0 {
+				t.Errorf("a new host's initialize started %d processes of the stopped server", n)
+			}
+			other.Close()
 		}
 		again := h.Result(h.Request("tools/list", nil), waitLong)
 		if string(again) != string(listed) {

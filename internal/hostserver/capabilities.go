@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/upstream"
 )
 
 // capabilityWait bounds how long initialize and server/discover wait for
@@ -21,8 +22,10 @@ type upstreamFeatures struct {
 	resources, prompts, completions, logging bool
 }
 
-// features starts every upstream (bounded by capabilityWait) and reports
-// what they serve.
+// features reports what the upstreams serve, from the capabilities each
+// declared when it last started; one never started yet is started now
+// (bounded by capabilityWait). A server stopped for being idle is not
+// started again for this.
 func (s *Server) features() upstreamFeatures {
 	ctx, cancel := context.WithTimeout(context.Background(), capabilityWait)
 	defer cancel()
@@ -31,16 +34,17 @@ func (s *Server) features() upstreamFeatures {
 	var wg sync.WaitGroup
 	for _, name := range s.relay.Pool().Names() {
 		wg.Go(func() {
-			sess, err := s.relay.Pool().Session(ctx, name)
+			caps, err := s.relay.Pool().Capabilities(ctx, name)
 			if err != nil {
 				return
 			}
+			has := func(c string) bool { return upstream.HasCapability(caps, c) }
 			mu.Lock()
 			defer mu.Unlock()
-			f.resources = f.resources || sess.HasCapability("resources")
-			f.prompts = f.prompts || sess.HasCapability("prompts")
-			f.completions = f.completions || sess.HasCapability("completions")
-			f.logging = f.logging || sess.HasCapability("logging")
+			f.resources = f.resources || has("resources")
+			f.prompts = f.prompts || has("prompts")
+			f.completions = f.completions || has("completions")
+			f.logging = f.logging || has("logging")
 		})
 	}
 	wg.Wait()

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -132,4 +133,23 @@ func (sl *slot) nextStart() time.Time {
 		t = sl.crashRetryAt
 	}
 	return t
+}
+
+// Capabilities returns the capabilities server name declared: those of
+// its live session, else those of its last session (a server stopped for
+// being idle, or one that crashed, is not started again to ask), else
+// those of a session started now (ctx bounds the wait).
+func (p *Pool) Capabilities(ctx context.Context, name string) (json.RawMessage, error) {
+	p.mu.Lock()
+	if sl := p.slots[name]; sl != nil && sl.caps != nil {
+		caps := sl.caps
+		p.mu.Unlock()
+		return caps, nil
+	}
+	p.mu.Unlock()
+	s, err := p.Session(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.capabilities, nil
 }

@@ -49,8 +49,12 @@ type listFetch struct {
 
 // HasCapability reports whether the upstream declared the server
 // capability name (resources, prompts, completions, logging).
-func (s *Session) HasCapability(name string) bool {
-	obj, err := jsonrpc.ParseObject(s.capabilities)
+func (s *Session) HasCapability(name string) bool { return HasCapability(s.capabilities, name) }
+
+// HasCapability reports whether capabilities (an initialize or
+// server/discover result's) declare name.
+func HasCapability(capabilities json.RawMessage, name string) bool {
+	obj, err := jsonrpc.ParseObject(capabilities)
 	if err != nil {
 		return false
 	}

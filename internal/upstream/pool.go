@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,8 +80,11 @@ type slot struct {
 	// touched is when the session was last handed out or seen busy, for
 	// the idle stop; idleTools are its tools, kept when it was stopped for
 	// being idle, so that listing a stopped server does not start it.
-	touched   time.Time
-	busy      bool // it had requests in flight at the last look
+	touched time.Time
+	busy    bool // it had requests in flight at the last look
+	// caps are the capabilities of its last session that started, kept
+	// across its stops (see Pool.Capabilities).
+	caps      json.RawMessage
 	idleTools []Tool
 	sess      *Session
 	starting  *attempt
@@ -256,6 +260,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		return
 	} else {
 		sl.sess = s
+		sl.caps = s.capabilities
 		sl.failures = 0
 		sl.touched = time.Now()
 		sl.idleTools = nil
