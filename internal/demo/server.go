@@ -30,6 +30,8 @@ type server struct {
 
 	mu    sync.Mutex
 	calls map[string]*call // guarded by mu; requests in flight by raw id text
+
+	questions questions // the ask tool's requests to the client
 }
 
 // Serve runs the demo server on newline-delimited JSON-RPC: it reads r and
@@ -136,6 +138,7 @@ func (s *server) handle(ctx context.Context, line []byte) {
 		s.cancelled(m.Params)
 	case m.IsNotification():
 		s.log.Debug("notification", "method", m.Method)
+	case s.questions.answered(m):
 	default:
 		s.log.Debug("ignoring a response", "id", m.ID.String())
 	}

@@ -90,6 +90,7 @@ var toolDefs = map[string]string{
 	"fail": compact(`{"name": "fail", "title": "Failing tool",
 		"description": "Always fails with a tool error (isError: true), not a protocol error.",
 		"inputSchema": ` + noArgs + `}`),
+	"ask": askToolJSON,
 	"sleep_then": compact(`{"name": "sleep_then", "title": "Sleep, then answer",
 		"description": "Waits without sending progress, then returns the given text. Cancellable.",
 		"inputSchema": {"type": "object", "properties": {
