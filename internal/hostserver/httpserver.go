@@ -49,8 +49,9 @@ type HTTPOptions struct {
 // so its call runs on and a result that finds no stream is logged, kept for
 // the host; a legacy host cancels with a notifications/cancelled POST.
 //
-// GET answers 405: mcpx sends HTTP hosts no server-initiated messages yet,
-// so it offers no standalone stream (both SDKs treat 405 as "none").
+// GET answers 405: mcpx sends HTTP hosts server-initiated messages only
+// on the stream of the call they belong to, so it offers no standalone
+// stream (both SDKs treat 405 as "none").
 // JSON-RPC batches are refused, in every revision (see post).
 //
 // An HTTP is safe for concurrent use. [HTTP.Close] ends it.

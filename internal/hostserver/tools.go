@@ -90,6 +90,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		ClientCaps:  upstreamCaps(req.caps),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
+		Asker:       hs.asker(req),
 	}
 	// live reports whether the host still expects to hear of this request:
 	// not once it cancelled it or left. A host's cancel ends ctx on the

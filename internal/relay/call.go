@@ -94,7 +94,9 @@ type Call struct {
 	// IdleTimeout and MaxTimeout are what the host asked for; zero means
 	// none. They can only shorten the configured ones.
 	IdleTimeout time.Duration
-	MaxTimeout  time.Duration
+	MaxTimeout  time.Duration // Asker is the host to relay the upstream's requests to during the
+	// call (elicitation, sampling, roots); nil refuses them.
+	Asker Asker
 }
 
 // Timeouts returns the effective idle and hard timeouts of a call to server
@@ -168,17 +170,36 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	}
 	c.Params.Set("name", jsonrpc.MustMarshal(c.Tool))
 	mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
-	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgress: st.onProgress})
+	// The call's questions to its host end when it does, after the
+	// upstream has been told of a cancellation: so the host hears of the
+	// call's end, and the upstream of the question's, in that order.
+	a := newAsks(c.Asker, c.Server, r.log, st.pauseIdle)
+	qctx, endQuestions := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer func() {
+		why := context.Cause(ctx)
+		if why == nil {
+			why = errCallEnded
+		}
+		endQuestions(why)
+		a.close()
+	}()
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgress: st.onProgress, Inbound: a})
 	if err != nil {
 		return nil, err
 	}
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	select {
-	case <-req.Done():
-		return req.Result()
-	case <-ctx.Done():
+wait:
+	for {
+		select {
+		case <-req.Done():
+			return req.Result()
+		case <-a.ready:
+			a.start(qctx)
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	cause := context.Cause(ctx)
 	select {
@@ -199,9 +220,26 @@ type callState struct {
 	idle      time.Duration
 	idleTimer *time.Timer
 
-	mu   sync.Mutex // progress arrives on the reader goroutine only; mu is belt and braces
-	last float64
-	n    int
+	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
+	last   float64
+	n      int
+	paused bool // a question waits for the host: the idle timer is stopped
+}
+
+// pauseIdle stops the idle timer while the host is asked something, and
+// restarts it, for a full interval, once no question waits.
+func (st *callState) pauseIdle(paused bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.paused = paused
+	if st.idleTimer == nil {
+		return
+	}
+	if paused {
+		st.idleTimer.Stop()
+	} else {
+		st.idleTimer.Reset(st.idle)
+	}
 }
 
 // onProgress runs on the upstream reader goroutine for each progress
@@ -217,7 +255,7 @@ func (st *callState) onProgress(params json.RawMessage) {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.idleTimer != nil {
+	if st.idleTimer != nil && !st.paused {
 		st.idleTimer.Reset(st.idle)
 	}
 	// The value as the host reads it: the member named exactly "progress"

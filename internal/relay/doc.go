@@ -13,6 +13,14 @@
 // (Registry.AddLimited, a *HostLimitError beyond). Both read the current
 // config, so a reload applies to new calls.
 //
+// During a call, what the upstream asks of a host (elicitation, sampling,
+// roots) goes to the call's Asker, if its host declared the capability,
+// and the answer back to the upstream; the idle timer is paused while a
+// question waits. When the call ends or is cancelled, its questions still
+// waiting are withdrawn from the host (after the upstream's cancel) and
+// answered upstream with an error; an upstream that withdraws its own
+// question has it withdrawn from the host.
+//
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
 // after it always finds it. Nothing outside this package tracks host ids.

@@ -120,7 +120,9 @@ func (t *legacyTransport) request(x *exchange) {
 	if !init {
 		hadSession = t.sessionHeaders(req.Header)
 	}
-	deliver := t.conn.deliver
+	// What arrives on this request's stream belongs to it: a server
+	// request there is attributed to this call.
+	deliver := func(data []byte) { t.conn.deliverOn(r, data) }
 	if init {
 		deliver = func(data []byte) { t.noteVersion(data, r.ID); t.conn.deliver(data) }
 	}

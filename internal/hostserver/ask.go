@@ -1,0 +1,151 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+	"mcpx/internal/upstream"
+)
+
+// questions are the requests mcpx has sent one host (an upstream's
+// elicitation, sampling or roots request, relayed) and not yet had
+// answered, by mcpx's own id. The ids are mcpx's, unique in the host
+// session (a legacy requirement), whatever id the upstream used.
+type questions struct {
+	mu      sync.Mutex
+	next    int64
+	waiting map[string]chan *jsonrpc.Message
+}
+
+func (q *questions) add() (jsonrpc.ID, chan *jsonrpc.Message) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waiting == nil {
+		q.waiting = map[string]chan *jsonrpc.Message{}
+	}
+	q.next++
+	id := jsonrpc.NewIntID(q.next)
+	ch := make(chan *jsonrpc.Message, 1)
+	q.waiting[id.String()] = ch
+	return id, ch
+}
+
+func (q *questions) remove(id jsonrpc.ID) {
+	q.mu.Lock()
+	delete(q.waiting, id.String())
+	q.mu.Unlock()
+}
+
+// answer takes a response the host sent: the answer to one of mcpx's
+// questions, or (late, or an id mcpx never used) nothing.
+func (hs *hostSession) answer(msg *jsonrpc.Message) {
+	q := &hs.questions
+	q.mu.Lock()
+	ch := q.waiting[msg.ID.String()]
+	delete(q.waiting, msg.ID.String())
+	q.mu.Unlock()
+	if ch == nil {
+		hs.srv.log.Debug("dropped a response to no request of mcpx's", "host", hs.id, "id", msg.ID.String())
+		return
+	}
+	ch <- msg
+}
+
+// hostAsker puts an upstream's requests to the host of one legacy call,
+// on the call's own stream: the connection (stdio) or the request's
+// response stream (HTTP).
+type hostAsker struct {
+	hs   *hostSession
+	sink sink
+	caps json.RawMessage
+}
+
+// asker returns the relay.Asker of req's host, nil when mcpx cannot ask
+// it anything: a 2026-07-28 host is never sent requests.
+func (hs *hostSession) asker(req *request) relay.Asker {
+	if req.modern || !carriesRequests(req.sink) {
+		return nil
+	}
+	return &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+}
+
+// carriesRequests reports whether a request can reach the host on s: not
+// on an HTTP response a host takes only as JSON.
+func carriesRequests(s sink) bool {
+	if a, ok := s.(*answeredSink); ok {
+		s = a.sink
+	}
+	if h, ok := s.(*httpSink); ok {
+		return h.acc.sse
+	}
+	return true
+}
+
+func (a *hostAsker) Can(method string, params json.RawMessage) bool {
+	return declares(a.caps, method, params)
+}
+
+// declares reports whether client capabilities caps cover method with
+// params: sampling and roots by their presence; elicitation by its mode,
+// where an empty elicitation object means form only.
+func declares(caps json.RawMessage, method string, params json.RawMessage) bool {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	key := map[string]string{
+		upstream.MethodElicitationCreate: "elicitation",
+		upstream.MethodSamplingCreate:    "sampling",
+		upstream.MethodRootsList:         "roots",
+	}[method]
+	raw, ok := c[key]
+	if key == "" || !ok || string(raw) == "null" {
+		return false
+	}
+	if key != "elicitation" {
+		return true
+	}
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	_ = json.Unmarshal(params, &p)
+	if p.Mode == "" {
+		p.Mode = "form"
+	}
+	var modes map[string]json.RawMessage
+	if json.Unmarshal(raw, &modes) != nil {
+		return false
+	}
+	if len(modes) == 0 {
+		return p.Mode == "form"
+	}
+	_, ok = modes[p.Mode]
+	return ok
+}
+
+func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id, ch := a.hs.questions.add()
+	defer a.hs.questions.remove(id)
+	a.sink.pushWhile(nil, jsonrpc.NewRequest(id, method, params).Encode())
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+	}
+	cause := context.Cause(ctx)
+	a.sink.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
+		RequestID: id.Raw(), Reason: relay.Reason(cause),
+	})).Encode())
+	return nil, cause
+}
+
+func (a *hostAsker) Notify(method string, params json.RawMessage) {
+	a.sink.pushWhile(nil, jsonrpc.NewNotification(method, params).Encode())
+}
