@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,56 @@ call's stream, before the result.`,
 			h.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[` + askURL + `],"complete":true}}}`)
 			q := question(h, "elicitation/create")
 			h.SendRaw(`{"jsonrpc":"2.0","id":` + q.ID.String() + `,"result":{"action":"accept"}}`)
+			h.Result(jsonrpc.NewIntID(2), transcriptWait)
+		},
+	},
+	{
+		name: "ask-modern-passthrough",
+		header: `A 2026-07-28 host that declared elicitation (form) calls the demo's ask
+tool on a 2026-07-28 upstream (demo -era auto).
+
+mcpx stamps the host's elicitation capability on the upstream request (and
+nothing else of the host's). The upstream's input_required reaches the
+host as it is. The host's retry (a new id, the same arguments, its
+inputResponses and the upstream's requestState) goes upstream under a new
+id of mcpx's, with inputResponses and requestState byte for byte.`,
+		demo: mcpxtest.Demo{Name: "demo"},
+		run: func(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host) {
+			meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"transcript-host","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"x":{}}}}`
+			args := `{"asks":[` + askForm + `]}`
+			h.SendRaw(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"demo__ask","arguments":` + args + `,` + meta + `}}`)
+			res := h.Result(jsonrpc.NewStringID("c1"), transcriptWait)
+			var ir struct {
+				RequestState string `json:"requestState"`
+			}
+			if err := json.Unmarshal(res, &ir); err != nil || ir.RequestState == "" {
+				t.Fatalf("no input_required: %s", res)
+			}
+			h.SendRaw(`{"jsonrpc":"2.0","id":"c2","method":"tools/call","params":{"name":"demo__ask","arguments":` + args + `,` + meta +
+				`,"inputResponses":{"q0":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + ir.RequestState + `"}}`)
+			h.Result(jsonrpc.NewStringID("c2"), transcriptWait)
+		},
+	},
+	{
+		name: "ask-modern-upstream-legacy-host",
+		header: `A legacy host (2025-11-25) that declared elicitation (form) and roots
+calls the demo's ask tool on a 2026-07-28 upstream (demo -era auto), which
+needs two rounds of input.
+
+mcpx stamps the host's elicitation and roots capabilities upstream. Each
+input_required becomes a request to the host under mcpx's own id (1, then
+2); with the host's answer mcpx retries upstream under a new id, the
+original arguments, inputResponses keyed as the upstream asked, and the
+upstream's requestState byte for byte. The host never sees input_required:
+it gets the final result, without resultType.`,
+		demo: mcpxtest.Demo{Name: "demo"},
+		run: func(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host) {
+			askHost(h, `{"elicitation":{},"roots":{}}`)
+			h.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[` + askForm + `,{"method":"roots/list"}]}}}`)
+			q := question(h, "elicitation/create")
+			h.SendRaw(`{"jsonrpc":"2.0","id":` + q.ID.String() + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+			q = question(h, "roots/list")
+			h.SendRaw(`{"jsonrpc":"2.0","id":` + q.ID.String() + `,"result":{"roots":[{"uri":"file:///work/project"}]}}`)
 			h.Result(jsonrpc.NewIntID(2), transcriptWait)
 		},
 	},

@@ -149,3 +149,23 @@ func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessa
 func (a *hostAsker) Notify(method string, params json.RawMessage) {
 	a.sink.pushWhile(nil, jsonrpc.NewNotification(method, params).Encode())
 }
+
+// upstreamCaps are the capabilities mcpx stamps on a host request it
+// sends a 2026-07-28 upstream (per request, never a union of hosts): the
+// host's own elicitation, sampling and roots, which mcpx can carry back
+// to it, as the host wrote them; nothing else (no tasks: mcpx relays none
+// yet). A legacy host that cannot be sent requests on this call's stream
+// gets none.
+func upstreamCaps(req *request) json.RawMessage {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(req.caps, &c) != nil || !req.modern && !carriesRequests(req.sink) {
+		return json.RawMessage("{}")
+	}
+	out := &jsonrpc.Object{}
+	for _, k := range []string{"elicitation", "sampling", "roots"} {
+		if raw, ok := c[k]; ok && string(raw) != "null" {
+			out.Set(k, raw)
+		}
+	}
+	return out.Bytes()
+}

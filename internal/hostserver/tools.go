@@ -87,7 +87,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Server:      server,
 		Tool:        tool,
 		Params:      params,
-		ClientCaps:  upstreamCaps(req.caps),
+		ClientCaps:  upstreamCaps(req),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 		Asker:       hs.asker(req),
@@ -142,12 +142,6 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 	}
 	return req.result(res, hs.srv.info)
 }
-
-// upstreamCaps are the capabilities mcpx forwards upstream for a host
-// request: none yet, since it relays no server-to-client requests. Stamping
-// a host's elicitation or sampling here would invite requests mcpx cannot
-// carry back.
-func upstreamCaps(json.RawMessage) json.RawMessage { return json.RawMessage("{}") }
 
 func msMeta(meta *jsonrpc.Object, key string) time.Duration {
 	raw, ok := meta.Get(key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -183,6 +184,35 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 		endQuestions(why)
 		a.close()
 	}()
+	// A 2026-07-28 upstream that needs input answers input_required; for
+	// a legacy host (c.Asker set) mcpx asks the host and retries, a new
+	// request each round, with the host's answers and the upstream's
+	// requestState byte for byte. A 2026-07-28 host (no Asker) gets the
+	// result as it is, and retries itself.
+	base := c.Params.Bytes()
+	for round := 1; ; round++ {
+		res, err := r.round(ctx, qctx, sess, &c, st, a, e)
+		if err != nil || c.Asker == nil {
+			return res, err
+		}
+		ir, ok := inputRequired(res)
+		if !ok {
+			return res, nil
+		}
+		if round > maxInputRounds {
+			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
+		}
+		answers, failed, err := a.answerInputRequests(ctx, ir)
+		if err != nil || failed != nil {
+			return failed, err
+		}
+		c.Params = retryParams(base, answers, ir.state)
+	}
+}
+
+// round sends the call upstream once and waits for its answer; if ctx
+// ends first, it cancels the upstream request and returns ctx's cause.
+func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry) (json.RawMessage, error) {
 	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgress: st.onProgress, Inbound: a})
 	if err != nil {
 		return nil, err
