@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "http"}); err != nil {
+		"maxCallsPerHost", "inputTimeout", "http"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -31,6 +31,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.QueueTimeout, err = p.duration(v, at)
 		case "maxCallsPerHost":
 			c.MaxCallsPerHost, err = p.integer(v, at, 0, maxCallsPerHost)
+		case "inputTimeout":
+			c.InputTimeout, err = p.duration(v, at)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":

@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	"mcpx/internal/jsonrpc"
@@ -65,12 +66,55 @@ type hostAsker struct {
 }
 
 // asker returns the relay.Asker of req's host, nil when mcpx cannot ask
-// it anything: a 2026-07-28 host is never sent requests.
+// it anything. A 2026-07-28 host is never sent requests: its asker only
+// says what its request's capabilities cover (the relay passes those
+// questions back as input_required).
 func (hs *hostSession) asker(req *request) relay.Asker {
-	if req.modern || !carriesRequests(req.sink) {
+	if req.modern {
+		return capsAsker(req.caps)
+	}
+	if !carriesRequests(req.sink) {
 		return nil
 	}
 	return &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+}
+
+// capsAsker is the asker of a 2026-07-28 request: what it can be asked,
+// by its own capabilities (spec-checklist §6.4), and never asked directly.
+type capsAsker json.RawMessage
+
+func (c capsAsker) Can(method string, params json.RawMessage) bool {
+	return declares(json.RawMessage(c), method, params)
+}
+
+func (capsAsker) Ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("a 2026-07-28 host is never sent requests")
+}
+
+func (capsAsker) Notify(string, json.RawMessage) {}
+
+// principal names the host for the requestState mcpx seals: its stream
+// connection (stdio, or a daemon connection carrying one), or, over HTTP,
+// every host that holds the endpoint's one bearer token.
+func (hs *hostSession) principal() string {
+	if hs.out != nil {
+		return "conn:" + hs.id
+	}
+	return "http"
+}
+
+// resumeOf returns a 2026-07-28 retry's requestState and inputResponses.
+func resumeOf(req *request) *relay.Resume {
+	if !req.modern {
+		return nil
+	}
+	raw, ok := req.params.Get("requestState")
+	var state string
+	if !ok || json.Unmarshal(raw, &state) != nil {
+		return nil
+	}
+	responses, _ := req.params.Get("inputResponses")
+	return &relay.Resume{State: state, Responses: responses}
 }
 
 // carriesRequests reports whether a request can reach the host on s: not

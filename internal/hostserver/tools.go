@@ -91,6 +91,9 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 		Asker:       hs.asker(req),
+		Holdable:    req.modern,
+		Principal:   hs.principal(),
+		Resume:      resumeOf(req),
 	}
 	// live reports whether the host still expects to hear of this request:
 	// not once it cancelled it or left. A host's cancel ends ctx on the
