@@ -21,6 +21,14 @@ type askHostReport struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
 	} `json:"asked"`
+	Handled []struct {
+		Method string `json:"method"`
+	} `json:"handled"`
+	InputRequired []struct {
+		Keys         []string `json:"keys"`
+		RequestState string   `json:"requestState"`
+	} `json:"inputRequired"`
+	Retries []string `json:"retries"`
 	Results []struct {
 		Name   string          `json:"name"`
 		Result json.RawMessage `json:"result"`
@@ -42,10 +50,23 @@ const (
 // declared all three answers them through mcpx. The host sees each
 // request under mcpx's own ids; the upstream gets each answer under its
 // own id; each tool's result shows the host's answer.
-func TestAskTSv1Host(t *testing.T) {
+func TestAskTSv1Host(t *testing.T) { askMatrix(t, "v1", []string{"stdio", "http"}) }
+
+// TestAskTSv2Host: the same with a TypeScript SDK v2 host pinned to
+// 2026-07-28 (HTTP): it is never sent a request. mcpx holds each of
+// server-everything's calls, answers the host input_required under keys
+// of its own with a sealed requestState, and the SDK answers from the
+// same handlers and retries; the upstream gets each answer under its own
+// id, in the call it was waiting in.
+func TestAskTSv2Host(t *testing.T) {
+	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
+	askMatrix(t, "v2", []string{"http"})
+}
+
+func askMatrix(t *testing.T, sdk string, hostTransports []string) {
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
-	for _, hostTransport := range []string{"stdio", "http"} {
+	for _, hostTransport := range hostTransports {
 		for _, up := range []string{"stdio", "http"} {
 			t.Run(hostTransport+"-host/"+up+"-upstream", func(t *testing.T) {
 				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
@@ -87,6 +108,7 @@ func TestAskTSv1Host(t *testing.T) {
 						}
 					}
 					spec := map[string]any{
+						"sdk":          sdk,
 						"transport":    hostTransport,
 						"capabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}},
 						"elicit":       map[string]any{"action": "accept", "content": map[string]any{"name": askName}},
@@ -107,10 +129,30 @@ func TestAskTSv1Host(t *testing.T) {
 						spec["url"], spec["token"] = m.URL, m.Token
 					}
 					r := runAskHost(t, node, interop, e, spec)
+					if sdk == "v2" {
+						if len(r.Asked) != 0 {
+							t.Errorf("a 2026-07-28 host was sent requests: %+v", r.Asked)
+						}
+						if len(r.InputRequired) < 3 || len(r.Retries) < 3 {
+							t.Errorf("input_required results %+v, retries %q: want one of each per question", r.InputRequired, r.Retries)
+						}
+						for _, ir := range r.InputRequired {
+							if len(ir.Keys) == 0 || !strings.HasPrefix(ir.Keys[0], "mcpx-") || !strings.HasPrefix(ir.RequestState, "mcpx1.") {
+								t.Errorf("input_required %+v: want mcpx's keys and sealed state", ir)
+							}
+						}
+						for _, st := range r.Retries {
+							if !strings.HasPrefix(st, "mcpx1.") {
+								t.Errorf("a retry carried requestState %q", st)
+							}
+						}
+					}
 					asked := map[string]bool{}
 					ids := map[string]bool{}
-					for _, a := range r.Asked {
+					for _, a := range r.Handled {
 						asked[a.Method] = true
+					}
+					for _, a := range r.Asked {
 						if ids[string(a.ID)] {
 							t.Errorf("mcpx reused id %s for %s", a.ID, a.Method)
 						}
@@ -140,7 +182,8 @@ func TestAskTSv1Host(t *testing.T) {
 							t.Errorf("the upstream never got an answer holding %q; mcpx sent it:\n%s", w, got)
 						}
 					}
-					t.Logf("%s host, %s upstream, %s: host asked %d times; upstream got %d responses", hostTransport, up, mode, len(r.Asked), len(upstreamGot()))
+					t.Logf("%s %s host, %s upstream, %s: %d requests to the host, %d input_required, %d answered by its handlers; upstream got %d responses",
+						sdk, hostTransport, up, mode, len(r.Asked), len(r.InputRequired), len(r.Handled), len(upstreamGot()))
 				})
 			})
 		}

@@ -10,6 +10,11 @@
 //
 // SPEC is a JSON object:
 //
+//   sdk           "v1" (default): @modelcontextprotocol/sdk, legacy; the
+//                 requests arrive as server-to-client requests. "v2":
+//                 @modelcontextprotocol/client pinned to 2026-07-28, HTTP
+//                 only; they arrive inside input_required results, which
+//                 the SDK answers from the same handlers and retries.
 //   transport     "stdio" or "http"
 //   mcpx, config, inProcess, env   (stdio) as in v1host.mjs
 //   url, token    (http) the endpoint and its bearer token
@@ -21,14 +26,19 @@
 //   deadlineMs    the whole run's limit
 //
 // Report: asked (every request mcpx sent the host: id, method, params, in
-// order), results (each call's result or error), ok, error.
+// order), handled (every question a handler answered), inputRequired
+// (the inputRequests keys and requestState of each input_required
+// result), retries (the requestState of each retry sent), results (each
+// call's result or error), ok, error.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 
 const spec = JSON.parse(process.argv[2] ?? '{}');
-const report = { ok: false, asked: [], results: [] };
+const report = { ok: false, asked: [], handled: [], inputRequired: [], retries: [], results: [] };
+const v2 = spec.sdk === 'v2';
 const print = () => process.stdout.write(JSON.stringify(report) + '\n');
 const watchdog = setTimeout(() => {
   report.error = `askhost: no end within ${spec.deadlineMs} ms`;
@@ -39,7 +49,12 @@ const watchdog = setTimeout(() => {
 let transport;
 if (spec.transport === 'http') {
   const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
-  transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
+  transport = v2 ? new TransportV2(new URL(spec.url), { requestInit }) : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
+  const origSend = transport.send.bind(transport);
+  transport.send = (msg, opts) => {
+    if (msg.params?.requestState !== undefined) report.retries.push(msg.params.requestState);
+    return origSend(msg, opts);
+  };
 } else {
   const args = ['serve', '--config', spec.config];
   if (spec.inProcess) args.push('--in-process');
@@ -53,21 +68,41 @@ const wrap = () => {
   const orig = transport.onmessage;
   transport.onmessage = (msg, extra) => {
     if (msg.method && msg.id !== undefined) report.asked.push({ id: msg.id, method: msg.method, params: msg.params });
+    if (msg.result?.resultType === 'input_required') {
+      report.inputRequired.push({ keys: Object.keys(msg.result.inputRequests ?? {}), requestState: msg.result.requestState });
+    }
     orig?.(msg, extra);
   };
 };
 
-const client = new Client({ name: 'askhost', version: '1.0.0' }, { capabilities: spec.capabilities ?? {} });
-client.setRequestHandler(ElicitRequestSchema, async () => spec.elicit);
-client.setRequestHandler(CreateMessageRequestSchema, async () => spec.sample);
-client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: spec.roots ?? [] }));
+const handled = (method, answer) => async request => {
+  report.handled.push({ method, params: request.params });
+  return answer();
+};
+const answers = {
+  'elicitation/create': () => spec.elicit,
+  'sampling/createMessage': () => spec.sample,
+  'roots/list': () => ({ roots: spec.roots ?? [] }),
+};
+let client;
+if (v2) {
+  client = new ClientV2({ name: 'askhost-v2', version: '2.0.0' },
+    { capabilities: spec.capabilities ?? {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  for (const [method, answer] of Object.entries(answers)) client.setRequestHandler(method, handled(method, answer));
+} else {
+  client = new Client({ name: 'askhost', version: '1.0.0' }, { capabilities: spec.capabilities ?? {} });
+  client.setRequestHandler(ElicitRequestSchema, handled('elicitation/create', answers['elicitation/create']));
+  client.setRequestHandler(CreateMessageRequestSchema, handled('sampling/createMessage', answers['sampling/createMessage']));
+  client.setRequestHandler(ListRootsRequestSchema, handled('roots/list', answers['roots/list']));
+}
 
 try {
   await client.connect(transport);
   wrap();
   for (const c of spec.calls ?? []) {
     try {
-      const res = await client.callTool({ name: c.name, arguments: c.arguments ?? {} }, undefined, { timeout: 30000 });
+      const params = { name: c.name, arguments: c.arguments ?? {} };
+      const res = v2 ? await client.callTool(params, { timeout: 30000 }) : await client.callTool(params, undefined, { timeout: 30000 });
       report.results.push({ name: c.name, result: res });
     } catch (err) {
       report.results.push({ name: c.name, error: String(err?.message ?? err) });
