@@ -115,11 +115,17 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 	}
 	type inputRequest struct {
 		Method string          `json:"method"`
-		Params json.RawMessage `json:"params,omitempty"`
+		Params json.RawMessage `json:"params"`
 	}
 	requests := map[string]inputRequest{}
 	for k, in := range hc.pending {
-		requests[k] = inputRequest{in.Method, in.Params}
+		// Always with params: go-sdk v1.8.0's client fails on an input
+		// request without them (roots/list has none of its own).
+		params := in.Params
+		if len(params) == 0 {
+			params = json.RawMessage("{}")
+		}
+		requests[k] = inputRequest{in.Method, params}
 	}
 	hc.mu.Unlock()
 
