@@ -37,10 +37,13 @@ func TestGoSDKAskHost(t *testing.T) {
 						ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "gosdk-Ada"}}, nil
 						},
+						//lint:ignore SA1019 sampling and roots are deprecated in 2026-07-28 but still relayed; this test is about them
 						CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+							//lint:ignore SA1019 see above
 							return &mcp.CreateMessageResult{Role: "assistant", Model: "none", Content: &mcp.TextContent{Text: "gosdk sampled"}}, nil
 						},
 					})
+					//lint:ignore SA1019 sampling and roots are deprecated in 2026-07-28 but still relayed; this test is about them
 					client.AddRoots(&mcp.Root{URI: "file:///gosdk-root", Name: "root"})
 					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 					defer cancel()
