@@ -70,6 +70,12 @@ type Config struct {
 	// limit.
 	MaxCallsPerHost int
 
+	// InputTimeout is how long mcpx holds a legacy upstream's call whose
+	// question it passed to a 2026-07-28 host as input_required, waiting
+	// for the host's retry; then the upstream call is cancelled. 0 means
+	// the relay's default (5 minutes).
+	InputTimeout time.Duration
+
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP

@@ -221,7 +221,9 @@ func (h *httpServer) legacyPost(x *exchange, sess *session) {
 	}
 	switch {
 	case m.IsResponse():
-		sess.answerPing(h, m)
+		if !sess.srv.questions.answered(m) {
+			sess.answerPing(h, m)
+		}
 		accepted(x.w)
 	case m.IsNotification():
 		if m.Method == mcp.MethodCancelled {

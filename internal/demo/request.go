@@ -115,6 +115,9 @@ func complete(result json.RawMessage) json.RawMessage {
 	if err != nil {
 		return result
 	}
+	if _, ok := obj.Get("resultType"); ok {
+		return result // input_required, from the ask tool
+	}
 	obj.Set("resultType", json.RawMessage(`"complete"`))
 	return obj.Bytes()
 }

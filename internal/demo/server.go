@@ -35,6 +35,8 @@ type server struct {
 	surfaceGrown bool
 	subscribed   map[string]bool
 	logLevel     string
+
+	questions questions // the ask tool's requests to the client
 }
 
 // Serve runs the demo server on newline-delimited JSON-RPC: it reads r and
@@ -141,6 +143,7 @@ func (s *server) handle(ctx context.Context, line []byte) {
 		s.cancelled(m.Params)
 	case m.IsNotification():
 		s.log.Debug("notification", "method", m.Method)
+	case s.questions.answered(m):
 	default:
 		s.log.Debug("ignoring a response", "id", m.ID.String())
 	}

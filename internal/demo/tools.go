@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // tool is one tool; its definition is toolDefs[name].
@@ -32,6 +33,7 @@ var tools = []tool{
 	{"garbage", runGarbage},
 	{"fail", runFail},
 	{"sleep_then", runSleepThen},
+	{"ask", runAsk},
 }
 
 // toolCall is what a tool runs with. A tool returns a result, or the cause
@@ -41,6 +43,8 @@ type toolCall struct {
 	c        *call
 	req      *request
 	args     json.RawMessage // params.arguments as sent; nil if absent
+	params   json.RawMessage // the tools/call params as sent
+	modern   bool            // a stateless 2026-07-28 request
 	progress *progress
 }
 
@@ -124,7 +128,9 @@ func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawM
 		return nil, invalidParams("tools/call: %v", err)
 	}
 	s.log.Info("tool called", "tool", req.name, "id", c.id.String(), "progress", c.token != nil)
-	return s.tools[i].run(ctx, &toolCall{s: s, c: c, req: req, args: p.Arguments, progress: &progress{s: s, c: c}})
+	_, modern := req.obj.Get(mcp.MetaProtocolVersion)
+	modern = modern && s.cfg.Era != EraLegacy
+	return s.tools[i].run(ctx, &toolCall{s: s, c: c, req: req, args: p.Arguments, params: req.msg.Params, modern: modern, progress: &progress{s: s, c: c}})
 }
 
 // toolResult is a tool result with one text block, then structuredContent

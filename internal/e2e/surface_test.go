@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcpxtest"
@@ -199,18 +198,6 @@ func TestSurfaceLegacyHost(t *testing.T) {
 		h.Close()
 		waitWire(t, e, "b", `"method":"resources/unsubscribe","params":{"uri":"demo://shared/motd"}`)
 	})
-}
-
-// waitWire waits until demo server name's wire log holds s.
-func waitWire(t *testing.T, e *mcpxtest.Env, name, s string) {
-	t.Helper()
-	deadline := time.Now().Add(waitLong)
-	for !strings.Contains(strings.Join(e.WireLog(name), "\n"), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s's wire log never showed %s:\n%s", name, s, strings.Join(e.WireLog(name), "\n"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestSurfaceModernHost: a 2026-07-28 host, without initialize, on the

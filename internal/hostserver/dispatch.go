@@ -48,7 +48,7 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 		case msg.IsNotification():
 			hs.notification(msg)
 		default:
-			// A response: mcpx sends hosts no requests yet.
+			hs.answer(msg) // to a request mcpx relayed from an upstream
 		}
 	}
 }

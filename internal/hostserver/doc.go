@@ -2,7 +2,11 @@
 // (stdio, or a daemon connection that carries a host's stdio), and over
 // Streamable HTTP ([Server.HTTP]); every protocol revision, the upstream
 // tools under their exposed names, the meta-tools mcpx_search and
-// mcpx_call, and the host's cancellations.
+// mcpx_call, and the host's cancellations. An upstream's elicitation,
+// sampling and roots requests reach a legacy host on the stream of the
+// call they belong to (the connection, or the call's HTTP response
+// stream), under ids of mcpx's own; the host's responses come back as
+// messages on the connection, or POSTed in its session.
 //
 // The rest of the surface (surface.go and the files it names): the
 // upstreams' resources, templates and prompts merged and paged with mcpx's

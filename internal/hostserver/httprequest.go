@@ -110,7 +110,7 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		hs.notification(msg)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		// A response: mcpx sends hosts no requests yet.
+		hs.answer(msg) // to a request mcpx relayed from an upstream
 		w.WriteHeader(http.StatusAccepted)
 	}
 }

@@ -51,7 +51,9 @@ type HTTPOptions struct {
 //
 // A legacy session may open one standalone GET stream (httpstream.go),
 // which carries what mcpx tells the session outside any request: list
-// changes. 2026-07-28 has no such stream (GET answers 405 there).
+// changes, resource updates, log messages. What an upstream asks during a
+// call goes on that call's own stream. 2026-07-28 has no standalone
+// stream (GET answers 405 there).
 // JSON-RPC batches are refused, in every revision (see post).
 //
 // An HTTP is safe for concurrent use. [HTTP.Close] ends it.

@@ -269,9 +269,26 @@ func errorStatus(line []byte) int {
 }
 
 // isResponse reports whether line, as [jsonrpc.Message.Encode] writes it,
-// is a response: the only messages with an id that mcpx sends hosts.
+// is a response: it has an id, and no method after it (a request mcpx
+// relays from an upstream has both).
 func isResponse(line []byte) bool {
-	return bytes.HasPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok {
+		return false
+	}
+	if len(rest) > 0 && rest[0] == '"' {
+		i := 1
+		for i < len(rest) && rest[i] != '"' {
+			if rest[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		rest = rest[min(i+1, len(rest)):]
+	} else if i := bytes.IndexByte(rest, ','); i >= 0 {
+		rest = rest[i:]
+	}
+	return !bytes.HasPrefix(rest, []byte(`,"method":`))
 }
 
 // shorten cuts s to at most n bytes, at a rune boundary, marking the cut.

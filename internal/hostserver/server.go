@@ -146,6 +146,8 @@ type hostSession struct {
 	base     context.Context
 	handlers sync.WaitGroup
 
+	questions questions // mcpx's requests to the host (ask.go)
+
 	mu          sync.Mutex
 	closing     bool // no new handlers once set
 	initialized bool

@@ -152,7 +152,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 		return !ok || c.Answered()
 	}
 	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
-		Server: server, Method: method, Params: params, ClientCaps: upstreamCaps(req.caps), OnMessage: hs.onMessage(req, live),
+		Server: server, Method: method, Params: params, ClientCaps: upstreamCaps(req), OnMessage: hs.onMessage(req, live),
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {

@@ -92,9 +92,13 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Server:      server,
 		Tool:        tool,
 		Params:      params,
-		ClientCaps:  upstreamCaps(req.caps),
+		ClientCaps:  upstreamCaps(req),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
+		Asker:       hs.asker(req),
+		Holdable:    req.modern,
+		Principal:   hs.principal(),
+		Resume:      resumeOf(req),
 	}
 	// live reports whether the host still expects to hear of this request:
 	// not once it cancelled it or left. A host's cancel ends ctx on the
@@ -162,12 +166,6 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 	}
 	return req.resultOf(res, obj, hs.srv.info)
 }
-
-// upstreamCaps are the capabilities mcpx forwards upstream for a host
-// request: none yet, since it relays no server-to-client requests. Stamping
-// a host's elicitation or sampling here would invite requests mcpx cannot
-// carry back.
-func upstreamCaps(json.RawMessage) json.RawMessage { return json.RawMessage("{}") }
 
 func msMeta(meta *jsonrpc.Object, key string) time.Duration {
 	raw, ok := meta.Get(key)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -24,6 +25,9 @@ type Relay struct {
 	reg  *Registry
 	lim  *limiter
 	log  *slog.Logger
+
+	sealer *sealer // requestState of held calls (hold.go)
+	holds  holds
 }
 
 // New returns a relay over pool. A nil logger discards.
@@ -31,7 +35,7 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Relay{pool: pool, reg: reg, log: log}
+	r := &Relay{pool: pool, reg: reg, log: log, sealer: newSealer()}
 	r.cfg.Store(cfg)
 	r.lim = newLimiter(r.callLimits)
 	return r
@@ -99,6 +103,25 @@ type Call struct {
 	// none. They can only shorten the configured ones.
 	IdleTimeout time.Duration
 	MaxTimeout  time.Duration
+	// Asker is the host to relay the upstream's requests to during the
+	// call (elicitation, sampling, roots); nil refuses them.
+	Asker Asker
+	// Holdable marks a 2026-07-28 host: it is never sent requests. What a
+	// legacy upstream asks (what Asker.Can allows) ends the host's request
+	// with input_required, and the upstream call is held for its retry
+	// (hold.go). A 2026-07-28 upstream's input_required reaches it as is.
+	Holdable bool
+	// Principal names the host for the requestState mcpx seals.
+	Principal string
+	// Resume is set when the host retries with a requestState.
+	Resume *Resume
+}
+
+// Resume is a 2026-07-28 host's retry: its requestState and
+// inputResponses, raw.
+type Resume struct {
+	State     string
+	Responses json.RawMessage
 }
 
 // Timeouts returns the effective idle and hard timeouts of a call to server
@@ -134,9 +157,15 @@ func shorter(a, b time.Duration) time.Duration {
 // timer does not (it starts once the call goes upstream). A call that
 // leaves the queue, for whatever reason, has sent nothing upstream.
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if c.Resume != nil && strings.HasPrefix(c.Resume.State, statePrefix) {
+		return r.resume(ctx, e, c)
+	}
 	sess, err := r.pool.Session(ctx, c.Server)
 	if err != nil {
 		return nil, err
+	}
+	if c.Resume != nil && !sess.Modern() {
+		return nil, stateError(errStateForged)
 	}
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -149,7 +178,12 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	held := false // a held call keeps its slot, and its questions
+	defer func() {
+		if !held {
+			release()
+		}
+	}()
 	if old := sess; old.Err() != nil {
 		// The session ended while the call waited: its successor, if the
 		// server is still configured.
@@ -174,17 +208,86 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if c.Params.Has("_meta") {
 		mcp.EditMeta(c.Params, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaProgressToken) })
 	}
-	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage})
+	// The call's questions to its host end when it does, after the
+	// upstream has been told of a cancellation: so the host hears of the
+	// call's end, and the upstream of the question's, in that order.
+	a := newAsks(c.Asker, c.Server, r.log, st.pauseIdle)
+	qctx, endQuestions := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer func() {
+		if held {
+			return
+		}
+		why := context.Cause(ctx)
+		if why == nil {
+			why = errCallEnded
+		}
+		endQuestions(why)
+		a.close()
+	}()
+	// A 2026-07-28 upstream that needs input answers input_required; for
+	// a legacy host (c.Asker set) mcpx asks the host and retries, a new
+	// request each round, with the host's answers and the upstream's
+	// requestState byte for byte. A 2026-07-28 host (no Asker) gets the
+	// result as it is, and retries itself.
+	base := c.Params.Bytes()
+	for round := 1; ; round++ {
+		res, req, err := r.round(ctx, qctx, sess, &c, st, a, e)
+		if errors.Is(err, errHold) {
+			held = true
+			args, _ := c.Params.Get("arguments")
+			return r.hold(&heldCall{sess: sess, req: req, asks: a, st: st, release: release, server: c.Server, tool: c.Tool,
+				principal: c.Principal, digest: requestDigest(c.Server, c.Tool, args), pending: map[string]*upstream.Inbound{}})
+		}
+		if err != nil || c.Asker == nil || c.Holdable {
+			return res, err
+		}
+		ir, ok := inputRequired(res)
+		if !ok {
+			return res, nil
+		}
+		if round > maxInputRounds {
+			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
+		}
+		answers, failed, err := a.answerInputRequests(ctx, ir)
+		if err != nil || failed != nil {
+			return failed, err
+		}
+		c.Params = retryParams(base, answers, ir.state)
+	}
+}
+
+// round sends the call upstream once and waits for its answer; if ctx
+// ends first, it cancels the upstream request and returns ctx's cause.
+func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry) (json.RawMessage, *upstream.Request, error) {
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage, Inbound: a})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	select {
-	case <-req.Done():
-		return req.Result()
-	case <-ctx.Done():
+	res, err := r.await(ctx, qctx, sess, c, req, a)
+	return res, req, err
+}
+
+// await waits for req's answer. An upstream request for the host is
+// started (asked of a legacy host), or, for a Holdable call, ends the
+// wait with errHold and req still running. If ctx ends first, req is
+// cancelled upstream and ctx's cause returned.
+func (r *Relay) await(ctx, qctx context.Context, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
+wait:
+	for {
+		select {
+		case <-req.Done():
+			return req.Result()
+		case <-a.ready:
+			if c.Holdable {
+				return nil, errHold
+			}
+			a.start(qctx)
+		case <-ctx.Done():
+			break wait
+		}
 	}
 	cause := context.Cause(ctx)
 	select {
@@ -205,9 +308,26 @@ type callState struct {
 	idle      time.Duration
 	idleTimer *time.Timer
 
-	mu   sync.Mutex // progress arrives on the reader goroutine only; mu is belt and braces
-	last float64
-	n    int
+	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
+	last   float64
+	n      int
+	paused bool // a question waits for the host: the idle timer is stopped
+}
+
+// pauseIdle stops the idle timer while the host is asked something, and
+// restarts it, for a full interval, once no question waits.
+func (st *callState) pauseIdle(paused bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.paused = paused
+	if st.idleTimer == nil {
+		return
+	}
+	if paused {
+		st.idleTimer.Stop()
+	} else {
+		st.idleTimer.Reset(st.idle)
+	}
 }
 
 // onProgress is onProgressObject for raw params.
@@ -228,7 +348,7 @@ func (st *callState) onProgress(params json.RawMessage) {
 func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.idleTimer != nil {
+	if st.idleTimer != nil && !st.paused {
 		st.idleTimer.Reset(st.idle)
 	}
 	// The value as the host reads it: the member named exactly "progress"

@@ -13,6 +13,25 @@
 // (Registry.AddLimited, a *HostLimitError beyond). Both read the current
 // config, so a reload applies to new calls.
 //
+// During a call, what the upstream asks of a host (elicitation, sampling,
+// roots) goes to the call's Asker, if its host declared the capability,
+// and the answer back to the upstream; the idle timer is paused while a
+// question waits. When the call ends or is cancelled, its questions still
+// waiting are withdrawn from the host (after the upstream's cancel) and
+// answered upstream with an error; an upstream that withdraws its own
+// question has it withdrawn from the host.
+//
+// Across eras (spec-checklist §6.12): a 2026-07-28 upstream's
+// input_required goes to a 2026-07-28 host as it is, and for a legacy host
+// becomes host requests, then a retry upstream (new id, inputResponses,
+// the upstream's requestState byte for byte), round after round. A
+// legacy upstream's question to a 2026-07-28 host holds the upstream call
+// and answers the host input_required with a requestState sealed by
+// AES-GCM (host principal, server, tool, arguments digest, expiry, a
+// single-use hold id); the retry resumes the held call, and a host that
+// never retries has it cancelled after mcpx.inputTimeout. Only what the
+// host declared, per request, is ever put to it.
+//
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
 // after it always finds it. Nothing outside this package tracks host ids.

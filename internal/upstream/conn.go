@@ -31,6 +31,11 @@ type Conn struct {
 	nextID  int64
 	pending map[int64]*Request
 	err     error // set once the connection is dead
+
+	// Requests the upstream sent mcpx (see inbound.go).
+	inMu        sync.Mutex
+	inbound     map[string]*Inbound              // unanswered, by the upstream's raw id
+	completions map[string]func(json.RawMessage) // URL elicitations by elicitationId
 }
 
 // Request is one request mcpx sent upstream and has not forgotten.
@@ -43,6 +48,7 @@ type Request struct {
 	onProgress       func(params json.RawMessage)
 	onProgressObject func(params *jsonrpc.Object)
 	onMessage        func(*jsonrpc.Message)
+	inbound          InboundHandler // takes the upstream's requests during r; nil: none
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
 	mu        sync.Mutex
@@ -85,6 +91,9 @@ type StartOptions struct {
 	// goroutine, instead of the pool's OnNotify (messages.go). It must not
 	// block.
 	OnMessage func(*jsonrpc.Message)
+	// Inbound, when set, takes the requests the upstream sends mcpx that
+	// belong to this request (elicitation, sampling, roots).
+	Inbound InboundHandler
 }
 
 // Start sends a request. params is the request's params object; Start adds
@@ -99,7 +108,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	}
 	c.nextID++
 	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
-		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage}
+		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, inbound: opts.Inbound}
 	if opts.OnProgress != nil || opts.OnProgressObject != nil {
 		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
 		if params == nil {
@@ -177,6 +186,7 @@ func (c *Conn) fail(err error) error {
 		r.err = err
 		close(r.done)
 	}
+	c.dropInbound(err)
 	return err
 }
 
@@ -202,15 +212,21 @@ func (c *Conn) readLoop(r *jsonrpc.Reader) error {
 
 // deliver handles one message from the upstream, whatever carried it.
 func (c *Conn) deliver(data []byte) {
+	c.deliverOn(nil, data)
+}
+
+// deliverOn handles one message that arrived on the stream of request via
+// (nil: a stream that belongs to no request).
+func (c *Conn) deliverOn(via *Request, data []byte) {
 	msg, err := jsonrpc.Decode(data)
 	if err != nil {
 		c.malformed(msg, data, err)
 		return
 	}
-	c.dispatch(msg)
+	c.dispatch(msg, via)
 }
 
-func (c *Conn) dispatch(msg *jsonrpc.Message) {
+func (c *Conn) dispatch(msg *jsonrpc.Message, via *Request) {
 	switch {
 	case msg.IsResponse():
 		id, ok := msg.ID.Int()
@@ -235,9 +251,11 @@ func (c *Conn) dispatch(msg *jsonrpc.Message) {
 	case msg.Method == mcp.MethodProgress:
 		c.progress(msg.Params)
 	case msg.IsRequest():
-		c.answerServerRequest(msg)
+		c.serverRequest(msg, via)
 	case msg.Method == mcp.MethodCancelled:
-		// Cancels a server-to-client request; mcpx relays none yet.
+		c.inboundCancelled(msg.Params)
+	case msg.Method == MethodElicitationComplete:
+		c.elicitationComplete(msg.Params)
 	default:
 		if c.onNotify != nil {
 			c.onNotify(msg)
@@ -275,20 +293,6 @@ func (c *Conn) progress(params json.RawMessage) {
 		r.onProgressObject(obj)
 	default:
 		r.onProgress(params)
-	}
-}
-
-// answerServerRequest answers requests an upstream sends mcpx. Only ping is
-// served; relaying sampling, elicitation and roots to hosts comes later.
-func (c *Conn) answerServerRequest(msg *jsonrpc.Message) {
-	var reply *jsonrpc.Message
-	if msg.Method == mcp.MethodPing {
-		reply = jsonrpc.NewResult(msg.ID, json.RawMessage("{}"))
-	} else {
-		reply = jsonrpc.NewError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx does not serve %q to upstreams", msg.Method))
-	}
-	if err := c.t.send(nil, reply); err != nil {
-		c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}
 }
 

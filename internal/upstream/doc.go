@@ -13,6 +13,17 @@
 // nothing more is delivered for it. The relay builds every timing and
 // cancellation policy on these two guarantees.
 //
+// Requests an upstream sends mcpx (elicitation/create,
+// sampling/createMessage, roots/list; mcpx declares all three to legacy
+// upstreams) are [Inbound]s, each handed to the [InboundHandler] of the
+// mcpx request it belongs to: the one whose legacy HTTP stream carried it;
+// else the one whose progress token its _meta names; else the only tool
+// call in flight on the session, or of several the oldest whose host can
+// answer it. Outside any call there is no host to ask (a daemon's session
+// serves many), and the upstream gets an error. The upstream's
+// notifications/cancelled for its request, or the connection's end,
+// cancels the Inbound.
+//
 // Concurrency: Conn, Session and Pool are safe for concurrent use. The Pool
 // owns every process and goroutine it starts; [Pool.Run] returns only after
 // all of them have ended.

@@ -158,7 +158,7 @@ func (s *Session) initialize(ctx context.Context, version string) error {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ClientInfo      json.RawMessage `json:"clientInfo"`
-	}{version, json.RawMessage("{}"), s.clientInfo}))
+	}{version, relayedCapabilities, s.clientInfo}))
 	r, err := s.conn.Start(mcp.MethodInitialize, params, StartOptions{})
 	if err != nil {
 		return err

@@ -137,6 +137,9 @@ func (t *legacyTransport) request(x *exchange) {
 	if !init {
 		hadSession = t.sessionHeaders(req.Header)
 	}
+	// What arrives on this request's stream belongs to it: a server
+	// request there is attributed to this call, its log messages to its
+	// host (messages.go).
 	deliver := t.conn.deliverFor(r)
 	if init {
 		deliver = func(data []byte) { t.noteVersion(data, r.ID); t.conn.deliver(data) }

@@ -1,0 +1,195 @@
+package demo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// askToolJSON is the ask tool's definition.
+var askToolJSON = compact(`{"name": "ask", "title": "Ask the client",
+	"description": "Puts each request of asks (elicitation/create, sampling/createMessage, roots/list) to the client in turn and returns the answers. Legacy: requests on the call's own stream, ids ask-1, ask-2, ...; 2026-07-28: one input_required round per request (keys q0, q1, ...), with the answers so far in requestState. withdrawAfter (legacy): seconds after which the server cancels a question still unanswered and goes on without it. complete: after a URL-mode elicitation is answered, sends notifications/elicitation/complete.",
+	"inputSchema": {"type": "object", "properties": {
+		"asks": {"type": "array", "items": {"type": "object", "properties": {
+			"method": {"type": "string"}, "params": {"type": "object"}}, "required": ["method"]}},
+		"withdrawAfter": {"type": "number", "minimum": 0},
+		"complete": {"type": "boolean"}},
+		"required": ["asks"]}}`)
+
+type askArgs struct {
+	Asks []struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	} `json:"asks"`
+	WithdrawAfter float64 `json:"withdrawAfter"`
+	Complete      bool    `json:"complete"`
+}
+
+func (a *askArgs) check() error {
+	if len(a.Asks) == 0 {
+		return fmt.Errorf("asks: at least one request")
+	}
+	for _, q := range a.Asks {
+		if q.Method == "" {
+			return fmt.Errorf("asks: every request needs a method")
+		}
+	}
+	return nil
+}
+
+// questions are the ask tool's requests waiting for the client's answer.
+type questions struct {
+	mu      sync.Mutex
+	next    int
+	waiting map[string]chan *jsonrpc.Message
+}
+
+func (q *questions) add() (jsonrpc.ID, chan *jsonrpc.Message) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waiting == nil {
+		q.waiting = map[string]chan *jsonrpc.Message{}
+	}
+	q.next++
+	id := jsonrpc.NewStringID("ask-" + strconv.Itoa(q.next))
+	ch := make(chan *jsonrpc.Message, 1)
+	q.waiting[id.String()] = ch
+	return id, ch
+}
+
+func (q *questions) remove(id jsonrpc.ID) {
+	q.mu.Lock()
+	delete(q.waiting, id.String())
+	q.mu.Unlock()
+}
+
+// answered hands a response to the question it answers, and reports
+// whether there was one.
+func (q *questions) answered(m *jsonrpc.Message) bool {
+	q.mu.Lock()
+	ch := q.waiting[m.ID.String()]
+	delete(q.waiting, m.ID.String())
+	q.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	ch <- m
+	return true
+}
+
+func runAsk(ctx context.Context, t *toolCall) (json.RawMessage, error) {
+	var a askArgs
+	if err := t.decode(&a); err != nil {
+		return nil, invalidParams("ask: %v", err)
+	}
+	if t.modern {
+		return askModern(t, &a)
+	}
+	var answers []json.RawMessage
+	for _, q := range a.Asks {
+		ans, err := t.askLegacy(ctx, q.Method, q.Params, a.WithdrawAfter)
+		if err != nil {
+			return nil, err
+		}
+		answers = append(answers, ans)
+		if a.Complete && q.Method == "elicitation/create" {
+			var p struct {
+				Mode, ElicitationID string
+			}
+			_ = json.Unmarshal(q.Params, &p)
+			if p.Mode == "url" && p.ElicitationID != "" {
+				t.s.notify(t.c, jsonrpc.NewNotification("notifications/elicitation/complete", marshal(map[string]string{"elicitationId": p.ElicitationID})))
+			}
+		}
+	}
+	return askResult(answers, ""), nil
+}
+
+// askLegacy sends one request to the client on the call's stream and
+// returns its answer as {"result":…} or {"error":…}; {"withdrawn":reason}
+// if withdrawAfter ran out first.
+func (t *toolCall) askLegacy(ctx context.Context, method string, params json.RawMessage, withdrawAfter float64) (json.RawMessage, error) {
+	id, ch := t.s.questions.add()
+	defer t.s.questions.remove(id)
+	if !t.s.notify(t.c, jsonrpc.NewRequest(id, method, params)) {
+		return nil, context.Cause(ctx)
+	}
+	var withdraw <-chan time.Time
+	if withdrawAfter > 0 {
+		tm := time.NewTimer(time.Duration(withdrawAfter * float64(time.Second)))
+		defer tm.Stop()
+		withdraw = tm.C
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return marshal(map[string]any{"error": m.Error}), nil
+		}
+		return marshal(map[string]json.RawMessage{"result": m.Result}), nil
+	case <-withdraw:
+		reason := "the demo server gave up waiting"
+		t.s.notify(t.c, jsonrpc.NewNotification(mcp.MethodCancelled, marshal(map[string]any{"requestId": id.Raw(), "reason": reason})))
+		return marshal(map[string]string{"withdrawn": reason}), nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// askModern runs one 2026-07-28 round: the answers so far travel in
+// requestState (base64 of a JSON list; a demo needs no secrecy), the
+// next request goes out as input_required, and the last round returns
+// every answer.
+func askModern(t *toolCall, a *askArgs) (json.RawMessage, error) {
+	var p struct {
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		RequestState   *string                    `json:"requestState"`
+	}
+	_ = json.Unmarshal(t.params, &p)
+	var answers []json.RawMessage
+	if p.RequestState != nil {
+		b, err := base64.RawURLEncoding.DecodeString(*p.RequestState)
+		if err != nil || json.Unmarshal(b, &answers) != nil {
+			return nil, invalidParams("ask: requestState %q is not one this server issued", *p.RequestState)
+		}
+		key := "q" + strconv.Itoa(len(answers))
+		ans, ok := p.InputResponses[key]
+		if !ok {
+			return nil, invalidParams("ask: inputResponses has no %q", key)
+		}
+		answers = append(answers, ans)
+	}
+	state := ""
+	if p.RequestState != nil {
+		state = *p.RequestState
+	}
+	if len(answers) == len(a.Asks) {
+		return askResult(answers, state), nil
+	}
+	q := a.Asks[len(answers)]
+	req := map[string]json.RawMessage{"method": marshal(q.Method)}
+	if q.Params != nil {
+		req["params"] = q.Params
+	}
+	next := base64.RawURLEncoding.EncodeToString(marshal(append([]json.RawMessage{}, answers...)))
+	return marshal(map[string]any{
+		"resultType":    "input_required",
+		"inputRequests": map[string]any{"q" + strconv.Itoa(len(answers)): req},
+		"requestState":  next,
+	}), nil
+}
+
+func askResult(answers []json.RawMessage, lastState string) json.RawMessage {
+	s := map[string]any{"answers": answers}
+	if lastState != "" {
+		s["lastRequestState"] = lastState
+	}
+	structured := marshal(s)
+	return toolResult(string(structured), structured, false)
+}

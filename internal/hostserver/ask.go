@@ -1,0 +1,215 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+	"mcpx/internal/upstream"
+)
+
+// questions are the requests mcpx has sent one host (an upstream's
+// elicitation, sampling or roots request, relayed) and not yet had
+// answered, by mcpx's own id. The ids are mcpx's, unique in the host
+// session (a legacy requirement), whatever id the upstream used.
+type questions struct {
+	mu      sync.Mutex
+	next    int64
+	waiting map[string]chan *jsonrpc.Message
+}
+
+func (q *questions) add() (jsonrpc.ID, chan *jsonrpc.Message) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waiting == nil {
+		q.waiting = map[string]chan *jsonrpc.Message{}
+	}
+	q.next++
+	id := jsonrpc.NewIntID(q.next)
+	ch := make(chan *jsonrpc.Message, 1)
+	q.waiting[id.String()] = ch
+	return id, ch
+}
+
+func (q *questions) remove(id jsonrpc.ID) {
+	q.mu.Lock()
+	delete(q.waiting, id.String())
+	q.mu.Unlock()
+}
+
+// answer takes a response the host sent: the answer to one of mcpx's
+// questions, or (late, or an id mcpx never used) nothing.
+func (hs *hostSession) answer(msg *jsonrpc.Message) {
+	q := &hs.questions
+	q.mu.Lock()
+	ch := q.waiting[msg.ID.String()]
+	delete(q.waiting, msg.ID.String())
+	q.mu.Unlock()
+	if ch == nil {
+		hs.srv.log.Debug("dropped a response to no request of mcpx's", "host", hs.id, "id", msg.ID.String())
+		return
+	}
+	ch <- msg
+}
+
+// hostAsker puts an upstream's requests to the host of one legacy call,
+// on the call's own stream: the connection (stdio) or the request's
+// response stream (HTTP).
+type hostAsker struct {
+	hs   *hostSession
+	sink sink
+	caps json.RawMessage
+}
+
+// asker returns the relay.Asker of req's host, nil when mcpx cannot ask
+// it anything. A 2026-07-28 host is never sent requests: its asker only
+// says what its request's capabilities cover (the relay passes those
+// questions back as input_required).
+func (hs *hostSession) asker(req *request) relay.Asker {
+	if req.modern {
+		return capsAsker(req.caps)
+	}
+	if !carriesRequests(req.sink) {
+		return nil
+	}
+	return &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+}
+
+// capsAsker is the asker of a 2026-07-28 request: what it can be asked,
+// by its own capabilities (spec-checklist §6.4), and never asked directly.
+type capsAsker json.RawMessage
+
+func (c capsAsker) Can(method string, params json.RawMessage) bool {
+	return declares(json.RawMessage(c), method, params)
+}
+
+func (capsAsker) Ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("a 2026-07-28 host is never sent requests")
+}
+
+func (capsAsker) Notify(string, json.RawMessage) {}
+
+// principal names the host for the requestState mcpx seals: its stream
+// connection (stdio, or a daemon connection carrying one), or, over HTTP,
+// every host that holds the endpoint's one bearer token.
+func (hs *hostSession) principal() string {
+	if hs.out != nil {
+		return "conn:" + hs.id
+	}
+	return "http"
+}
+
+// resumeOf returns a 2026-07-28 retry's requestState and inputResponses.
+func resumeOf(req *request) *relay.Resume {
+	if !req.modern {
+		return nil
+	}
+	raw, ok := req.params.Get("requestState")
+	var state string
+	if !ok || json.Unmarshal(raw, &state) != nil {
+		return nil
+	}
+	responses, _ := req.params.Get("inputResponses")
+	return &relay.Resume{State: state, Responses: responses}
+}
+
+// carriesRequests reports whether a request can reach the host on s: not
+// on an HTTP response a host takes only as JSON.
+func carriesRequests(s sink) bool {
+	if a, ok := s.(*answeredSink); ok {
+		s = a.sink
+	}
+	if h, ok := s.(*httpSink); ok {
+		return h.acc.sse
+	}
+	return true
+}
+
+func (a *hostAsker) Can(method string, params json.RawMessage) bool {
+	return declares(a.caps, method, params)
+}
+
+// declares reports whether client capabilities caps cover method with
+// params: sampling and roots by their presence; elicitation by its mode,
+// where an empty elicitation object means form only.
+func declares(caps json.RawMessage, method string, params json.RawMessage) bool {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	key := map[string]string{
+		upstream.MethodElicitationCreate: "elicitation",
+		upstream.MethodSamplingCreate:    "sampling",
+		upstream.MethodRootsList:         "roots",
+	}[method]
+	raw, ok := c[key]
+	if key == "" || !ok || string(raw) == "null" {
+		return false
+	}
+	if key != "elicitation" {
+		return true
+	}
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	_ = json.Unmarshal(params, &p)
+	if p.Mode == "" {
+		p.Mode = "form"
+	}
+	var modes map[string]json.RawMessage
+	if json.Unmarshal(raw, &modes) != nil {
+		return false
+	}
+	if len(modes) == 0 {
+		return p.Mode == "form"
+	}
+	_, ok = modes[p.Mode]
+	return ok
+}
+
+func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id, ch := a.hs.questions.add()
+	defer a.hs.questions.remove(id)
+	a.sink.pushWhile(nil, jsonrpc.NewRequest(id, method, params).Encode())
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+	}
+	cause := context.Cause(ctx)
+	a.sink.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
+		RequestID: id.Raw(), Reason: relay.Reason(cause),
+	})).Encode())
+	return nil, cause
+}
+
+func (a *hostAsker) Notify(method string, params json.RawMessage) {
+	a.sink.pushWhile(nil, jsonrpc.NewNotification(method, params).Encode())
+}
+
+// upstreamCaps are the capabilities mcpx stamps on a host request it
+// sends a 2026-07-28 upstream (per request, never a union of hosts): the
+// host's own elicitation, sampling and roots, which mcpx can carry back
+// to it, as the host wrote them; nothing else (no tasks: mcpx relays none
+// yet). A legacy host that cannot be sent requests on this call's stream
+// gets none.
+func upstreamCaps(req *request) json.RawMessage {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(req.caps, &c) != nil || !req.modern && !carriesRequests(req.sink) {
+		return json.RawMessage("{}")
+	}
+	out := &jsonrpc.Object{}
+	for _, k := range []string{"elicitation", "sampling", "roots"} {
+		if raw, ok := c[k]; ok && string(raw) != "null" {
+			out.Set(k, raw)
+		}
+	}
+	return out.Bytes()
+}

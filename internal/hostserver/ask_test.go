@@ -1,0 +1,56 @@
+package hostserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	"mcpx/internal/jsonrpc"
+)
+
+func TestDeclares(t *testing.T) {
+	form := json.RawMessage(`{"mode":"form"}`)
+	url := json.RawMessage(`{"mode":"url"}`)
+	cases := []struct {
+		caps, method string
+		params       json.RawMessage
+		want         bool
+	}{
+		{`{}`, "elicitation/create", form, false},
+		{`{"elicitation":{}}`, "elicitation/create", form, true},
+		{`{"elicitation":{}}`, "elicitation/create", nil, true}, // no mode: form
+		{`{"elicitation":{}}`, "elicitation/create", url, false},
+		{`{"elicitation":{"url":{}}}`, "elicitation/create", url, true},
+		{`{"elicitation":{"url":{}}}`, "elicitation/create", form, false},
+		{`{"elicitation":null}`, "elicitation/create", form, false},
+		{`{"sampling":{}}`, "sampling/createMessage", nil, true},
+		{`{"elicitation":{}}`, "sampling/createMessage", nil, false},
+		{`{"roots":{"listChanged":true}}`, "roots/list", nil, true},
+		{`{"roots":{}}`, "tools/list", nil, false},
+		{`not json`, "roots/list", nil, false},
+	}
+	for _, c := range cases {
+		if got := declares(json.RawMessage(c.caps), c.method, c.params); got != c.want {
+			t.Errorf("declares(%s, %s, %s) = %v, want %v", c.caps, c.method, c.params, got, c.want)
+		}
+	}
+}
+
+// TestIsResponse: a request mcpx relays to an HTTP host (id and method)
+// is not taken for the request's response.
+func TestIsResponseNotRequest(t *testing.T) {
+	cases := []struct {
+		msg  *jsonrpc.Message
+		want bool
+	}{
+		{jsonrpc.NewResult(jsonrpc.NewIntID(3), json.RawMessage(`{}`)), true},
+		{jsonrpc.NewResult(jsonrpc.NewStringID(`a",\"method\":"`), json.RawMessage(`{}`)), true},
+		{jsonrpc.NewRequest(jsonrpc.NewIntID(1), "elicitation/create", json.RawMessage(`{}`)), false},
+		{jsonrpc.NewRequest(jsonrpc.NewStringID(`x\"y`), "roots/list", nil), false},
+		{jsonrpc.NewNotification("notifications/progress", json.RawMessage(`{}`)), false},
+	}
+	for _, c := range cases {
+		if got := isResponse(c.msg.Encode()); got != c.want {
+			t.Errorf("isResponse(%s) = %v, want %v", c.msg.Encode(), got, c.want)
+		}
+	}
+}

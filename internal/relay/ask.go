@@ -1,0 +1,178 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/upstream"
+)
+
+// Asker is the host behind one call, to which mcpx relays the requests
+// the upstream sends during it (elicitation, sampling, roots).
+type Asker interface {
+	// Can reports whether the host declared what method with params
+	// needs: the capability, and for elicitation the mode.
+	Can(method string, params json.RawMessage) bool
+	// Ask sends the host the request under an id of mcpx's and waits for
+	// its answer: the raw result, or a *jsonrpc.Error from the host. If
+	// ctx ends first, the host is told (notifications/cancelled for
+	// mcpx's id, with ctx's cause as the reason) and the cause returned.
+	Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Notify sends the host a notification that belongs to the call.
+	Notify(method string, params json.RawMessage)
+}
+
+// UpstreamCancelledError is the cause of a host question the upstream
+// withdrew: the host is told why, the upstream gets no answer.
+type UpstreamCancelledError struct{ Reason string }
+
+func (e *UpstreamCancelledError) Error() string { return e.Reason }
+
+// asks relays one call's upstream requests to its host. It implements
+// upstream.InboundHandler: requests are queued on the upstream's reader
+// goroutine and started by the call's own goroutine (start), each in a
+// goroutine that close waits for. While any question waits for the host,
+// the call's idle timer is paused: the upstream is waiting on a person,
+// not hung. The hard maximum still counts.
+type asks struct {
+	asker  Asker
+	log    *slog.Logger
+	server string
+	pause  func(paused bool) // stops or restarts the idle timer
+
+	ready chan struct{} // signalled when queued is not empty
+
+	mu       sync.Mutex
+	queued   []*upstream.Inbound
+	closed   bool
+	waiting  int
+	removers []func()
+	wg       sync.WaitGroup
+}
+
+func newAsks(asker Asker, server string, log *slog.Logger, pause func(bool)) *asks {
+	return &asks{asker: asker, server: server, log: log, pause: pause, ready: make(chan struct{}, 1)}
+}
+
+// Accepts implements upstream.InboundHandler.
+func (a *asks) Accepts(method string, params json.RawMessage) bool {
+	return a.asker != nil && a.asker.Can(method, params)
+}
+
+// Handle implements upstream.InboundHandler.
+func (a *asks) Handle(in *upstream.Inbound) {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended", in.Method))
+		return
+	}
+	a.queued = append(a.queued, in)
+	a.mu.Unlock()
+	select {
+	case a.ready <- struct{}{}:
+	default:
+	}
+}
+
+// start runs the queued requests, each in a goroutine bound to ctx (the
+// call's).
+func (a *asks) start(ctx context.Context) {
+	a.mu.Lock()
+	queued := a.queued
+	a.queued = nil
+	if a.closed {
+		queued = nil
+	}
+	a.wg.Add(len(queued))
+	a.mu.Unlock()
+	for _, in := range queued {
+		go a.run(ctx, in)
+	}
+}
+
+// close ends the call's questions once the call's context has ended (its
+// cause is the reason): each still waiting for its host has been withdrawn
+// there (notifications/cancelled) and answered upstream with an error.
+// It returns once all have ended.
+func (a *asks) close() {
+	a.mu.Lock()
+	a.closed = true
+	queued := a.queued
+	a.queued = nil
+	removers := a.removers
+	a.removers = nil
+	a.mu.Unlock()
+	for _, in := range queued {
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended", in.Method))
+	}
+	a.wg.Wait()
+	for _, rm := range removers {
+		rm()
+	}
+}
+
+// run relays one upstream request to the host and its answer back.
+func (a *asks) run(ctx context.Context, in *upstream.Inbound) {
+	defer a.wg.Done()
+	a.busy(1)
+	defer a.busy(-1)
+	qctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	in.OnCancel(func(reason string) { cancel(&UpstreamCancelledError{Reason: reason}) })
+	if in.Method == upstream.MethodElicitationCreate {
+		a.routeCompletion(in)
+	}
+	a.log.Info("relaying an upstream request to the host", "server", a.server, "method", in.Method, "upstreamId", in.ID.String())
+	res, err := a.asker.Ask(qctx, in.Method, in.Params)
+	var rpcErr *jsonrpc.Error
+	var upCancel *UpstreamCancelledError
+	switch {
+	case err == nil:
+		in.Reply(res)
+	case errors.As(err, &rpcErr):
+		in.Fail(rpcErr)
+	case errors.As(context.Cause(qctx), &upCancel):
+		// Withdrawn by the upstream: it wants no answer.
+	case ctx.Err() != nil:
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended: %s", in.Method, Reason(context.Cause(ctx))))
+	default:
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "relaying %s to the host: %v", in.Method, err))
+	}
+}
+
+// routeCompletion sends the completion of a URL-mode elicitation to this
+// call's host, for as long as the call lasts.
+func (a *asks) routeCompletion(in *upstream.Inbound) {
+	var p struct {
+		Mode          string `json:"mode"`
+		ElicitationID string `json:"elicitationId"`
+	}
+	if json.Unmarshal(in.Params, &p) != nil || p.Mode != "url" || p.ElicitationID == "" {
+		return
+	}
+	rm := in.RouteCompletion(p.ElicitationID, func(params json.RawMessage) {
+		a.asker.Notify(upstream.MethodElicitationComplete, params)
+	})
+	a.mu.Lock()
+	a.removers = append(a.removers, rm)
+	a.mu.Unlock()
+}
+
+func (a *asks) busy(delta int) {
+	a.mu.Lock()
+	a.waiting += delta
+	n := a.waiting
+	a.mu.Unlock()
+	if a.pause != nil && (delta > 0 && n == 1 || delta < 0 && n == 0) {
+		a.pause(n > 0)
+	}
+}
+
+// errCallEnded is the cause of the questions of a call that ended with
+// its result: withdrawn from the host with this reason.
+var errCallEnded = errors.New("the tool call it belongs to has ended")

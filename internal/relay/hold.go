@@ -1,0 +1,240 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/upstream"
+)
+
+// defaultInputTimeout is how long a held call waits for its host's retry
+// when the config sets no mcpx.inputTimeout.
+const defaultInputTimeout = 5 * time.Minute
+
+// errHold ends a Holdable call's wait: the upstream asked its host
+// something, and the call is to be held.
+var errHold = errors.New("held for the host's input")
+
+// heldCall is a legacy upstream's call whose questions went to a
+// 2026-07-28 host as input_required (spec-checklist §6.12): the upstream
+// request keeps running, with its call slot, until the host retries
+// (resume), or the input timeout cancels it. It needs no goroutine: the
+// upstream connection keeps its request, and a timer its expiry.
+type heldCall struct {
+	id        uint64
+	sess      *upstream.Session
+	req       *upstream.Request
+	asks      *asks
+	st        *callState
+	release   func() // the upstream call slot
+	server    string
+	tool      string
+	principal string
+	digest    string
+	expiry    *time.Timer
+	n         int // keys minted so far: mcpx-1, mcpx-2, ...
+
+	mu      sync.Mutex
+	pending map[string]*upstream.Inbound // by inputRequests key
+}
+
+// holds are the held calls, by id; an id is used once, so a state that
+// was resumed (or expired) names nothing.
+type holds struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*heldCall
+}
+
+func (h *holds) put(hc *heldCall) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[uint64]*heldCall{}
+	}
+	h.next++
+	hc.id = h.next
+	h.m[hc.id] = hc
+}
+
+func (h *holds) remove(hc *heldCall) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[hc.id] != hc {
+		return false
+	}
+	delete(h.m, hc.id)
+	return true
+}
+
+func (h *holds) take(id uint64) *heldCall {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hc := h.m[id]
+	delete(h.m, id)
+	return hc
+}
+
+func (r *Relay) inputTimeout() time.Duration {
+	if cfg := r.cfg.Load(); cfg != nil && cfg.InputTimeout > 0 {
+		return cfg.InputTimeout
+	}
+	return defaultInputTimeout
+}
+
+// stateError is the -32602 a retry with a refused requestState gets.
+func stateError(err error) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %v", err)
+}
+
+// hold holds hc and returns the input_required result that asks its host
+// what the upstream asked: each request under a key of mcpx's, and a
+// requestState sealed for this host, this request and this hold.
+func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
+	a := hc.asks
+	a.mu.Lock()
+	queued := a.queued
+	a.queued = nil
+	a.mu.Unlock()
+	hc.mu.Lock()
+	for _, in := range queued {
+		hc.n++
+		key := fmt.Sprintf("mcpx-%d", hc.n)
+		hc.pending[key] = in
+		in.OnCancel(func(string) {
+			hc.mu.Lock()
+			delete(hc.pending, key)
+			hc.mu.Unlock()
+		})
+	}
+	type inputRequest struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	requests := map[string]inputRequest{}
+	for k, in := range hc.pending {
+		// Always with params: go-sdk v1.8.0's client fails on an input
+		// request without them (roots/list has none of its own).
+		params := in.Params
+		if len(params) == 0 {
+			params = json.RawMessage("{}")
+		}
+		requests[k] = inputRequest{in.Method, params}
+	}
+	hc.mu.Unlock()
+
+	d := r.inputTimeout()
+	r.holds.put(hc)
+	hc.expiry = time.AfterFunc(d, func() {
+		if r.holds.remove(hc) {
+			r.expire(hc, fmt.Sprintf("the host did not retry within %s of mcpx's input_required", FormatDuration(d)))
+		}
+	})
+	state := r.sealer.seal(holdState{Hold: hc.id, Principal: hc.principal, Server: hc.server, Tool: hc.tool,
+		Digest: hc.digest, Expires: time.Now().Add(d).UnixMilli()})
+	keys := make([]string, 0, len(requests))
+	for k := range requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	r.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys)
+	return jsonrpc.MustMarshal(struct {
+		ResultType    string                  `json:"resultType"`
+		InputRequests map[string]inputRequest `json:"inputRequests"`
+		RequestState  string                  `json:"requestState"`
+	}{"input_required", requests, state}), nil
+}
+
+// expire ends a held call its host never came back for: the upstream
+// call is cancelled with why, its questions are answered with an error.
+func (r *Relay) expire(hc *heldCall, why string) {
+	if hc.sess.Cancel(hc.req, why) {
+		r.log.Info("cancelled upstream call", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "reason", why)
+	}
+	hc.finish(why)
+}
+
+// finish answers the held call's questions still pending with an error
+// and gives back what it held.
+func (hc *heldCall) finish(why string) {
+	hc.mu.Lock()
+	pending := hc.pending
+	hc.pending = map[string]*upstream.Inbound{}
+	hc.mu.Unlock()
+	for _, in := range pending {
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended: %s", in.Method, why))
+	}
+	hc.asks.close()
+	hc.release()
+}
+
+// resume continues a held call with its host's retry: the state must be
+// one mcpx sealed, unexpired, for this host and this request, naming a
+// call still held (else -32602). The host's inputResponses answer the
+// upstream's questions; what they leave unanswered is asked again; then
+// the call is awaited as any other, under the retry's timers.
+func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	args, _ := c.Params.Get("arguments")
+	st, err := r.sealer.open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
+	if err != nil {
+		return nil, stateError(err)
+	}
+	hc := r.holds.take(st.Hold)
+	if hc == nil {
+		return nil, stateError(errStateGone)
+	}
+	hc.expiry.Stop()
+	var responses map[string]json.RawMessage
+	_ = json.Unmarshal(c.Resume.Responses, &responses)
+	hc.mu.Lock()
+	for k, in := range hc.pending {
+		if raw, ok := responses[k]; ok {
+			in.Reply(raw)
+			delete(hc.pending, k)
+		}
+	}
+	unanswered := len(hc.pending)
+	hc.mu.Unlock()
+	if unanswered > 0 {
+		return r.hold(hc) // missing inputs: ask again (spec-checklist §6.7)
+	}
+
+	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if max > 0 {
+		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
+		defer hard.Stop()
+	}
+	cs := hc.st
+	cs.mu.Lock()
+	cs.call, cs.entry, cs.idle = &c, e, idle
+	cs.idleTimer = nil
+	if idle > 0 {
+		cs.idleTimer = time.AfterFunc(idle, func() { cancel(&Cause{Kind: IdleTimeout, After: idle}) })
+	}
+	timer := cs.idleTimer
+	cs.mu.Unlock()
+	if timer != nil {
+		defer timer.Stop()
+	}
+	if e != nil {
+		e.attach(c.Server, c.Tool, hc.req.ID)
+	}
+	res, err := r.await(ctx, ctx, hc.sess, &c, hc.req, hc.asks)
+	if errors.Is(err, errHold) {
+		return r.hold(hc)
+	}
+	why := errCallEnded.Error()
+	if err != nil {
+		why = err.Error()
+	}
+	hc.finish(why)
+	return res, err
+}

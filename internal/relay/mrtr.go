@@ -1,0 +1,114 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	"mcpx/internal/jsonrpc"
+)
+
+// maxInputRounds bounds the input_required rounds of one call relayed to
+// a legacy host, against an upstream that never stops asking.
+const maxInputRounds = 16
+
+// inputReq is a 2026-07-28 InputRequiredResult: its requests by key, and
+// its requestState exactly as the upstream wrote it (nil if none).
+type inputReq struct {
+	keys     []string // sorted: the host is asked in a stable order
+	requests map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	state json.RawMessage
+}
+
+// inputRequired reports whether res is an input_required result, and
+// reads it.
+func inputRequired(res json.RawMessage) (*inputReq, bool) {
+	obj, err := jsonrpc.ParseObject(res)
+	if err != nil {
+		return nil, false
+	}
+	if rt, ok := obj.Get("resultType"); !ok || string(rt) != `"input_required"` {
+		return nil, false
+	}
+	ir := &inputReq{}
+	if raw, ok := obj.Get("inputRequests"); ok {
+		_ = json.Unmarshal(raw, &ir.requests)
+	}
+	for k := range ir.requests {
+		ir.keys = append(ir.keys, k)
+	}
+	sort.Strings(ir.keys)
+	ir.state, _ = obj.Get("requestState")
+	return ir, true
+}
+
+// retryParams are the params of a retry (spec-checklist §6.6): the
+// original params (base) with inputResponses and, if the upstream sent
+// one, its requestState byte for byte.
+func retryParams(base json.RawMessage, answers *jsonrpc.Object, state json.RawMessage) *jsonrpc.Object {
+	p, err := jsonrpc.ParseObject(base)
+	if err != nil {
+		p = &jsonrpc.Object{}
+	}
+	p.Set("inputResponses", answers.Bytes())
+	if state != nil {
+		p.Set("requestState", state)
+	}
+	return p
+}
+
+// answerInputRequests puts each of an input_required result's requests
+// to the call's legacy host, in key order, and returns the answers. A
+// request the host did not declare the capability for ends the call with
+// a tool error (failed): a legacy host cannot be told of input_required.
+// The host's own JSON-RPC error ends the call with that error. If ctx
+// ends first, the question is withdrawn from the host and ctx's cause
+// returned; the upstream has nothing to cancel (its request ended with
+// input_required).
+func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, err error) {
+	answers = &jsonrpc.Object{}
+	if len(ir.keys) == 0 {
+		return nil, toolError(fmt.Sprintf("upstream %q answered input_required without inputRequests", a.server)), nil
+	}
+	for _, k := range ir.keys {
+		q := ir.requests[k]
+		if !a.asker.Can(q.Method, q.Params) {
+			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", a.server, q.Method)), nil
+		}
+	}
+	a.busy(1)
+	defer a.busy(-1)
+	for _, k := range ir.keys {
+		q := ir.requests[k]
+		a.log.Info("relaying an upstream's input request to the host", "server", a.server, "method", q.Method, "key", k)
+		res, err := a.asker.Ask(ctx, q.Method, q.Params)
+		var rpcErr *jsonrpc.Error
+		switch {
+		case errors.As(err, &rpcErr):
+			return nil, nil, rpcErr
+		case err != nil:
+			return nil, nil, err
+		}
+		answers.Set(k, res)
+	}
+	return answers, nil, nil
+}
+
+// toolError is a tool result that failed with text.
+func toolError(text string) json.RawMessage {
+	return jsonrpc.MustMarshal(struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}{Content: []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{{"text", text}}, IsError: true})
+}

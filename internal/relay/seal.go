@@ -1,0 +1,116 @@
+package relay
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// statePrefix starts every requestState mcpx seals.
+const statePrefix = "mcpx1."
+
+// sealAAD binds a sealed state to its purpose.
+var sealAAD = []byte("mcpx requestState v1")
+
+// holdState is what a requestState of mcpx's carries, sealed: the held
+// call it names, and what binds it (spec-checklist §6.5): the host
+// principal it was issued to, the server and tool, a digest of the
+// request, and an expiry.
+type holdState struct {
+	Hold      uint64 `json:"h"`
+	Principal string `json:"p"`
+	Server    string `json:"s"`
+	Tool      string `json:"t"`
+	Digest    string `json:"d"`
+	Expires   int64  `json:"e"` // unix ms
+}
+
+// sealer seals and opens requestState with AES-256-GCM under a key made
+// when the relay starts: state outlives neither the process nor a held
+// call, so the key need not either.
+type sealer struct{ aead cipher.AEAD }
+
+func newSealer() *sealer {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		panic(fmt.Sprintf("relay: making a sealing key: %v", err)) // crypto/rand does not fail on Linux
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return &sealer{aead: aead}
+}
+
+func (s *sealer) seal(st holdState) string {
+	plain, _ := json.Marshal(st)
+	nonce := make([]byte, s.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(fmt.Sprintf("relay: making a nonce: %v", err))
+	}
+	return statePrefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, sealAAD))
+}
+
+// Why a requestState is refused.
+var (
+	errStateForged  = errors.New("requestState is not one mcpx issued, or was altered")
+	errStateExpired = errors.New("requestState has expired")
+	errStateOther   = errors.New("requestState was issued to another host")
+	errStateRequest = errors.New("requestState was issued for a different request")
+	errStateGone    = errors.New("requestState names a call that is no longer held")
+)
+
+// open checks and reads a sealed state: authentic, unexpired at now, for
+// principal and for a request with digest.
+func (s *sealer) open(token, principal, digest string, now time.Time) (holdState, error) {
+	var st holdState
+	raw, ok := strings.CutPrefix(token, statePrefix)
+	if !ok {
+		return st, errStateForged
+	}
+	box, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil || len(box) < s.aead.NonceSize() {
+		return st, errStateForged
+	}
+	n := s.aead.NonceSize()
+	plain, err := s.aead.Open(nil, box[:n], box[n:], sealAAD)
+	if err != nil || json.Unmarshal(plain, &st) != nil {
+		return holdState{}, errStateForged
+	}
+	switch {
+	case now.UnixMilli() > st.Expires:
+		return st, errStateExpired
+	case st.Principal != principal:
+		return st, errStateOther
+	case st.Digest != digest:
+		return st, errStateRequest
+	}
+	return st, nil
+}
+
+// requestDigest digests what a retry must repeat of the request: the
+// server, the tool and its arguments as sent.
+func requestDigest(server, tool string, arguments json.RawMessage) string {
+	var args bytes.Buffer
+	if json.Compact(&args, arguments) != nil {
+		args.Write(arguments)
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(server), []byte(tool), args.Bytes()} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
