@@ -10,15 +10,16 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// A 2026-07-28 server sends notifications/tools/list_changed only on a
-// subscriptions/listen stream the client opened for it (SEP-2575): without
-// one, mcpx would never learn that a modern upstream's tools changed. So a
-// modern session whose upstream declares tools.listChanged keeps one
-// listen request open for its whole life, asking for toolsListChanged
-// alone; its notifications reach [Session.notify] like any other. If the
-// upstream ends the listen (an HTTP stream that breaks cannot be resumed
-// in that revision), it is opened again after a pause, and the tool list
-// is listed afresh, since a change may have gone unheard meanwhile.
+// A 2026-07-28 server sends list_changed notifications only on a
+// subscriptions/listen stream the client opened for them (SEP-2575):
+// without one, mcpx would never learn that a modern upstream's tools,
+// prompts or resources changed. So a modern session whose upstream
+// declares listChanged for any of them keeps one listen request open for
+// its whole life, asking for those; its notifications reach
+// [Session.notify] like any other. If the upstream ends the listen (an
+// HTTP stream that breaks cannot be resumed in that revision), it is
+// opened again after a pause, and the lists are treated as changed, since
+// a change may have gone unheard meanwhile.
 
 // listenRetry bounds the pause before a listen is opened again.
 const (
@@ -26,32 +27,62 @@ const (
 	listenRetryMax = 30 * time.Second
 )
 
-// listensToolChanges reports whether the session should keep a listen
-// open: a modern upstream that declared tools.listChanged.
-func (s *Session) listensToolChanges() bool {
+// listenKinds returns the list changes a modern upstream declared
+// (listChanged under tools, prompts or resources), as the notification
+// names a listen asks for; none for a legacy session.
+func (s *Session) listenKinds() []string {
 	if !s.Modern() {
-		return false
+		return nil
+	}
+	type listChanged struct {
+		ListChanged bool `json:"listChanged"`
 	}
 	var caps struct {
-		Tools *struct {
-			ListChanged bool `json:"listChanged"`
-		} `json:"tools"`
+		Tools     *listChanged `json:"tools"`
+		Prompts   *listChanged `json:"prompts"`
+		Resources *listChanged `json:"resources"`
 	}
-	return json.Unmarshal(s.capabilities, &caps) == nil && caps.Tools != nil && caps.Tools.ListChanged
+	if json.Unmarshal(s.capabilities, &caps) != nil {
+		return nil
+	}
+	var kinds []string
+	for _, k := range []struct {
+		c    *listChanged
+		name string
+	}{{caps.Tools, "toolsListChanged"}, {caps.Prompts, "promptsListChanged"}, {caps.Resources, "resourcesListChanged"}} {
+		if k.c != nil && k.c.ListChanged {
+			kinds = append(kinds, k.name)
+		}
+	}
+	return kinds
+}
+
+// listChangedOf is the notification each listen kind stands for.
+var listChangedOf = map[string]string{
+	"toolsListChanged":     mcp.MethodToolsListChanged,
+	"promptsListChanged":   ListPrompts.Changed,
+	"resourcesListChanged": ListResources.Changed,
 }
 
 // listen keeps a subscriptions/listen request open until the session ends,
 // on a goroutine counted in the pool's WaitGroup.
-func (s *Session) listen(log *slog.Logger) {
+func (s *Session) listen(log *slog.Logger, kinds []string) {
+	filter := &jsonrpc.Object{}
+	for _, k := range kinds {
+		filter.Set(k, json.RawMessage("true"))
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		pause := listenRetryMin
 		for first := true; ; first = false {
-			if !first {
-				s.dropTools() // a change may have gone unheard
+			if !first { // a change may have gone unheard
+				for _, k := range kinds {
+					s.notify(jsonrpc.NewNotification(listChangedOf[k], nil))
+				}
 			}
-			params, _ := jsonrpc.ParseObject([]byte(`{"notifications":{"toolsListChanged":true}}`))
+			params := &jsonrpc.Object{}
+			params.Set("notifications", filter.Bytes())
 			r, err := s.Start(mcp.MethodSubscriptionsListen, params, nil, StartOptions{})
 			if err != nil {
 				return // the session has ended
@@ -67,7 +98,7 @@ func (s *Session) listen(log *slog.Logger) {
 			s.listening.Store(0)
 			_, err = r.Result()
 			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok && rpcErr.Code == jsonrpc.CodeMethodNotFound {
-				log.Warn("the upstream declares tools.listChanged but has no subscriptions/listen: mcpx will not hear of its tool changes")
+				log.Warn("the upstream declares listChanged but has no subscriptions/listen: mcpx will not hear of its list changes", "kinds", kinds)
 				return
 			}
 			log.Debug("the upstream ended mcpx's subscriptions/listen", "err", err)

@@ -129,8 +129,8 @@ func dial(ctx context.Context, srv *config.Server, opts dialOptions, wg *sync.Wa
 		return nil, &StartError{Server: srv.Name, Err: err}
 	}
 	log.Info("upstream ready", "version", s.version, "serverName", s.serverInfo.Name, "serverVersion", s.serverInfo.Version)
-	if s.listensToolChanges() {
-		s.listen(log)
+	if kinds := s.listenKinds(); len(kinds) > 0 {
+		s.listen(log, kinds)
 	}
 	return s, nil
 }
