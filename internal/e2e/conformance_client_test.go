@@ -228,8 +228,7 @@ func conformanceHostCalls(scenario, ctxJSON string) ([]conformanceHostCall, erro
 		}
 		return out, nil
 	case "elicitation-sep1034-client-defaults":
-		return []conformanceHostCall{{Tool: "test_client_elicitation_defaults", Args: json.RawMessage(`{}`),
-			Gap: "needs issue 4: mcpx does not relay server-initiated requests (elicitation/create) yet"}}, nil
+		return []conformanceHostCall{{Tool: "test_client_elicitation_defaults", Args: json.RawMessage(`{}`)}}, nil
 	case "sep-2322-client-request-state":
 		return []conformanceHostCall{
 			{Tool: "test_mrtr_echo_state", Args: json.RawMessage(`{}`), MRTR: true, WantText: "echo-state-ok"},
@@ -369,7 +368,7 @@ func conformanceHostRun(ctx context.Context, h *pipeHost, rep *conformanceHostRe
 	} else {
 		rep.Era = "legacy"
 		if _, err := h.call(ctx, "initialize", map[string]any{
-			"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+			"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
 			"clientInfo": map[string]any{"name": "mcpx-conformance-host", "version": "1"},
 		}); err != nil {
 			return fmt.Errorf("initialize: %w", err)
@@ -505,6 +504,10 @@ func (h *pipeHost) read() {
 			return
 		}
 		msg, err := jsonrpc.Decode(bytes.Clone(line))
+		if err == nil && msg.ID.IsValid() && msg.Method == "elicitation/create" {
+			h.acceptElicitation(msg)
+			continue
+		}
 		if err != nil || !msg.ID.IsValid() || msg.Method != "" {
 			continue // notifications (and anything malformed) are not the host's concern here
 		}
@@ -516,6 +519,27 @@ func (h *pipeHost) read() {
 			ch <- msg
 		}
 	}
+}
+
+// acceptElicitation answers an elicitation/create that mcpx relays from
+// the upstream as a user who accepts the form as offered would: every
+// field with a default gets it (SEP-1034), the others are left out.
+func (h *pipeHost) acceptElicitation(msg *jsonrpc.Message) {
+	var p struct {
+		RequestedSchema struct {
+			Properties map[string]struct {
+				Default json.RawMessage `json:"default"`
+			} `json:"properties"`
+		} `json:"requestedSchema"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	content := map[string]json.RawMessage{}
+	for name, prop := range p.RequestedSchema.Properties {
+		if len(prop.Default) > 0 {
+			content[name] = prop.Default
+		}
+	}
+	_ = h.write(map[string]any{"jsonrpc": "2.0", "id": msg.ID.Raw(), "result": map[string]any{"action": "accept", "content": content}})
 }
 
 func (h *pipeHost) write(v any) error {
