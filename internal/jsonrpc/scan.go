@@ -124,17 +124,9 @@ func validValue(data []byte, i, depth int) int {
 			if i = validValue(data, skipWS(data, i+1), depth+1); i < 0 {
 				return -1
 			}
-			i = skipWS(data, i)
-			if i >= len(data) {
-				return -1
-			}
-			switch data[i] {
-			case ',':
-				i = skipWS(data, i+1)
-			case '}':
-				return i + 1
-			default:
-				return -1
+			var end bool
+			if i, end = afterItem(data, i, '}'); i < 0 || end {
+				return i
 			}
 		}
 	case '[':
@@ -149,17 +141,9 @@ func validValue(data []byte, i, depth int) int {
 			if i = validValue(data, i, depth+1); i < 0 {
 				return -1
 			}
-			i = skipWS(data, i)
-			if i >= len(data) {
-				return -1
-			}
-			switch data[i] {
-			case ',':
-				i = skipWS(data, i+1)
-			case ']':
-				return i + 1
-			default:
-				return -1
+			var end bool
+			if i, end = afterItem(data, i, ']'); i < 0 || end {
+				return i
 			}
 		}
 	case 't':
@@ -479,4 +463,21 @@ func ParseNumber(raw []byte) (float64, bool) {
 	// it, is dropped), and raw does not change during it.
 	v, err := strconv.ParseFloat(unsafe.String(&raw[0], len(raw)), 64)
 	return v, err == nil
+}
+
+// afterItem reads what follows a member or element at i: a comma (it
+// returns where the next one starts) or closer (it returns the index past
+// the container, and true); -1 for anything else.
+func afterItem(data []byte, i int, closer byte) (int, bool) {
+	i = skipWS(data, i)
+	if i >= len(data) {
+		return -1, false
+	}
+	switch data[i] {
+	case ',':
+		return skipWS(data, i+1), false
+	case closer:
+		return i + 1, true
+	}
+	return -1, false
 }
