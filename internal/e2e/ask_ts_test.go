@@ -192,25 +192,34 @@ func askMatrix(t *testing.T, sdk string, hostTransports []string) {
 
 func runAskHost(t *testing.T, node, interop string, e *mcpxtest.Env, spec map[string]any) *askHostReport {
 	t.Helper()
+	out, stderr, err := runHostScript(t, e, node, interop, "askhost.mjs", spec)
+	var r askHostReport
+	if jerr := json.Unmarshal(out, &r); jerr != nil {
+		t.Fatalf("askhost.mjs (%v) printed no report: %v\nstdout: %s\nstderr: %s", err, jerr, out, stderr)
+	}
+	if err != nil || !r.OK {
+		t.Fatalf("askhost.mjs: %v %s\nstderr: %s", err, r.Error, stderr)
+	}
+	return &r
+}
+
+// runHostScript runs a TypeScript host script of test/interop with spec as
+// its argument, in e's environment, for at most 90 s, and returns what it
+// printed on stdout and stderr.
+func runHostScript(t *testing.T, e *mcpxtest.Env, node, interop, script string, spec map[string]any) (out []byte, stderr string, err error) {
+	t.Helper()
 	b, err := json.Marshal(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "askhost.mjs"), string(b))
+	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, script), string(b))
 	cmd.Dir = interop
 	cmd.Env = e.Environ()
 	cmd.WaitDelay = 10 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var r askHostReport
-	if jerr := json.Unmarshal(out, &r); jerr != nil {
-		t.Fatalf("askhost.mjs (%v) printed no report: %v\nstdout: %s\nstderr: %s", err, jerr, out, stderr.String())
-	}
-	if err != nil || !r.OK {
-		t.Fatalf("askhost.mjs: %v %s\nstderr: %s", err, r.Error, stderr.String())
-	}
-	return &r
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err = cmd.Output()
+	return out, errb.String(), err
 }

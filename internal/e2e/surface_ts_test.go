@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"mcpx/internal/mcpxtest"
 )
@@ -163,28 +159,16 @@ func TestTSSurfaceHost(t *testing.T) {
 
 func runSurfaceHost(t *testing.T, e *mcpxtest.Env, node, interop string, spec map[string]any) *surfaceTSReport {
 	t.Helper()
-	specJSON, err := json.Marshal(spec)
+	out, stderr, err := runHostScript(t, e, node, interop, "surfacehost.mjs", spec)
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(interop, "surfacehost.mjs"), string(specJSON))
-	cmd.Dir = interop
-	cmd.Env = e.Environ()
-	cmd.WaitDelay = 10 * time.Second
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("surfacehost.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr.String())
+		t.Fatalf("surfacehost.mjs: %v\nstdout: %s\nstderr: %s", err, out, stderr)
 	}
 	var r surfaceTSReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("report %q: %v", out, err)
 	}
 	if !r.OK {
-		t.Fatalf("surfacehost.mjs failed: %s\nstderr: %s", r.Error, stderr.String())
+		t.Fatalf("surfacehost.mjs failed: %s\nstderr: %s", r.Error, stderr)
 	}
 	t.Logf("report: %s", out)
 	return &r
