@@ -11,7 +11,9 @@ import (
 // on a request's own stream reach that request's host, on its stream, as
 // its level admits. A 2026-07-28 host's per-request logLevel goes to a
 // 2026 upstream as it was; without one, no message is sent. A legacy
-// host's logging/setLevel sets a legacy upstream's level.
+// host's logging/setLevel sets a legacy upstream's level, and goes to a
+// 2026 upstream as the logLevel of each of its requests (else mcpx's
+// default, info): such an upstream logs only for a request carrying one.
 func TestSurfaceLoggingOnRequestStream(t *testing.T) {
 	modernURL, _, _ := startDemoHTTP(t, "-surface")
 	legacyURL, _, _ := startDemoHTTP(t, "-surface", "-era", "legacy")
@@ -67,5 +69,16 @@ func TestSurfaceLoggingOnRequestStream(t *testing.T) {
 		legacy.WaitFor(waitLong, "the error message on the call's stream", func(r mcpxtest.Received) bool {
 			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"error: n","level":"error","logger":"demo"}}`
 		})
+		if got := resultText(t, legacy.Result(legacy.Request("tools/call", map[string]any{"name": "up__log", "arguments": map[string]any{"levels": []string{"warning", "error"}, "message": "o"}}), waitLong)); got != "sent: error" {
+			t.Errorf("the 2026 upstream says %q to a legacy host set to error, want the host's level as its logLevel", got)
+		}
+		legacy.WaitFor(waitLong, "the 2026 upstream's error message on the legacy call's stream", func(r mcpxtest.Received) bool {
+			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"error: o","level":"error","logger":"demo"}}`
+		})
+		fresh := e.StartHost(mode, cfg)
+		fresh.Initialize("2025-06-18")
+		if got := resultText(t, fresh.Result(fresh.Request("tools/call", map[string]any{"name": "up__log", "arguments": map[string]any{"levels": []string{"debug", "info"}, "message": "p"}}), waitLong)); got != "sent: info" {
+			t.Errorf("the 2026 upstream says %q to a legacy host that set no level, want mcpx's default (info)", got)
+		}
 	})
 }

@@ -152,13 +152,14 @@ func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
 // a request's own stream: they go to this request's host only, on the
 // request's stream, if its level admits them. A 2026-07-28 request's level
 // is its _meta logLevel (none: no messages, as that revision says); a
-// legacy host's is the one it set.
-func (hs *hostSession) onMessage(req *request, live func() bool) func(*jsonrpc.Message) {
-	var level string
+// legacy host's is the one it set, which is also returned, for modern
+// upstreams to be asked for (they log only for a request carrying one).
+func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.Message), string) {
+	var level, hostLevel string
 	if req.modern {
 		l, ok := mcp.MetaString(mcp.Meta(req.params), mcp.MetaLogLevel)
 		if !ok {
-			return func(*jsonrpc.Message) {}
+			return func(*jsonrpc.Message) {}, ""
 		}
 		level = l
 	} else {
@@ -168,7 +169,7 @@ func (hs *hostSession) onMessage(req *request, live func() bool) func(*jsonrpc.M
 		if !ok {
 			l = defaultLevel
 		}
-		level = l
+		level, hostLevel = l, l
 	}
 	return func(msg *jsonrpc.Message) {
 		var p struct {
@@ -178,7 +179,7 @@ func (hs *hostSession) onMessage(req *request, live func() bool) func(*jsonrpc.M
 			return
 		}
 		req.sink.pushWhile(live, jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode())
-	}
+	}, hostLevel
 }
 
 // checkLogLevel refuses a 2026-07-28 request whose _meta logLevel is not

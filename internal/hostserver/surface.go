@@ -151,8 +151,9 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 		c, ok := relay.CauseOf(context.Cause(ctx))
 		return !ok || c.Answered()
 	}
+	onMessage, level := hs.onMessage(req, live)
 	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
-		Server: server, Method: method, Params: params, ClientCaps: upstreamCaps(req), OnMessage: hs.onMessage(req, live),
+		Server: server, Method: method, Params: params, ClientCaps: upstreamCaps(req), OnMessage: onMessage, LogLevel: level,
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {

@@ -99,6 +99,9 @@ type Call struct {
 	// OnMessage receives the log messages on the call's own upstream
 	// stream (see upstream.StartOptions); nil leaves them to the pool.
 	OnMessage func(*jsonrpc.Message)
+	// LogLevel is a legacy host's level, for modern upstreams (see
+	// upstream.StartOptions).
+	LogLevel string
 	// IdleTimeout and MaxTimeout are what the host asked for; zero means
 	// none. They can only shorten the configured ones.
 	IdleTimeout time.Duration
@@ -259,7 +262,7 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 // round sends the call upstream once and waits for its answer; if ctx
 // ends first, it cancels the upstream request and returns ctx's cause.
 func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry) (json.RawMessage, *upstream.Request, error) {
-	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage, Inbound: a})
+	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage, LogLevel: c.LogLevel, Inbound: a})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -26,6 +26,9 @@ type Request struct {
 	// OnMessage receives the log messages on the request's own upstream
 	// stream (see upstream.StartOptions); nil leaves them to the pool.
 	OnMessage func(*jsonrpc.Message)
+	// LogLevel is a legacy host's level, for modern upstreams (see
+	// upstream.StartOptions).
+	LogLevel string
 }
 
 // Send relays req and returns the upstream's raw result, or an error as
@@ -47,7 +50,7 @@ func (r *Relay) Send(ctx context.Context, e *Entry, req Request) (json.RawMessag
 	if req.Params == nil {
 		req.Params = &jsonrpc.Object{}
 	}
-	up, err := sess.Start(req.Method, req.Params, req.ClientCaps, upstream.StartOptions{OnProgress: req.OnProgress, OnMessage: req.OnMessage})
+	up, err := sess.Start(req.Method, req.Params, req.ClientCaps, upstream.StartOptions{OnProgress: req.OnProgress, OnMessage: req.OnMessage, LogLevel: req.LogLevel})
 	if err != nil {
 		return nil, err
 	}

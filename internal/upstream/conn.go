@@ -91,6 +91,12 @@ type StartOptions struct {
 	// goroutine, instead of the pool's OnNotify (messages.go). It must not
 	// block.
 	OnMessage func(*jsonrpc.Message)
+	// LogLevel is the level a legacy host set for itself (logging/setLevel,
+	// else mcpx's default): a modern upstream logs only for a request whose
+	// _meta carries one, so Session.Start stamps it there when the request
+	// carries none and the upstream declared logging. Legacy sessions
+	// ignore it.
+	LogLevel string
 	// Inbound, when set, takes the requests the upstream sends mcpx that
 	// belong to this request (elicitation, sampling, roots).
 	Inbound InboundHandler

@@ -143,6 +143,7 @@ func (s *Session) discover(ctx context.Context) (*mcp.DiscoverResult, error) {
 
 func (s *Session) adoptDiscover(res *mcp.DiscoverResult) {
 	s.capabilities = res.Capabilities
+	s.logs = HasCapability(res.Capabilities, "logging")
 	s.instructions = res.Instructions
 	var meta map[string]json.RawMessage
 	if json.Unmarshal(res.Meta, &meta) == nil {

@@ -31,6 +31,7 @@ type Session struct {
 	capabilities json.RawMessage
 	instructions string
 	clientInfo   json.RawMessage
+	logs         bool // a modern upstream declared logging
 
 	done chan struct{} // closed once the session has ended
 
@@ -172,8 +173,11 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 		level, hasLevel := meta.Get(mcp.MetaLogLevel)
 		mcp.DeleteReserved(meta)
 		if s.Modern() {
-			if hasLevel { // the host's, for this request
+			switch {
+			case hasLevel: // the host's, for this request
 				meta.Set(mcp.MetaLogLevel, level)
+			case opts.LogLevel != "" && s.logs: // a legacy host's, for its session
+				meta.Set(mcp.MetaLogLevel, jsonrpc.Quote(opts.LogLevel))
 			}
 			if clientCaps == nil {
 				clientCaps = json.RawMessage("{}")
