@@ -422,8 +422,12 @@ func modernMarked(r *http.Request, m *jsonrpc.Message) bool {
 	return ok
 }
 
-// modernMethods are the methods served to 2026-07-28 requests.
+// modernMethods are the methods served to 2026-07-28 requests; with
+// -surface also surfaceMethods.
 var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true}
+
+var surfaceMethods = map[string]bool{"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true, mcp.MethodSubscriptionsListen: true}
 
 // modernPost handles a 2026-07-28 message: one request, checked whole
 // before it runs (statuses per streamable-http.mdx "Request Metadata").
@@ -465,7 +469,7 @@ func (h *httpServer) modernPost(x *exchange) {
 		h.reject(x, http.StatusBadRequest, e)
 		return
 	}
-	if !modernMethods[m.Method] {
+	if !modernMethods[m.Method] && !(h.cfg.Surface && surfaceMethods[m.Method]) {
 		h.reject(x, http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method))
 		return
 	}
@@ -479,7 +483,8 @@ func (h *httpServer) modernPost(x *exchange) {
 			return
 		}
 	}
-	h.run(x, h.modern, nil, req, h.newStream("", req.token != nil, m.ID), 0)
+	sse := req.token != nil || m.Method == mcp.MethodSubscriptionsListen // a listen is all notifications
+	h.run(x, h.modern, nil, req, h.newStream("", sse, m.ID), 0)
 }
 
 // run starts a request on s (in session sess, nil for a 2026-07-28 one)

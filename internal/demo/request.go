@@ -91,6 +91,8 @@ func (s *server) dispatch(ctx context.Context, c *call, req *request) (json.RawM
 		result, err = s.readResource(req, modern)
 	case s.cfg.Surface && !modern && (method == "resources/subscribe" || method == "resources/unsubscribe"):
 		result, err = s.subscription(req, method == "resources/subscribe")
+	case s.cfg.Surface && modern && method == mcp.MethodSubscriptionsListen:
+		result, err = s.listen(ctx, c, req)
 	case s.cfg.Surface && method == "prompts/list":
 		result, err = s.listPaged(req, "prompts", "prompts", s.prompts())
 	case s.cfg.Surface && method == "prompts/get":

@@ -34,6 +34,7 @@ type server struct {
 	// The surface's state (surface.go), guarded by mu.
 	surfaceGrown bool
 	subscribed   map[string]bool
+	listens      map[*demoListen]bool // 2026-07-28 subscriptions (listen.go)
 	logLevel     string
 
 	questions questions // the ask tool's requests to the client

@@ -303,9 +303,15 @@ func runTouch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	if a.URI != "" {
 		t.s.mu.Lock()
 		sub := t.s.subscribed[a.URI]
+		listens := t.s.listensForLocked(a.URI)
 		t.s.mu.Unlock()
-		if sub {
+		for _, l := range listens {
+			sub = t.s.updated(l, a.URI) || sub
+		}
+		if len(listens) == 0 && sub {
 			t.s.notify(t.c, jsonrpc.NewNotification("notifications/resources/updated", marshal(map[string]string{"uri": a.URI})))
+		}
+		if sub {
 			did = append(did, "updated "+a.URI)
 		} else {
 			did = append(did, "not subscribed: "+a.URI)
