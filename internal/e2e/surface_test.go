@@ -151,8 +151,19 @@ func TestSurfaceLegacyHost(t *testing.T) {
 		}
 
 		// Subscriptions: updates under the URI the host used. a speaks
-		// 2026-07-28, which has no resources/subscribe: mcpx says so.
-		wantRPCError(t, "subscribe to a 2026 upstream", rpcError(t, h, h.Request("resources/subscribe", map[string]any{"uri": "demo://a/readme"})), -32601, "subscriptions/listen")
+		// 2026-07-28, which has no resources/subscribe: mcpx subscribes
+		// through a subscriptions/listen of its own naming the URI, and
+		// cancels it when the host unsubscribes.
+		h.Result(h.Request("resources/subscribe", map[string]any{"uri": "demo://a/readme"}), waitLong)
+		if res := resultText(t, h.Result(h.Request("tools/call", map[string]any{"name": "a__touch", "arguments": map[string]any{"uri": "demo://a/readme"}}), waitLong)); res != "updated demo://a/readme" {
+			t.Errorf("a's touch says %q: a has no subscription", res)
+		}
+		h.WaitFor(waitLong, "resources/updated for demo://a/readme, without a's subscription id", func(r mcpxtest.Received) bool {
+			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://a/readme"}}`
+		})
+		h.Result(h.Request("resources/unsubscribe", map[string]any{"uri": "demo://a/readme"}), waitLong)
+		listenID := waitListen(t, e, "a", "demo://a/readme")
+		waitWire(t, e, "a", `"method":"notifications/cancelled","params":{"requestId":`+listenID+`,"reason":"mcpx: no host is subscribed to demo://a/readme any more"}`)
 		h.Result(h.Request("resources/subscribe", map[string]any{"uri": "demo://b/readme"}), waitLong)
 		h.Result(h.Request("resources/subscribe", map[string]any{"uri": "mcpx://b/demo://shared/motd"}), waitLong)
 		h.Result(h.Request("tools/call", map[string]any{"name": "b__touch", "arguments": map[string]any{"uri": "demo://b/readme"}}), waitLong)
@@ -274,22 +285,28 @@ func TestSurfaceModernHost(t *testing.T) {
 			t.Errorf("resources after the change = %q, want demo://b/extra", uris)
 		}
 
-		// Resource subscriptions on a listen: b's (legacy) are made
-		// upstream; a speaks 2026-07-28 and an unknown URI routes nowhere,
-		// so the ack leaves both out.
+		// Resource subscriptions on a listen: b's (legacy) by
+		// resources/subscribe, a's (2026-07-28) by a listen of mcpx's own;
+		// an unknown URI routes nowhere, so the ack leaves it out.
 		sub := h.Request("subscriptions/listen", with(map[string]any{"notifications": map[string]any{
 			"resourceSubscriptions": []string{"mcpx://b/demo://shared/motd", "demo://a/readme", "demo://nowhere/x"}}}))
 		subAck := h.WaitFor(waitLong, "the second acknowledgement", func(r mcpxtest.Received) bool {
 			return r.Msg.Method == "notifications/subscriptions/acknowledged" && strings.Contains(string(r.Raw), `subscriptionId":`+sub.String()+`}`)
 		})
-		if !strings.Contains(string(subAck.Raw), `"notifications":{"resourceSubscriptions":["mcpx://b/demo://shared/motd"]}`) {
+		if !strings.Contains(string(subAck.Raw), `"notifications":{"resourceSubscriptions":["mcpx://b/demo://shared/motd","demo://a/readme"]}`) {
 			t.Errorf("ack = %s", subAck.Raw)
 		}
+		h.Result(h.Request("tools/call", with(map[string]any{"name": "a__touch", "arguments": map[string]any{"uri": "demo://a/readme"}})), waitLong)
+		h.WaitFor(waitLong, "a's update, tagged with the host's listen id", func(r mcpxtest.Received) bool {
+			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://a/readme","_meta":{"io.modelcontextprotocol/subscriptionId":`+sub.String()+`}}}`
+		})
 		h.Result(h.Request("tools/call", with(map[string]any{"name": "b__touch", "arguments": map[string]any{"uri": "demo://shared/motd"}})), waitLong)
 		h.WaitFor(waitLong, "the tagged update", func(r mcpxtest.Received) bool {
 			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"mcpx://b/demo://shared/motd","_meta":{"io.modelcontextprotocol/subscriptionId":`+sub.String()+`}}}`
 		})
 		h.Notify("notifications/cancelled", map[string]any{"requestId": sub.Raw()})
 		waitWire(t, e, "b", `"method":"resources/unsubscribe","params":{"uri":"demo://shared/motd"}`)
+		listenID := waitListen(t, e, "a", "demo://a/readme")
+		waitWire(t, e, "a", `"method":"notifications/cancelled","params":{"requestId":`+listenID+`,"reason":"mcpx: no host is subscribed to demo://a/readme any more"}`)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -31,7 +30,10 @@ type listen struct {
 	sink  sink
 	live  func() bool
 	kinds map[string]bool
-	acked atomic.Bool // nothing goes out before the acknowledgement
+
+	mu    sync.Mutex
+	acked bool          // nothing goes out before the acknowledgement
+	early []earlyUpdate // updates that came before it (subscriptions.go)
 }
 
 // ToolsChanged tells every watching host that the tool list changed. It
@@ -146,9 +148,8 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	}
 	w := &hs.srv.watch
 	w.mu.Lock()
-	req.sink.pushWhile(live, jsonrpc.NewNotification("notifications/subscriptions/acknowledged",
-		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode())
-	l.acked.Store(true)
+	l.acknowledge(jsonrpc.NewNotification(mcp.MethodSubscriptionsAcknowledged,
+		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode(), subscribed)
 	if len(honored) > 0 {
 		if w.listens == nil {
 			w.listens = map[*listen]struct{}{}

@@ -3,12 +3,13 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/relay"
+	"mcpx/internal/upstream"
 )
 
 // Methods of resources and prompts.
@@ -34,36 +35,73 @@ type subKey struct{ server, uri string }
 
 // subscriber is who hears of a resource's updates: a legacy session with
 // a stream (*hostSession), or a 2026-07-28 subscriptions/listen (*listen).
-// resourceUpdated queues the notification; it must not block.
+// resourceUpdated queues the notification (params, with uri as the
+// subscriber named it); it must not block.
 type subscriber interface {
-	resourceUpdated(params *jsonrpc.Object)
+	resourceUpdated(uri string, params *jsonrpc.Object)
 }
 
 // resourceUpdated queues an update on a legacy session's stream: stdio,
 // or an HTTP session's GET stream while one is open (an update with no
 // stream to carry it is lost, as the spec's transport has it).
-func (hs *hostSession) resourceUpdated(params *jsonrpc.Object) {
+func (hs *hostSession) resourceUpdated(_ string, params *jsonrpc.Object) {
 	if out := hs.srv.streamOf(hs); out != nil {
 		out.pushWhile(nil, jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode())
 	}
 }
 
+// maxEarlyUpdates bounds the updates a listen keeps while its
+// subscriptions are being made.
+const maxEarlyUpdates = 64
+
+// earlyUpdate is an update that came for a listen before its
+// acknowledgement.
+type earlyUpdate struct {
+	uri  string
+	line []byte
+}
+
 // resourceUpdated queues an update on a listen's stream, tagged with its
-// subscription id; none before the acknowledgement (an update that comes
-// while the listen's subscriptions are being made is not its own yet).
-func (l *listen) resourceUpdated(params *jsonrpc.Object) {
-	if !l.acked.Load() {
+// subscription id. One that comes while the listen's subscriptions are
+// still being made (the upstream's is in place, the host's ack not yet
+// sent) is kept and sent right after the acknowledgement, if that names
+// its URI: nothing goes before the ack, and nothing after the upstream
+// subscription is lost.
+func (l *listen) resourceUpdated(uri string, params *jsonrpc.Object) {
+	mcp.SetMeta(params, mcp.MetaSubscriptionID, l.id.Raw())
+	line := jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.acked {
+		if len(l.early) < maxEarlyUpdates {
+			l.early = append(l.early, earlyUpdate{uri, line})
+		}
 		return
 	}
-	mcp.SetMeta(params, mcp.MetaSubscriptionID, l.id.Raw())
-	l.sink.pushWhile(l.live, jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode())
+	l.sink.pushWhile(l.live, line)
+}
+
+// acknowledge queues a listen's acknowledgement, then the updates that
+// came before it for the URIs it names; from then on updates go out as
+// they come.
+func (l *listen) acknowledge(ack []byte, subscribed []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sink.pushWhile(l.live, ack)
+	for _, u := range l.early {
+		if slices.Contains(subscribed, u.uri) {
+			l.sink.pushWhile(l.live, u.line)
+		}
+	}
+	l.early, l.acked = nil, true
 }
 
 // resourceSub is one upstream subscription and the subscribers behind it,
 // each with the URI as it named it (the upstream's, or mcpx's form).
 type resourceSub struct {
-	op    sync.Mutex            // held across the upstream's subscribe and unsubscribe
-	hosts map[subscriber]string // guarded by subscriptions.mu
+	op    sync.Mutex             // held across the upstream's subscribe and unsubscribe
+	up    *upstream.Subscription // guarded by op; nil until made
+	hosts map[subscriber]string  // guarded by subscriptions.mu
 }
 
 // subscriptions are every host's resource subscriptions.
@@ -87,19 +125,30 @@ func (ss *subscriptions) get(k subKey) *resourceSub {
 }
 
 // subscribe adds hs to k's hosts, subscribing upstream if it is the first.
+// hs is added first, so that it hears every update that comes once the
+// upstream's subscription is in place.
 func (srv *Server) subscribe(ctx context.Context, hs subscriber, k subKey, hostURI string) error {
 	s := srv.lockSub(k)
 	defer s.op.Unlock()
-	if srv.subs.count(s) == 0 {
-		if err := srv.upstreamSubscription(ctx, methodResourcesSubscribe, k); err != nil {
-			srv.dropIfEmpty(k, s)
-			return err
-		}
-		srv.log.Info("subscribed to an upstream resource", "server", k.server, "uri", k.uri)
-	}
 	srv.subs.mu.Lock()
+	_, had := s.hosts[hs]
 	s.hosts[hs] = hostURI
 	srv.subs.mu.Unlock()
+	if s.up != nil {
+		return nil
+	}
+	up, err := srv.relay.Pool().Subscribe(ctx, k.server, k.uri)
+	if err != nil {
+		if !had {
+			srv.subs.mu.Lock()
+			delete(s.hosts, hs)
+			srv.subs.mu.Unlock()
+		}
+		srv.dropIfEmpty(k, s)
+		return err
+	}
+	s.up = up
+	srv.log.Info("subscribed to an upstream resource", "server", k.server, "uri", k.uri)
 	return nil
 }
 
@@ -120,12 +169,6 @@ func (srv *Server) lockSub(k subKey) *resourceSub {
 	}
 }
 
-func (ss *subscriptions) count(s *resourceSub) int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(s.hosts)
-}
-
 // unsubscribe removes hs from k's hosts, unsubscribing upstream if it was
 // the last. It reports whether hs was subscribed.
 func (srv *Server) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bool, error) {
@@ -137,8 +180,9 @@ func (srv *Server) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bo
 	left := len(s.hosts)
 	srv.subs.mu.Unlock()
 	var err error
-	if had && left == 0 {
-		err = srv.upstreamSubscription(ctx, methodResourcesUnsubscribe, k)
+	if left == 0 && s.up != nil {
+		err = s.up.Close(ctx)
+		s.up = nil
 		srv.log.Info("unsubscribed from an upstream resource", "server", k.server, "uri", k.uri, "err", err)
 	}
 	srv.dropIfEmpty(k, s) // after the upstream's unsubscribe: see lockSub
@@ -151,25 +195,6 @@ func (srv *Server) dropIfEmpty(k subKey, s *resourceSub) {
 	if len(s.hosts) == 0 && srv.subs.subs[k] == s {
 		delete(srv.subs.subs, k)
 	}
-}
-
-func (srv *Server) upstreamSubscription(ctx context.Context, method string, k subKey) error {
-	if method == methodResourcesSubscribe {
-		sess, err := srv.relay.Pool().Session(ctx, k.server)
-		if err != nil {
-			return err
-		}
-		if sess.Modern() {
-			// 2026-07-28 removed resources/subscribe: updates come on a
-			// subscriptions/listen, which mcpx does not open upstream yet.
-			return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
-				"mcpx cannot yet subscribe to resources of server %q: it speaks %s, where updates come through subscriptions/listen", k.server, sess.Version())
-		}
-	}
-	params := &jsonrpc.Object{}
-	params.Set("uri", jsonrpc.MustMarshal(k.uri))
-	_, err := srv.relay.Send(ctx, nil, relay.Request{Server: k.server, Method: method, Params: params})
-	return err
 }
 
 // leaveSubscriptions unsubscribes a host or listen that has gone from
@@ -208,7 +233,8 @@ func (srv *Server) UpstreamNotified(server string, msg *jsonrpc.Message) {
 
 // resourceUpdated fans an upstream's notifications/resources/updated out
 // to the hosts subscribed to that URI of that upstream, each under the URI
-// it subscribed with; the params are otherwise byte for byte.
+// it subscribed with and without the subscription id of mcpx's upstream
+// listen; the params are otherwise byte for byte.
 func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 	params, err := jsonrpc.ParseObject(msg.Params)
 	if err != nil {
@@ -231,7 +257,10 @@ func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 		if hostURI != uri {
 			p.Set("uri", jsonrpc.MustMarshal(hostURI))
 		}
-		sub.resourceUpdated(p)
+		if p.Has("_meta") { // the upstream's listen id is mcpx's, not the host's
+			mcp.EditMeta(p, func(m *jsonrpc.Object) { m.Delete(mcp.MetaSubscriptionID) })
+		}
+		sub.resourceUpdated(hostURI, p)
 	}
 	srv.log.Debug("resource updated", "server", server, "uri", uri, "hosts", len(hosts))
 }

@@ -13,7 +13,11 @@ const (
 	MethodToolsListChanged = "notifications/tools/list_changed"
 	MethodMessage          = "notifications/message"
 
-	MethodSubscriptionsListen = "subscriptions/listen"
+	MethodSubscriptionsListen       = "subscriptions/listen"
+	MethodSubscriptionsAcknowledged = "notifications/subscriptions/acknowledged"
+	MethodResourcesSubscribe        = "resources/subscribe"
+	MethodResourcesUnsubscribe      = "resources/unsubscribe"
+	MethodResourcesUpdated          = "notifications/resources/updated"
 )
 
 // Error codes beyond JSON-RPC's own.

@@ -48,6 +48,7 @@ type Request struct {
 	onProgress       func(params json.RawMessage)
 	onProgressObject func(params *jsonrpc.Object)
 	onMessage        func(*jsonrpc.Message)
+	onAck            func(params json.RawMessage)
 	inbound          InboundHandler // takes the upstream's requests during r; nil: none
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
@@ -97,6 +98,10 @@ type StartOptions struct {
 	// carries none and the upstream declared logging. Legacy sessions
 	// ignore it.
 	LogLevel string
+	// OnAcknowledged, for a subscriptions/listen, receives the params of
+	// the upstream's notifications/subscriptions/acknowledged for it, on
+	// the reader goroutine. It must not block.
+	OnAcknowledged func(params json.RawMessage)
 	// Inbound, when set, takes the requests the upstream sends mcpx that
 	// belong to this request (elicitation, sampling, roots).
 	Inbound InboundHandler
@@ -114,7 +119,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	}
 	c.nextID++
 	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
-		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, inbound: opts.Inbound}
+		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, onAck: opts.OnAcknowledged, inbound: opts.Inbound}
 	if opts.OnProgress != nil || opts.OnProgressObject != nil {
 		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
 		if params == nil {
@@ -262,6 +267,7 @@ func (c *Conn) dispatch(msg *jsonrpc.Message, via *Request) {
 		c.inboundCancelled(msg.Params)
 	case msg.Method == MethodElicitationComplete:
 		c.elicitationComplete(msg.Params)
+	case msg.Method == mcp.MethodSubscriptionsAcknowledged && c.acknowledged(msg.Params):
 	default:
 		if c.onNotify != nil {
 			c.onNotify(msg)

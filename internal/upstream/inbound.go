@@ -259,6 +259,7 @@ func (c *Conn) inboundCancelled(params json.RawMessage) {
 	in := c.inbound[string(bytes.TrimSpace(p.RequestID))]
 	c.inMu.Unlock()
 	if in == nil {
+		c.listenCancelled(bytes.TrimSpace(p.RequestID), p.Reason) // subscribe.go
 		return
 	}
 	reason := "the upstream cancelled it"

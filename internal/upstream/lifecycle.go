@@ -21,8 +21,8 @@ import (
 //     started by the next call, crash or not: each start then serves a
 //     call, so a crash loop costs one start per call and no more.)
 //   - A server with an idle stop (config idleStop) whose session has had
-//     no request in flight, and has not been handed out, for that long is
-//     stopped; its tools are kept, so that a listing does not start it
+//     no request in flight and no resource subscription (subscribe.go),
+//     and has not been handed out, for that long is stopped; its tools are kept, so that a listing does not start it
 //     again, and the next call does.
 
 // crashWindow is how long a session must live for its end not to count
@@ -83,7 +83,7 @@ func (p *Pool) tendOnce(now time.Time) {
 	for _, sl := range p.slots {
 		s := sl.sess
 		switch {
-		case s != nil && s.Err() == nil && s.Pending() > 0:
+		case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
 			sl.busy = true
 		case sl.busy:
 			// The first look at it idle: its idle time starts now (at

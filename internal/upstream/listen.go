@@ -88,14 +88,14 @@ func (s *Session) listen(log *slog.Logger, kinds []string) {
 				return // the session has ended
 			}
 			opened := time.Now()
-			s.listening.Store(1)
+			s.listening.Add(1)
 			select {
 			case <-s.done:
-				s.listening.Store(0)
+				s.listening.Add(-1)
 				return
 			case <-r.Done():
 			}
-			s.listening.Store(0)
+			s.listening.Add(-1)
 			_, err = r.Result()
 			if rpcErr, ok := errors.AsType[*jsonrpc.Error](err); ok && rpcErr.Code == jsonrpc.CodeMethodNotFound {
 				log.Warn("the upstream declares listChanged but has no subscriptions/listen: mcpx will not hear of its list changes", "kinds", kinds)

@@ -44,8 +44,12 @@ type Session struct {
 	// onToolsChanged is told when the upstream says its tools changed.
 	onToolsChanged func(server string)
 
-	// listening is 1 while mcpx's subscriptions/listen is open (listen.go).
+	// listening counts mcpx's open subscriptions/listen requests (listen.go,
+	// subscribe.go): they are not calls in flight.
 	listening atomic.Int32
+	// subs counts the resource subscriptions mcpx holds on the session
+	// (subscribe.go): while there are any, it is not stopped for being idle.
+	subs atomic.Int32
 
 	// onNotify is told of the upstream's other notifications (lists.go).
 	onNotify func(server string, msg *jsonrpc.Message)
