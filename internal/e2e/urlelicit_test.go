@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -206,6 +208,109 @@ func TestURLRequiredModernHostRefusals(t *testing.T) {
 		m = callGated(h, "s6", args, urlCaps, accept+again+`"`)
 		if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "expired") {
 			t.Errorf("an expired state: %s, want -32602", m.Encode())
+		}
+	})
+}
+
+// TestModernUpstreamURLToLegacyHost: a 2026-07-28 upstream's URL-mode
+// input request reaches a legacy host that declared URL mode as
+// elicitation/create within its call, with an elicitationId mcpx made up
+// (2025-11-25 requires one; 2026-07-28 has none); mcpx retries upstream
+// with the host's answer under the upstream's key and its requestState
+// byte for byte. A legacy host that declared form only is never asked: it
+// gets a tool error naming URL mode.
+func TestModernUpstreamURLToLegacyHost(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+		h := e.StartHost(mode, cfg)
+		askHost(h, urlCaps)
+		h.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__gated","arguments":{"gate":"m"}}}`)
+		q := question(h, "elicitation/create")
+		var p struct {
+			Mode, URL, Message, ElicitationID string
+		}
+		if json.Unmarshal(q.Params, &p) != nil || p.Mode != "url" || p.URL != "https://example.test/connect?gate=m&from=demo" ||
+			!strings.HasPrefix(p.ElicitationID, "mcpx-elicitation-") || !strings.Contains(string(q.Params), "gate=m&from") {
+			t.Fatalf("the host's question %s: want URL mode, the upstream's URL as it was, an elicitationId of mcpx's", q.Params)
+		}
+		h.SendRaw(`{"jsonrpc":"2.0","id":` + q.ID.String() + `,"result":{"action":"accept"}}`)
+		res := h.Result(jsonrpc.NewIntID(2), transcriptWait)
+		if !strings.Contains(string(res), `"structuredContent":{"gate":"m","refused":1}`) || strings.Contains(string(res), "resultType") {
+			t.Errorf("result %s", res)
+		}
+		if retry := wireWith(e, "demo", `"inputResponses":{"gate":{"action":"accept"}},"requestState":"gate:m"`); len(retry) != 1 {
+			t.Errorf("the upstream's retry: %q", retry)
+		}
+
+		formOnly := e.StartHost(mode, cfg)
+		askHost(formOnly, `{"elicitation":{"form":{}}}`)
+		formOnly.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__gated","arguments":{"gate":"f"}}}`)
+		res = formOnly.Result(jsonrpc.NewIntID(2), transcriptWait)
+		if !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), `needs elicitation/create in url mode, which this host did not declare`) {
+			t.Errorf("a form-only host: %s, want a tool error naming URL mode", res)
+		}
+		for _, r := range formOnly.Received() {
+			if r.Msg.IsRequest() {
+				t.Errorf("a form-only host was asked %s", r.Msg.Encode())
+			}
+		}
+	})
+}
+
+// TestHeldURLElicitationModernHost: a legacy upstream's URL-mode
+// elicitation/create during a call (not -32042) reaches a 2026-07-28 host
+// that declared URL mode as input_required without its elicitationId; after
+// the host's retry, the upstream's notifications/elicitation/complete is
+// dropped (2026-07-28 has none) and the host gets the result.
+func TestHeldURLElicitationModernHost(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		h := e.StartHost(mode, e.WriteConfig(nil, legacyDemo))
+		args := `{"asks":[` + askURL + `],"complete":true}`
+		h.SendRaw(`{"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"demo__ask","arguments":` + args + `,` + modernMetaCaps(urlCaps) + `}}`)
+		m := h.Response(jsonrpc.NewStringID("h1"), transcriptWait)
+		_, state := inputRequiredOf(t, m)
+		if !strings.Contains(string(m.Result), `"mcpx-1":{"method":"elicitation/create","params":{"mode":"url","message":"Sign in","url":"https://example.test/login"}}`) {
+			t.Errorf("input_required %s: want the URL elicitation without elicitationId", m.Result)
+		}
+		h.SendRaw(`{"jsonrpc":"2.0","id":"h2","method":"tools/call","params":{"name":"demo__ask","arguments":` + args + `,` + modernMetaCaps(urlCaps) +
+			`,"inputResponses":{"mcpx-1":{"action":"accept"}},"requestState":"` + state + `"}}`)
+		res := h.Result(jsonrpc.NewStringID("h2"), transcriptWait)
+		if !strings.Contains(string(res), `"answers":[{"result":{"action":"accept"}}]`) {
+			t.Errorf("result %s", res)
+		}
+		if n := wireWith(e, "demo", `"notifications/elicitation/complete","params":{"elicitationId":"el-7"}`); len(n) != 1 {
+			t.Errorf("the upstream's completion: %q", n)
+		}
+		for _, l := range h.ReceivedLines() {
+			if strings.Contains(l, "elicitation/complete") || strings.Contains(l, "elicitationId") {
+				t.Errorf("the 2026-07-28 host got %s", l)
+			}
+		}
+	})
+}
+
+// TestURLRequiredModernHTTPHost: over HTTP, the -32021 a 2026-07-28 host
+// without URL-mode elicitation gets comes with status 400, as that
+// revision requires; a host that declared it gets input_required (200).
+func TestURLRequiredModernHTTPHost(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		m := startHTTP(t, e, mode, e.WriteConfig(nil, legacyDemo), false)
+		h := newRawHost(t, m)
+		caps := func(c any) map[string]any {
+			return modernMeta(map[string]any{"io.modelcontextprotocol/clientCapabilities": c})
+		}
+		hdr := modernHeaders("tools/call", "demo__gated")
+		r := h.do(callBody(1, "demo__gated", map[string]any{"gate": "http"}, caps(map[string]any{"elicitation": map[string]any{}})), hdr)
+		if r.Status != http.StatusBadRequest || len(r.Msgs) != 1 || r.Msgs[0].Error == nil || r.Msgs[0].Error.Code != -32021 {
+			t.Errorf("a form-only host: %d %s, want 400 and -32021", r.Status, r.Body)
+		}
+		url := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+		r = h.do(callBody(2, "demo__gated", map[string]any{"gate": "http-url"}, caps(url)), hdr)
+		if r.Status != http.StatusOK || len(r.Msgs) != 1 || !strings.Contains(string(r.Msgs[0].Result), `"resultType":"input_required"`) {
+			t.Errorf("a URL-mode host: %d %s, want 200 and input_required", r.Status, r.Body)
 		}
 	})
 }
