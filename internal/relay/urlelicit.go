@@ -108,6 +108,10 @@ func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessag
 // client/elicitation.mdx, "URL Mode Elicitation Requests"): the host may
 // retry before the user is done, and the upstream then answers -32042
 // again, which reaches the host as input_required again.
+//
+// The state names no held call, so nothing is taken when it is used: it
+// serves until it expires, and a replay is this host calling this tool
+// with these arguments again, which it may do anyway.
 func (r *Relay) reissue(ctx context.Context, e *Entry, c Call, st holdState) (json.RawMessage, error) {
 	var responses map[string]struct {
 		Action string `json:"action"`
