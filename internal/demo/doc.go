@@ -42,7 +42,9 @@
 //     lines for those headers.
 //
 // The tools (export, scan, stubborn, wait, cancellations, echo, burst, raw,
-// crash, garbage, fail, sleep_then; over HTTP also region_echo and
+// crash, garbage, fail, sleep_then, ask, which asks the client things
+// during a call, and gated, which needs a URL-mode elicitation completed
+// first, -32042 until then; over HTTP also region_echo and
 // bad_header_tool, for x-mcp-header) are listed by tools/list with their
 // arguments and defaults; durations are seconds, as JSON numbers.
 //

@@ -38,6 +38,9 @@ type server struct {
 	logLevel     string
 
 	questions questions // the ask tool's requests to the client
+
+	gates    map[string]*gate // the gated tool's URL elicitations, by gate name; guarded by mu
+	stopping <-chan struct{}  // closed when serving ends: the gated tool's timers stop
 }
 
 // Serve runs the demo server on newline-delimited JSON-RPC: it reads r and
@@ -69,6 +72,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	s.stopping = ctx.Done()
 	readDone := make(chan struct{})
 	s.wg.Go(func() {
 		select {

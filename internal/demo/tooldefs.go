@@ -100,7 +100,8 @@ var toolDefs = map[string]string{
 		"inputSchema": {"type": "object", "properties": {
 			"uri": {"type": "string", "description": "the resource that changed"},
 			"grow": {"type": "boolean", "description": "add a resource and a prompt"}}}}`),
-	"ask": askToolJSON,
+	"ask":   askToolJSON,
+	"gated": gatedToolJSON,
 	"sleep_then": compact(`{"name": "sleep_then", "title": "Sleep, then answer",
 		"description": "Waits without sending progress, then returns the given text. Cancellable.",
 		"inputSchema": {"type": "object", "properties": {

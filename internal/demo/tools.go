@@ -34,6 +34,7 @@ var tools = []tool{
 	{"fail", runFail},
 	{"sleep_then", runSleepThen},
 	{"ask", runAsk},
+	{"gated", runGated},
 }
 
 // toolCall is what a tool runs with. A tool returns a result, or the cause

@@ -219,9 +219,19 @@ func (m *Message) Append(buf []byte) []byte {
 			buf = appendRaw(buf, m.Params)
 		}
 	} else if m.Error != nil {
-		buf = append(buf, `,"error":`...)
-		b, _ := json.Marshal(m.Error)
-		buf = append(buf, b...)
+		// Written member by member, as json.Marshal would write the
+		// struct, but with data as it is: json.Marshal would escape its
+		// <, > and & (a URL's query in a -32042's data, say), and a relayed
+		// error must keep the upstream's bytes.
+		buf = append(buf, `,"error":{"code":`...)
+		buf = strconv.AppendInt(buf, m.Error.Code, 10)
+		buf = append(buf, `,"message":`...)
+		buf = appendString(buf, m.Error.Message)
+		if len(m.Error.Data) > 0 {
+			buf = append(buf, `,"data":`...)
+			buf = appendRaw(buf, m.Error.Data)
+		}
+		buf = append(buf, '}')
 	} else {
 		buf = append(buf, `,"result":`...)
 		if len(m.Result) == 0 {

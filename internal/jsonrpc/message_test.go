@@ -336,6 +336,10 @@ func TestRoundTrip(t *testing.T) {
 			`{"jsonrpc":"2.0","id":null,"error":{"message":"m","code":-32700}}`,
 			`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}`,
 		},
+		{ // an error's data as the peer wrote it: a URL's & unescaped, spacing kept
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32042,"message":"Needs <you> & me","data":{"elicitations":[{"url":"https://x.test/?a=1&b=<2>", "n":1.0}]}}}`,
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32042,"message":"Needs <you> & me","data":{"elicitations":[{"url":"https://x.test/?a=1&b=<2>", "n":1.0}]}}}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -148,14 +148,11 @@ func (a *asks) run(ctx context.Context, in *upstream.Inbound) {
 // routeCompletion sends the completion of a URL-mode elicitation to this
 // call's host, for as long as the call lasts.
 func (a *asks) routeCompletion(in *upstream.Inbound) {
-	var p struct {
-		Mode          string `json:"mode"`
-		ElicitationID string `json:"elicitationId"`
-	}
-	if json.Unmarshal(in.Params, &p) != nil || p.Mode != "url" || p.ElicitationID == "" {
+	id := urlElicitationID(in.Method, in.Params)
+	if id == "" {
 		return
 	}
-	rm := in.RouteCompletion(p.ElicitationID, func(params json.RawMessage) {
+	rm := in.RouteCompletion(id, func(params json.RawMessage) {
 		a.asker.Notify(upstream.MethodElicitationComplete, params)
 	})
 	a.mu.Lock()

@@ -159,7 +159,26 @@ func shorter(a, b time.Duration) time.Duration {
 // counts that wait (it bounds the call as the host sees it), the idle
 // timer does not (it starts once the call goes upstream). A call that
 // leaves the queue, for whatever reason, has sent nothing upstream.
+//
+// For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
+// input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	res, err := r.callTool(ctx, e, c)
+	if !c.Holdable {
+		return res, err
+	}
+	els, ok, bad := urlElicitations(err)
+	switch {
+	case !ok:
+		return res, err
+	case bad != nil:
+		// Never a -32042 to a 2026-07-28 host: it "MUST NOT" see one.
+		return nil, fmt.Errorf("upstream %q refused the call with a URL elicitation mcpx cannot relay: %w", c.Server, bad)
+	}
+	return r.urlInputRequired(&c, els)
+}
+
+func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	if c.Resume != nil && strings.HasPrefix(c.Resume.State, statePrefix) {
 		return r.resume(ctx, e, c)
 	}

@@ -40,8 +40,9 @@ type heldCall struct {
 	expiry    *time.Timer
 	n         int // keys minted so far: mcpx-1, mcpx-2, ...
 
-	mu      sync.Mutex
-	pending map[string]*upstream.Inbound // by inputRequests key
+	mu       sync.Mutex
+	pending  map[string]*upstream.Inbound // by inputRequests key
+	removers []func()                     // of the completion routes of its URL elicitations
 }
 
 // holds are the held calls, by id; an id is used once, so a state that
@@ -112,10 +113,21 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 			delete(hc.pending, key)
 			hc.mu.Unlock()
 		})
-	}
-	type inputRequest struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
+		if id := urlElicitationID(in.Method, in.Params); id != "" {
+			// The upstream may announce the URL interaction's end with
+			// notifications/elicitation/complete, which 2026-07-28
+			// removed, with elicitationId (changelog item 11: "the client
+			// learns the outcome of an out-of-band interaction by
+			// retrying the original request"). The host has nothing to
+			// receive it on, nor a use for it: its retry resumes this
+			// call, whose result says how the interaction went. Dropped,
+			// knowingly.
+			server, upID := hc.server, hc.req.ID
+			hc.removers = append(hc.removers, in.RouteCompletion(id, func(json.RawMessage) {
+				r.log.Debug("dropped notifications/elicitation/complete: a 2026-07-28 host has no such notification, and learns the outcome from its retry",
+					"server", server, "upstreamId", upID, "elicitationId", id)
+			}))
+		}
 	}
 	requests := map[string]inputRequest{}
 	for k, in := range hc.pending {
@@ -125,6 +137,7 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 		if len(params) == 0 {
 			params = json.RawMessage("{}")
 		}
+		params = withoutElicitationID(in.Method, params)
 		requests[k] = inputRequest{in.Method, params}
 	}
 	hc.mu.Unlock()
@@ -144,11 +157,36 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 	}
 	sort.Strings(keys)
 	r.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys)
-	return jsonrpc.MustMarshal(struct {
-		ResultType    string                  `json:"resultType"`
-		InputRequests map[string]inputRequest `json:"inputRequests"`
-		RequestState  string                  `json:"requestState"`
-	}{"input_required", requests, state}), nil
+	return inputRequiredResult(requests, state), nil
+}
+
+// inputRequest is one request of an input_required result mcpx makes.
+type inputRequest struct {
+	Method string
+	Params json.RawMessage
+}
+
+// inputRequiredResult is the input_required result asking requests, keys
+// in order, under state. Params go as they are: json.Marshal would escape
+// the <, > and & of a relayed URL.
+func inputRequiredResult(requests map[string]inputRequest, state string) json.RawMessage {
+	keys := make([]string, 0, len(requests))
+	for k := range requests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	inputs := &jsonrpc.Object{}
+	for _, k := range keys {
+		q := &jsonrpc.Object{}
+		q.Set("method", jsonrpc.Quote(requests[k].Method))
+		q.Set("params", requests[k].Params)
+		inputs.SetObject(k, q)
+	}
+	res := &jsonrpc.Object{}
+	res.Set("resultType", jsonrpc.Quote("input_required"))
+	res.SetObject("inputRequests", inputs)
+	res.Set("requestState", jsonrpc.Quote(state))
+	return res.Bytes()
 }
 
 // expire ends a held call its host never came back for: the upstream
@@ -166,7 +204,12 @@ func (hc *heldCall) finish(why string) {
 	hc.mu.Lock()
 	pending := hc.pending
 	hc.pending = map[string]*upstream.Inbound{}
+	removers := hc.removers
+	hc.removers = nil
 	hc.mu.Unlock()
+	for _, rm := range removers {
+		rm()
+	}
 	for _, in := range pending {
 		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended: %s", in.Method, why))
 	}
@@ -184,6 +227,9 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	st, err := r.sealer.open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
 	if err != nil {
 		return nil, stateError(err)
+	}
+	if len(st.URL) > 0 {
+		return r.reissue(ctx, e, c, st)
 	}
 	hc := r.holds.take(st.Hold)
 	if hc == nil {

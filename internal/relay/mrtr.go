@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/upstream"
 )
 
 // maxInputRounds bounds the input_required rounds of one call relayed to
@@ -78,7 +80,11 @@ func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *
 	for _, k := range ir.keys {
 		q := ir.requests[k]
 		if !a.asker.Can(q.Method, q.Params) {
-			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", a.server, q.Method)), nil
+			what := q.Method
+			if mode := elicitationMode(q.Method, q.Params); mode != "" {
+				what += " in " + mode + " mode"
+			}
+			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", a.server, what)), nil
 		}
 	}
 	a.busy(1)
@@ -86,7 +92,7 @@ func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *
 	for _, k := range ir.keys {
 		q := ir.requests[k]
 		a.log.Info("relaying an upstream's input request to the host", "server", a.server, "method", q.Method, "key", k)
-		res, err := a.asker.Ask(ctx, q.Method, q.Params)
+		res, err := a.asker.Ask(ctx, q.Method, withElicitationID(q.Method, q.Params))
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -111,4 +117,51 @@ func toolError(text string) json.RawMessage {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}{{"text", text}}, IsError: true})
+}
+
+// elicitationIDs numbers the elicitationIds mcpx makes up.
+var elicitationIDs atomic.Uint64
+
+// withElicitationID returns a 2026-07-28 URL-mode elicitation/create's
+// params as a legacy host must get them: with the elicitationId 2025-11-25
+// requires of URL mode (schema ElicitRequestURLParams; "unique within the
+// context of the server"), made up by mcpx, which is that server to the
+// host. 2026-07-28 removed it (changelog item 11), and with it
+// notifications/elicitation/complete, so mcpx never sends the host a
+// completion for it: the host gets the call's result instead, once the
+// upstream, retried with the host's answer, has it. Params that have one,
+// or are no URL-mode elicitation, are returned as they are.
+//
+// Such a legacy host is asked within its call, as 2025-11-25 servers do;
+// mcpx does not end the call with -32042 for it to retry: that retry
+// would be a new request with nothing to carry the upstream's
+// requestState, which mcpx would then have to keep between the host's
+// requests, and 2025-11-25 makes -32042 a server's option ("MAY"), not
+// its duty.
+func withElicitationID(method string, params json.RawMessage) json.RawMessage {
+	if elicitationMode(method, params) != "url" {
+		return params
+	}
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil || obj.Has("elicitationId") {
+		return params
+	}
+	obj.Set("elicitationId", jsonrpc.Quote(fmt.Sprintf("mcpx-elicitation-%d", elicitationIDs.Add(1))))
+	return obj.Bytes()
+}
+
+// elicitationMode returns an elicitation/create's mode ("form" if it has
+// none), "" for any other request.
+func elicitationMode(method string, params json.RawMessage) string {
+	if method != upstream.MethodElicitationCreate {
+		return ""
+	}
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	_ = json.Unmarshal(params, &p)
+	if p.Mode == "" {
+		return "form"
+	}
+	return p.Mode
 }

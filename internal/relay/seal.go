@@ -21,16 +21,20 @@ const statePrefix = "mcpx1."
 var sealAAD = []byte("mcpx requestState v1")
 
 // holdState is what a requestState of mcpx's carries, sealed: the held
-// call it names, and what binds it (spec-checklist §6.5): the host
+// call it names (or the URL elicitations it asked for), and what binds it (spec-checklist §6.5): the host
 // principal it was issued to, the server and tool, a digest of the
 // request, and an expiry.
 type holdState struct {
-	Hold      uint64 `json:"h"`
-	Principal string `json:"p"`
-	Server    string `json:"s"`
-	Tool      string `json:"t"`
-	Digest    string `json:"d"`
-	Expires   int64  `json:"e"` // unix ms
+	Hold uint64 `json:"h"`
+	// URL, set instead of Hold, are the inputRequests keys of the URL
+	// elicitations an upstream's -32042 asked for (urlelicit.go): the
+	// retry calls the tool again, so there is no held call to name.
+	URL       []string `json:"u,omitempty"`
+	Principal string   `json:"p"`
+	Server    string   `json:"s"`
+	Tool      string   `json:"t"`
+	Digest    string   `json:"d"`
+	Expires   int64    `json:"e"` // unix ms
 }
 
 // sealer seals and opens requestState with AES-256-GCM under a key made

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -21,8 +22,13 @@ func TestSealedState(t *testing.T) {
 	st := holdState{Hold: 7, Principal: "conn:host-1", Server: "demo", Tool: "ask", Digest: digest, Expires: now.Add(time.Minute).UnixMilli()}
 	token := s.seal(st)
 	got, err := s.open(token, "conn:host-1", digest, now)
-	if err != nil || got != st {
+	if err != nil || !reflect.DeepEqual(got, st) {
 		t.Fatalf("open: %+v, %v", got, err)
+	}
+	// A -32042's state: the URL elicitations' keys, no held call.
+	url := holdState{URL: []string{"mcpx-1", "mcpx-2"}, Principal: "http", Server: "demo", Tool: "gated", Digest: digest, Expires: st.Expires}
+	if got, err := s.open(s.seal(url), "http", digest, now); err != nil || !reflect.DeepEqual(got, url) {
+		t.Fatalf("open a URL state: %+v, %v", got, err)
 	}
 	if s.seal(st) == token {
 		t.Error("two seals of one state are equal: the nonce is not fresh")

@@ -1,0 +1,109 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+)
+
+// gatedToolJSON is the gated tool's definition.
+var gatedToolJSON = compact(`{"name": "gated", "title": "URL-gated tool",
+	"description": "Needs the user to complete a URL-mode elicitation first (the gate). Legacy: answers every call -32042 (URLElicitationRequiredError, 2025-11-25) with the gate's URL elicitation (elicitationId gate-<gate>) until the gate is complete; 2026-07-28, which has no -32042: input_required with that URL elicitation (without elicitationId) instead. The gate completes completeAfter seconds after it was first asked for (0: at once): the simulated user's visit to the URL. Then, with notify, a legacy server sends notifications/elicitation/complete to the client it asked (stdio only). Once complete, every call returns text and how many times it was refused.",
+	"inputSchema": {"type": "object", "properties": {
+		"gate": {"type": "string", "default": "g", "description": "the gate's name"},
+		"completeAfter": {"type": "number", "minimum": 0, "default": 0, "description": "seconds until the gate completes"},
+		"notify": {"type": "boolean", "description": "send notifications/elicitation/complete when it does (legacy)"},
+		"text": {"type": "string", "default": "through the gate", "description": "the text to return"}}}}`)
+
+type gatedArgs struct {
+	Gate          string  `json:"gate"`
+	CompleteAfter float64 `json:"completeAfter"`
+	Notify        bool    `json:"notify"`
+	Text          string  `json:"text"`
+}
+
+func (a *gatedArgs) check() error { return nil }
+
+// gate is one URL elicitation of the gated tool: asked for, then complete.
+type gate struct {
+	done    bool
+	refused int // calls answered -32042 or input_required
+}
+
+// The gated tool's URL elicitation, as a 2025-11-25 server writes it
+// (2026-07-28 drops elicitationId).
+type gateElicitation struct {
+	Mode          string `json:"mode"`
+	ElicitationID string `json:"elicitationId,omitempty"`
+	URL           string `json:"url"`
+	Message       string `json:"message"`
+}
+
+func runGated(_ context.Context, t *toolCall) (json.RawMessage, error) {
+	a := gatedArgs{Gate: "g", Text: "through the gate"}
+	if err := t.decode(&a); err != nil {
+		return errorResult("gated: invalid arguments: %v", err), nil
+	}
+	s := t.s
+	s.mu.Lock()
+	if s.gates == nil {
+		s.gates = map[string]*gate{}
+	}
+	g, asked := s.gates[a.Gate]
+	if !asked {
+		// The first call is refused, whenever the gate completes.
+		g = &gate{done: a.CompleteAfter == 0}
+		s.gates[a.Gate] = g
+	}
+	done := g.done && asked
+	if !done {
+		g.refused++
+	}
+	refused := g.refused
+	s.mu.Unlock()
+	if done {
+		return toolResult(a.Text, marshal(map[string]any{"gate": a.Gate, "refused": refused}), false), nil
+	}
+	el := gateElicitation{Mode: "url", ElicitationID: "gate-" + a.Gate,
+		URL:     "https://example.test/connect?gate=" + url.QueryEscape(a.Gate) + "&from=demo",
+		Message: "Connect your example.test account (gate " + a.Gate + ") to use this tool."}
+	if !asked && (a.CompleteAfter > 0 || a.Notify) {
+		s.completeGate(g, el.ElicitationID, time.Duration(a.CompleteAfter*float64(time.Second)), a.Notify && !t.modern)
+	}
+	if t.modern {
+		el.ElicitationID = ""
+		return marshal(map[string]any{
+			"resultType":    "input_required",
+			"inputRequests": map[string]any{"gate": map[string]any{"method": "elicitation/create", "params": el}},
+			"requestState":  "gate:" + a.Gate,
+		}), nil
+	}
+	return nil, &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "This request requires more information.",
+		Data: marshal(map[string]any{"elicitations": []gateElicitation{el}})}
+}
+
+// completeGate completes g after d, the simulated user's visit, and then,
+// with notify, tells the client (stdio: the only client this process has;
+// over HTTP there is no stream to send it on).
+func (s *server) completeGate(g *gate, elicitationID string, d time.Duration, notify bool) {
+	s.wg.Go(func() {
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-s.stopping:
+			return
+		}
+		s.mu.Lock()
+		g.done = true
+		s.mu.Unlock()
+		s.log.Info("gate complete", "elicitationId", elicitationID)
+		if notify && s.out != nil {
+			s.out.Write(jsonrpc.NewNotification("notifications/elicitation/complete", marshal(map[string]string{"elicitationId": elicitationID})))
+		}
+	})
+}
