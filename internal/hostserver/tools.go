@@ -98,6 +98,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Asker:       hs.asker(req),
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
+		Host:        hs.id,
 		Resume:      resumeOf(req),
 	}
 	// live reports whether the host still expects to hear of this request:

@@ -42,6 +42,7 @@ type asks struct {
 	asker  Asker
 	log    *slog.Logger
 	server string
+	owner  string            // the call's host session
 	pause  func(paused bool) // stops or restarts the idle timer
 
 	ready chan struct{} // signalled when queued is not empty
@@ -54,9 +55,12 @@ type asks struct {
 	wg       sync.WaitGroup
 }
 
-func newAsks(asker Asker, server string, log *slog.Logger, pause func(bool)) *asks {
-	return &asks{asker: asker, server: server, log: log, pause: pause, ready: make(chan struct{}, 1)}
+func newAsks(asker Asker, server, owner string, log *slog.Logger, pause func(bool)) *asks {
+	return &asks{asker: asker, server: server, owner: owner, log: log, pause: pause, ready: make(chan struct{}, 1)}
 }
+
+// Owner implements upstream.InboundHandler.
+func (a *asks) Owner() string { return a.owner }
 
 // Accepts implements upstream.InboundHandler.
 func (a *asks) Accepts(method string, params json.RawMessage) bool {

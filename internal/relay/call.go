@@ -116,6 +116,11 @@ type Call struct {
 	Holdable bool
 	// Principal names the host for the requestState mcpx seals.
 	Principal string
+	// Host names the host session behind the call (a stdio connection, a
+	// legacy HTTP session, one stateless request): an upstream request
+	// that names no call goes to a call only if no other host's call could
+	// take it (upstream.InboundHandler's Owner).
+	Host string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
 }
@@ -233,7 +238,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	// The call's questions to its host end when it does, after the
 	// upstream has been told of a cancellation: so the host hears of the
 	// call's end, and the upstream of the question's, in that order.
-	a := newAsks(c.Asker, c.Server, r.log, st.pauseIdle)
+	a := newAsks(c.Asker, c.Server, c.Host, r.log, st.pauseIdle)
 	qctx, endQuestions := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer func() {
 		if held {

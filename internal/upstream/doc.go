@@ -19,7 +19,9 @@
 // mcpx request it belongs to: the one whose legacy HTTP stream carried it;
 // else the one whose progress token its _meta names; else the only tool
 // call in flight on the session, or of several the oldest whose host can
-// answer it. Outside any call there is no host to ask (a daemon's session
+// answer it, provided no other host's call could (calls of two hosts make
+// it ambiguous: the upstream gets an error rather than a host the wrong
+// question). Outside any call there is no host to ask (a daemon's session
 // serves many), and the upstream gets an error. The upstream's
 // notifications/cancelled for its request, or the connection's end,
 // cancels the Inbound.

@@ -144,6 +144,10 @@ type InboundHandler interface {
 	// Handle takes an accepted request. It runs on the reader goroutine
 	// and must not block.
 	Handle(in *Inbound)
+	// Owner names the host behind the call: a request that cannot be tied
+	// to one call is given to the oldest that can answer it only when all
+	// such calls share one owner (see attribute).
+	Owner() string
 }
 
 // serverRequest handles a request the upstream sent mcpx. via is the
@@ -190,8 +194,13 @@ func (c *Conn) serverRequest(msg *jsonrpc.Message, via *Request) {
 // attribute finds the call a server request belongs to: the request whose
 // stream carried it; else the request whose progress token its _meta
 // names; else the only tool call in flight on the session; else, of
-// several, the oldest whose host can answer it. With none in flight it is
-// refused: no host asked for anything.
+// several, the oldest whose host can answer it, if every call in flight
+// whose host could answer it is that host's. Calls of two hosts that could
+// both answer are ambiguous on a transport that links no request to a call
+// (stdio, HTTP+SSE): the request is refused rather than shown to a host
+// that may not be the one asked (a question, or a host's roots, must
+// never reach another host). With none in flight it is refused too: no
+// host asked for anything.
 func (c *Conn) attribute(msg *jsonrpc.Message, via *Request) (*Request, *jsonrpc.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -205,6 +214,7 @@ func (c *Conn) attribute(msg *jsonrpc.Message, via *Request) (*Request, *jsonrpc
 		return r, nil
 	}
 	var oldest, oldestAccepting *Request
+	owners := map[string]bool{}
 	for _, r := range c.pending {
 		if r.inbound == nil {
 			continue
@@ -212,11 +222,17 @@ func (c *Conn) attribute(msg *jsonrpc.Message, via *Request) (*Request, *jsonrpc
 		if oldest == nil || r.ID < oldest.ID {
 			oldest = r
 		}
-		if (oldestAccepting == nil || r.ID < oldestAccepting.ID) && r.inbound.Accepts(msg.Method, msg.Params) {
-			oldestAccepting = r
+		if r.inbound.Accepts(msg.Method, msg.Params) {
+			owners[r.inbound.Owner()] = true
+			if oldestAccepting == nil || r.ID < oldestAccepting.ID {
+				oldestAccepting = r
+			}
 		}
 	}
 	switch {
+	case len(owners) > 1:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError,
+			"mcpx cannot tell which tool call this %s belongs to: calls of %d hosts that could answer it are in flight on this session, and the request names none of them (send it with the call's progress token in _meta)", msg.Method, len(owners))
 	case oldestAccepting != nil:
 		return oldestAccepting, nil
 	case oldest != nil:
