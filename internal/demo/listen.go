@@ -21,6 +21,7 @@ import (
 type demoListen struct {
 	c    *call
 	uris []string
+	end  chan struct{} // closed when the server ends it (the touch tool's endListens)
 }
 
 // listen serves subscriptions/listen until ctx ends.
@@ -39,7 +40,7 @@ func (s *server) listen(ctx context.Context, c *call, req *request) (json.RawMes
 		honored["resourceSubscriptions"] = uris
 	}
 	meta := map[string]json.RawMessage{mcp.MetaSubscriptionID: c.id.Raw()}
-	l := &demoListen{c: c, uris: uris}
+	l := &demoListen{c: c, uris: uris, end: make(chan struct{})}
 	s.notify(c, jsonrpc.NewNotification(mcp.MethodSubscriptionsAcknowledged, marshal(map[string]any{"_meta": meta, "notifications": honored})))
 	s.mu.Lock()
 	if s.listens == nil {
@@ -47,11 +48,37 @@ func (s *server) listen(ctx context.Context, c *call, req *request) (json.RawMes
 	}
 	s.listens[l] = true
 	s.mu.Unlock()
-	<-ctx.Done()
-	s.mu.Lock()
-	delete(s.listens, l)
-	s.mu.Unlock()
-	return nil, context.Cause(ctx)
+	defer func() {
+		s.mu.Lock()
+		delete(s.listens, l)
+		s.mu.Unlock()
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-l.end:
+	}
+	// The server tears the listen down: on stdio by notifications/cancelled
+	// naming it, over HTTP by answering it, which ends its stream.
+	if c.hdr != nil {
+		return json.RawMessage(`{}`), nil
+	}
+	s.notify(c, jsonrpc.NewNotification(mcp.MethodCancelled, marshal(map[string]any{"requestId": c.id.Raw(), "reason": "the demo ended its listens"})))
+	return nil, errIgnored
+}
+
+// endListensLocked ends every listen. The caller holds s.mu.
+func (s *server) endListensLocked() int {
+	n := 0
+	for l := range s.listens {
+		select {
+		case <-l.end:
+		default:
+			close(l.end)
+			n++
+		}
+	}
+	return n
 }
 
 // listensForLocked returns the listens subscribed to uri. The caller holds s.mu.

@@ -287,12 +287,14 @@ func runLog(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	return textResult("sent: " + strings.Join(sent, ",")), nil
 }
 
-// runTouch sends notifications/resources/updated for a subscribed uri, and
-// with grow adds a resource and a prompt and says both lists changed.
+// runTouch sends notifications/resources/updated for a subscribed uri,
+// with endListens ends every subscriptions/listen (listen.go), and with
+// grow adds a resource and a prompt and says both lists changed.
 func runTouch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	var a struct {
-		URI  string `json:"uri"`
-		Grow bool   `json:"grow"`
+		URI        string `json:"uri"`
+		Grow       bool   `json:"grow"`
+		EndListens bool   `json:"endListens"`
 	}
 	if len(t.args) > 0 {
 		if err := json.Unmarshal(t.args, &a); err != nil {
@@ -316,6 +318,12 @@ func runTouch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 		} else {
 			did = append(did, "not subscribed: "+a.URI)
 		}
+	}
+	if a.EndListens {
+		t.s.mu.Lock()
+		n := t.s.endListensLocked()
+		t.s.mu.Unlock()
+		did = append(did, fmt.Sprintf("ended %d listens", n))
 	}
 	if a.Grow {
 		t.s.mu.Lock()

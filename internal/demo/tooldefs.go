@@ -96,9 +96,10 @@ var toolDefs = map[string]string{
 			"levels": {"type": "array", "items": {"type": "string"}, "description": "levels to log at"},
 			"message": {"type": "string", "description": "the text of each message"}}}}`),
 	"touch": compact(`{"name": "touch", "title": "Touch a resource",
-		"description": "Sends notifications/resources/updated for a subscribed uri; with grow, adds a resource and a prompt and says both lists changed (with -surface).",
+		"description": "Sends notifications/resources/updated for a subscribed uri; with endListens, ends every subscriptions/listen as a server shutting down would; with grow, adds a resource and a prompt and says both lists changed (with -surface).",
 		"inputSchema": {"type": "object", "properties": {
 			"uri": {"type": "string", "description": "the resource that changed"},
+			"endListens": {"type": "boolean", "description": "end every subscriptions/listen"},
 			"grow": {"type": "boolean", "description": "add a resource and a prompt"}}}}`),
 	"ask":   askToolJSON,
 	"gated": gatedToolJSON,

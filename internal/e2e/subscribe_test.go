@@ -48,8 +48,10 @@ func waitListen(t *testing.T, e *mcpxtest.Env, name, uri string) string {
 // well past it, neither is stopped. Each then crashes (its crash tool):
 // mcpx starts it again on its own, subscribes again, and tells the host
 // the resource was updated (an update may have gone unheard meanwhile); a
-// touch on the new process reaches the host too. Once the host
-// unsubscribes, the idle stop applies again.
+// touch on the new process reaches the host too. When a ends mcpx's
+// listen itself (notifications/cancelled naming it, as a server shutting
+// down does on stdio), mcpx listens again on the same session. Once the
+// host unsubscribes, the idle stop applies again.
 func TestSubscriptionKept(t *testing.T) {
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
@@ -106,6 +108,20 @@ func TestSubscriptionKept(t *testing.T) {
 				t.Errorf("%s started %d times, want 2", s, n)
 			}
 		}
+		// a ends its listens, as a server shutting down would (on stdio:
+		// notifications/cancelled naming each): mcpx listens again on the
+		// same session, and tells the host the resource was updated.
+		if got := resultText(t, h.Result(h.Request("tools/call", map[string]any{"name": "a__touch", "arguments": map[string]any{"endListens": true}}), waitLong)); !strings.HasPrefix(got, "ended ") || got == "ended 0 listens" {
+			t.Errorf("a's touch says %q, want its listens ended", got)
+		}
+		waitUpdates("a", 3, "the update mcpx sends once it listens again")
+		if got := resultText(t, h.Result(h.Request("tools/call", map[string]any{"name": "a__touch", "arguments": map[string]any{"uri": uri("a")}}), waitLong)); got != "updated "+uri("a") {
+			t.Errorf("a says %q after mcpx listened again", got)
+		}
+		waitUpdates("a", 4, "the update on mcpx's new listen")
+		if n := starts("a"); n != 2 {
+			t.Errorf("a started %d times after it ended its listens, want still 2", n)
+		}
 		for _, s := range servers {
 			h.Result(h.Request("resources/unsubscribe", map[string]any{"uri": uri(s)}), waitLong)
 		}
@@ -120,7 +136,9 @@ func TestSubscriptionKept(t *testing.T) {
 // resource, subscribed to by a legacy host (resources/subscribe) and a
 // 2026-07-28 host (its own listen), through one listen of mcpx's (one
 // per mcpx: in-process, each host has its own): each
-// host hears the update under its own terms, and when the last host
+// host hears the update under its own terms; when the upstream ends
+// mcpx's listen (answering it), mcpx listens again and both hosts hear the
+// resource may have changed; and when the last host
 // leaves mcpx ends its listen by closing that request's stream, which the
 // upstream sees as the listen cancelled.
 func TestSubscribeHTTPUpstream(t *testing.T) {
@@ -151,6 +169,25 @@ func TestSubscribeHTTPUpstream(t *testing.T) {
 		modern.WaitFor(waitLong, "the 2026 host's update", func(r mcpxtest.Received) bool {
 			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://h/readme","_meta":{"io.modelcontextprotocol/subscriptionId":`+listen.String()+`}}}`
 		})
+		// h ends its listens (over HTTP: it answers them, which ends
+		// their streams): mcpx listens again, and both hosts hear that
+		// the resource may have changed.
+		if got := resultText(t, old.Result(old.Request("tools/call", map[string]any{"name": "h__touch", "arguments": map[string]any{"endListens": true}}), waitLong)); got == "ended 0 listens" {
+			t.Fatalf("h's touch says %q", got)
+		}
+		count := func(h *mcpxtest.Host, line string) int {
+			n := 0
+			for _, r := range h.Received() {
+				if string(r.Raw) == line {
+					n++
+				}
+			}
+			return n
+		}
+		oldLine := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://h/readme"}}`
+		modernLine := `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"demo://h/readme","_meta":{"io.modelcontextprotocol/subscriptionId":` + listen.String() + `}}}`
+		old.WaitFor(waitLong, "a second update for the legacy host", func(mcpxtest.Received) bool { return count(old, oldLine) >= 2 })
+		modern.WaitFor(waitLong, "a second update for the 2026 host", func(mcpxtest.Received) bool { return count(modern, modernLine) >= 2 })
 		listenID := waitListen(t, e, "h", "demo://h/readme")
 		listens := 0
 		for _, l := range e.WireLog("h") {
@@ -158,9 +195,9 @@ func TestSubscribeHTTPUpstream(t *testing.T) {
 				listens++
 			}
 		}
-		want := 1 // the daemon's one, for both hosts
+		want := 2 // the daemon's one for both hosts, and the one after h ended it
 		if mode == mcpxtest.InProcess {
-			want = 2 // each host has an mcpx of its own
+			want = 4 // each host has an mcpx of its own
 		}
 		if listens != want {
 			t.Errorf("h got %d listens for demo://h/readme, want %d", listens, want)
