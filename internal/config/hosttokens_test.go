@@ -159,6 +159,30 @@ func TestHostTokensMatch(t *testing.T) {
 	}
 }
 
+// TestHostTokensRacy: a change of the token dir within its modification
+// time's granularity (here: the time set back after the change, as a
+// coarse file system clock would leave it) is still seen while the last
+// read is within racyWindow of that time.
+func TestHostTokensRacy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tokens")
+	ht := NewHostTokens("", dir, nil)
+	NamedToken(dir, "first")
+	tick := time.Now()
+	if err := os.Chtimes(dir, tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	if len(ht.current()) != 1 {
+		t.Fatal("first not read")
+	}
+	late, _ := NamedToken(dir, "late")
+	if err := os.Chtimes(dir, tick, tick); err != nil {
+		t.Fatal(err)
+	}
+	if name, ok := ht.Match(late); !ok || name != "late" {
+		t.Errorf("a token minted within the dir's last tick: Match = %q, %v; want late", name, ok)
+	}
+}
+
 // TestHostTokensConcurrent: Match is safe for concurrent use while tokens
 // are minted and revoked (run with -race).
 func TestHostTokensConcurrent(t *testing.T) {
