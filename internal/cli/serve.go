@@ -35,10 +35,10 @@ With --http ADDR it serves MCP over Streamable HTTP instead, at
 http://ADDR/mcp, every revision, with upstreams of its own (as --in-process),
 until interrupted; it prints the URL on stderr. ADDR is host:port (a bare
 :port is 127.0.0.1; port 0 picks a free one). Every request must carry
-"Authorization: Bearer <token>", the token "mcpx token" prints; --token none
-turns that off, on a loopback address only, for local tools that cannot send
-headers. To serve HTTP hosts from the shared daemon instead, set
-mcpx.http.listen in the config.`,
+"Authorization: Bearer <token>": the token "mcpx token" prints, or a host's
+own ("mcpx token --name NAME"). --token none turns that off, on a loopback
+address only, for local tools that cannot send headers. To serve HTTP hosts
+from the shared daemon instead, set mcpx.http.listen in the config.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&inProcess, "in-process", false, "run the upstreams in this process instead of the shared daemon")
