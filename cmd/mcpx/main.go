@@ -53,8 +53,8 @@ func env() *cli.Env {
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, conn)
 		},
-		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error {
-			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, ln, token)
+		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
+			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, ln, tokens)
 		},
 		SerialStdio: serialStdio,
 	}

@@ -47,8 +47,8 @@ type Env struct {
 	// ServeInProcess serves one host on conn with upstreams of its own.
 	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
-	// own until ctx ends, requiring the bearer token unless it is "".
-	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, token string, log *slog.Logger) error
+	// own until ctx ends, requiring one of tokens unless it is nil.
+	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error
 	// SerialStdio, when set, is called as mcpx serve starts serving one
 	// host on stdin and stdout (in-process or forwarding to the daemon):
 	// the process then does one short step after another, each waking

@@ -160,6 +160,13 @@ func TestUsageErrors(t *testing.T) {
 		{"serve log level", []string{"serve", "--log-level", "loud"}, `mcpx serve: invalid log level "loud"`, verbHelp(cmdServe())},
 		{"version takes no argument", []string{"version", "x"}, `mcpx version: unexpected argument "x"`, verbHelp(cmdVersion())},
 		{"demo flag", []string{"demo", "--bogus"}, "mcpx demo: flag provided but not defined: -bogus", verbHelp(cmdDemo())},
+		{"token takes no argument", []string{"token", "cursor"}, `mcpx token: unexpected argument "cursor"`, verbHelp(cmdToken())},
+		{"token name and list", []string{"token", "--name", "cursor", "--list"}, "mcpx token: --name, --list and --revoke exclude each other", verbHelp(cmdToken())},
+		{"token name and revoke", []string{"token", "--name", "a", "--revoke", "b"}, "mcpx token: --name, --list and --revoke exclude each other", verbHelp(cmdToken())},
+		{"token revoke and path", []string{"token", "--revoke", "a", "--path"}, "mcpx token: --path does not go with --revoke", verbHelp(cmdToken())},
+		{"token bad name", []string{"token", "--name", "../token"}, `mcpx token: token name "../token": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
+		{"token bad revoke", []string{"token", "--revoke", "Cursor"}, `mcpx token: token name "Cursor": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
+		{"token name without value", []string{"token", "--name"}, "mcpx token: flag needs an argument: -name", verbHelp(cmdToken())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errb, code := run(t, vars, tc.args...)

@@ -35,10 +35,10 @@ With --http ADDR it serves MCP over Streamable HTTP instead, at
 http://ADDR/mcp, every revision, with upstreams of its own (as --in-process),
 until interrupted; it prints the URL on stderr. ADDR is host:port (a bare
 :port is 127.0.0.1; port 0 picks a free one). Every request must carry
-"Authorization: Bearer <token>", the token "mcpx token" prints; --token none
-turns that off, on a loopback address only, for local tools that cannot send
-headers. To serve HTTP hosts from the shared daemon instead, set
-mcpx.http.listen in the config.`,
+"Authorization: Bearer <token>": the token "mcpx token" prints, or a host's
+own ("mcpx token --name NAME"). --token none turns that off, on a loopback
+address only, for local tools that cannot send headers. To serve HTTP hosts
+from the shared daemon instead, set mcpx.http.listen in the config.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&inProcess, "in-process", false, "run the upstreams in this process instead of the shared daemon")
@@ -103,12 +103,14 @@ mcpx.http.listen in the config.`,
 
 // serveHTTP serves MCP over HTTP on addr until ctx ends.
 func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths, addr string, noToken bool, log *slog.Logger) error {
-	token, file := "", paths.TokenFile()
+	var tokens *config.HostTokens
+	file := paths.TokenFile()
 	if !noToken {
-		var err error
-		if token, err = config.Token(file); err != nil {
+		token, err := config.Token(file)
+		if err != nil {
 			return err
 		}
+		tokens = config.NewHostTokens(token, paths.TokenDir(), func(err error) { log.Warn("reading the named host tokens", "err", err) })
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -118,9 +120,9 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 	if noToken {
 		fmt.Fprintln(env.Stderr, "mcpx: no bearer token required (--token none)")
 	} else {
-		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it)\n", file)
+		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it; \"mcpx token --name NAME\" a host's own)\n", file)
 	}
-	return env.ServeHTTP(ctx, cfg, ln, token, log)
+	return env.ServeHTTP(ctx, cfg, ln, tokens, log)
 }
 
 // stdio is this process's stdin and stdout as one connection. Both are

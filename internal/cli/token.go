@@ -2,36 +2,99 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"path/filepath"
+	"time"
 
 	"mcpx/internal/config"
 )
 
 func cmdToken() *command {
-	var showPath bool
+	var (
+		showPath bool
+		name     string
+		list     bool
+		revoke   string
+	)
 	return &command{
 		name:  "token",
-		short: "print the bearer token HTTP hosts send to mcpx (creating it)",
+		usage: "[--name NAME | --list | --revoke NAME] [--path]",
+		short: "print, mint, list or revoke the bearer tokens of HTTP hosts",
 		long: `
 Token prints the bearer token that HTTP hosts must send to mcpx's MCP
 endpoint on TCP ("Authorization: Bearer <token>"), creating it on first use:
 32 random bytes in $XDG_STATE_HOME/mcpx/token (mode 0600), one for every
 daemon and "mcpx serve --http" of this user. Delete the file and restart what
-serves HTTP for a new token. The unix socket needs no token.`,
+serves HTTP for a new token. The unix socket needs no token.
+
+Every host holding the default token is one host to mcpx. A host given a
+token of its own (--name) is a host of its own: mcpx binds its sessions, and
+the state it hands it to resume a call, to that name, and names it in its
+logs. --name prints the named token, minting it on first use, in
+$XDG_STATE_HOME/mcpx/tokens/NAME; a name is 1 to 32 lower-case letters,
+digits, '-' and '_'. --list lists the names (never the tokens) and when each
+was minted. --revoke deletes a named token: whatever serves HTTP refuses it
+from the next request on, with no restart; mint it again for a new one.`,
 		setFlags: func(fs *flag.FlagSet) {
-			fs.BoolVar(&showPath, "path", false, "print the token file's path instead")
+			fs.BoolVar(&showPath, "path", false, "print the token file's path instead (with --list, the named tokens' dir)")
+			fs.StringVar(&name, "name", "", "print the token named `NAME`, minting it on first use")
+			fs.BoolVar(&list, "list", false, "list the named tokens")
+			fs.StringVar(&revoke, "revoke", "", "revoke the token named `NAME`")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
 			}
+			if (name != "" && list) || (name != "" && revoke != "") || (list && revoke != "") {
+				return usagef("--name, --list and --revoke exclude each other")
+			}
+			if revoke != "" && showPath {
+				return usagef("--path does not go with --revoke")
+			}
+			for _, n := range []string{name, revoke} {
+				if n == "" {
+					continue
+				}
+				if err := config.CheckTokenName(n); err != nil {
+					return usagef("%v", err)
+				}
+			}
 			paths, err := config.DefaultPaths(env.getenv)
 			if err != nil {
 				return err
 			}
-			file := paths.TokenFile()
-			tok, err := config.Token(file)
+			dir := paths.TokenDir()
+			switch {
+			case list && showPath:
+				_, err = fmt.Fprintln(env.Stdout, dir)
+				return err
+			case list:
+				infos, err := config.ListTokens(dir)
+				if err != nil {
+					return err
+				}
+				return printTokens(env.Stdout, infos)
+			case revoke != "":
+				err := config.RevokeToken(dir, revoke)
+				if errors.Is(err, config.ErrNoToken) {
+					return &exitError{code: ExitUsage, err: fmt.Errorf("no token is named %q (mcpx token --list lists them)", revoke)}
+				}
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(env.Stdout, "revoked token %s\n", revoke)
+				return err
+			}
+			file, tok := paths.TokenFile(), ""
+			if name != "" {
+				file = filepath.Join(dir, name)
+				tok, err = config.NamedToken(dir, name)
+			} else {
+				tok, err = config.Token(file)
+			}
 			if err != nil {
 				return err
 			}
@@ -42,4 +105,23 @@ serves HTTP for a new token. The unix socket needs no token.`,
 			return err
 		},
 	}
+}
+
+// printTokens writes one line per named token: its name, when it was
+// minted, and why it is refused, if it is.
+func printTokens(w io.Writer, infos []config.TokenInfo) error {
+	width := 0
+	for _, in := range infos {
+		width = max(width, len(in.Name))
+	}
+	for _, in := range infos {
+		line := fmt.Sprintf("%-*s  %s", width, in.Name, in.Created.Local().Format(time.DateTime))
+		if in.Err != nil {
+			line += "  refused: " + in.Err.Error()
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -20,6 +20,9 @@ type DaemonFiles struct {
 	// Token is the bearer token file HTTP hosts need on TCP, shared by
 	// every daemon of the user (see [Paths.TokenFile] and [Token]).
 	Token string
+	// TokenDir holds the named host tokens, shared like Token (see
+	// [Paths.TokenDir] and [HostTokens]).
+	TokenDir string
 	// Upstreams holds a record of each live upstream process of the
 	// daemon, so that the next daemon kills what a dead one left behind.
 	Upstreams string
@@ -36,11 +39,12 @@ func (p Paths) Daemon(configFile, build string) DaemonFiles {
 	sum := sha256.Sum256([]byte(configFile + "\x00" + build))
 	key := hex.EncodeToString(sum[:8])
 	d := DaemonFiles{
-		Key:    key,
-		Socket: filepath.Join(p.RuntimeDir, "d-"+key+".sock"),
-		Lock:   filepath.Join(p.RuntimeDir, "d-"+key+".lock"),
-		Log:    filepath.Join(p.StateDir, "daemon-"+key+".log"),
-		Token:  p.TokenFile(),
+		Key:      key,
+		Socket:   filepath.Join(p.RuntimeDir, "d-"+key+".sock"),
+		Lock:     filepath.Join(p.RuntimeDir, "d-"+key+".lock"),
+		Log:      filepath.Join(p.StateDir, "daemon-"+key+".log"),
+		Token:    p.TokenFile(),
+		TokenDir: p.TokenDir(),
 		// Every daemon of the user shares it: records name their owner.
 		Upstreams: filepath.Join(p.StateDir, "upstreams"),
 	}

@@ -116,17 +116,17 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 }
 
 // ServeHTTP serves MCP over Streamable HTTP at /mcp on ln with a core of
-// its own (`mcpx serve --http`), requiring token unless it is "", until
-// ctx ends: calls in flight then end with "mcpx is stopping", the streams
-// close and the upstreams stop. It closes ln.
-func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, token string) error {
+// its own (`mcpx serve --http`), requiring one of tokens unless it is nil,
+// until ctx ends: calls in flight then end with "mcpx is stopping", the
+// streams close and the upstreams stop. It closes ln.
+func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
-	srv := httpServer(mcpMux(face.Handler(hostserver.Access{Addr: ln.Addr().String(), Token: token})), log)
+	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var err error
@@ -148,6 +148,16 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, token string
 		return nil
 	}
 	return err
+}
+
+// tcpAccess is who may use the HTTP face on a TCP listener at addr: the
+// holders of tokens, or anyone if tokens is nil.
+func tcpAccess(addr string, tokens *config.HostTokens) hostserver.Access {
+	a := hostserver.Access{Addr: addr}
+	if tokens != nil { // never a nil pointer in the interface
+		a.Tokens = tokens
+	}
+	return a
 }
 
 // watchConfig applies edits of the config file to c until the returned

@@ -47,11 +47,13 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// TCP first: a port in use fails the start before anything else.
 	var tcpLn net.Listener
-	var token string
+	var tokens *config.HostTokens
 	if listen := opts.Config.HTTP.Listen; listen != "" {
-		if token, err = config.Token(opts.Files.Token); err != nil {
+		token, err := config.Token(opts.Files.Token)
+		if err != nil {
 			return fmt.Errorf("reading the HTTP token: %w", err)
 		}
+		tokens = config.NewHostTokens(token, opts.Files.TokenDir, func(err error) { log.Warn("reading the named host tokens", "err", err) })
 		if tcpLn, err = net.Listen("tcp", listen); err != nil {
 			return fmt.Errorf("listening on mcpx.http.listen %s: %w", listen, err)
 		}
@@ -102,9 +104,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
-		tcp = httpServer(act.track(mcpMux(face.Handler(hostserver.Access{Addr: addr, Token: token}))), log)
+		tcp = httpServer(act.track(mcpMux(face.Handler(tcpAccess(addr, tokens)))), log)
 		go func() { serveErr <- tcp.Serve(tcpLn) }()
-		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token)
+		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)
 	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	srv := httpServer(act.track(api), log)

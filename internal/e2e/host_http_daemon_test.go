@@ -16,7 +16,8 @@ import (
 )
 
 // TestDaemonHTTP: a daemon whose config sets mcpx.http.listen serves MCP
-// over HTTP on that TCP address (with the token `mcpx token` prints) and
+// over HTTP on that TCP address (with the token `mcpx token` prints, or a
+// named one until it is revoked) and
 // on its unix socket at /mcp (any Host, no token, no browser); `mcpx
 // status` shows the address and the token's file.
 func TestDaemonHTTP(t *testing.T) {
@@ -73,6 +74,22 @@ func TestDaemonHTTP(t *testing.T) {
 	}
 	if r := h.do(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, map[string]string{"Authorization": ""}); r.Status != 401 {
 		t.Errorf("without the token over TCP: %d, want 401", r.Status)
+	}
+	// A named token opens it too, until it is revoked: the running
+	// daemon notices without a reload.
+	named, _, code := e.Run(30*time.Second, "token", "--name", "cursor")
+	if code != 0 {
+		t.Fatalf("mcpx token --name cursor: exit %d", code)
+	}
+	n := newRawHost(t, &httpMCPX{URL: url, Token: strings.TrimSpace(named), logs: &syncBuffer{}})
+	if r := n.do(modernDiscover, modernHeaders("server/discover", "")); r.Status != 200 {
+		t.Errorf("server/discover with a named token: %d %s", r.Status, r.Body)
+	}
+	if _, _, code := e.Run(30*time.Second, "token", "--revoke", "cursor"); code != 0 {
+		t.Fatalf("mcpx token --revoke cursor: exit %d", code)
+	}
+	if r := n.do(modernDiscover, modernHeaders("server/discover", "")); r.Status != 401 {
+		t.Errorf("server/discover with a revoked token: %d, want 401", r.Status)
 	}
 	out, _, _ = e.Run(30*time.Second, "status", "--config", cfg, "--json")
 	if json.Unmarshal([]byte(out), &st) != nil || st.HTTPSessions != 1 {

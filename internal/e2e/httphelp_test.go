@@ -61,8 +61,12 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 		log := slog.New(slog.NewTextHandler(io.MultiWriter(m.logs, tlogWriter{t}), &slog.HandlerOptions{Level: slog.LevelInfo}))
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
+		var tokens *config.HostTokens
+		if !noToken {
+			tokens = config.NewHostTokens(m.Token, e.Vars["XDG_STATE_HOME"]+"/mcpx/tokens", nil)
+		}
 		go func() {
-			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log}, ln, m.Token)
+			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log}, ln, tokens)
 		}()
 		t.Cleanup(func() {
 			cancel()

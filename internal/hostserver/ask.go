@@ -95,12 +95,16 @@ func (capsAsker) Notify(string, json.RawMessage) {}
 
 // principal names the host for the requestState mcpx seals: its stream
 // connection (stdio, or a daemon connection carrying one), or, over HTTP,
-// every host that holds the endpoint's one bearer token.
+// the bearer token's holder: one host with a named token, every host
+// with the default token (httpsecurity.go).
 func (hs *hostSession) principal() string {
 	if hs.out != nil {
 		return "conn:" + hs.id
 	}
-	return "http"
+	if hs.httpPrincipal == "" {
+		return principalHTTP
+	}
+	return hs.httpPrincipal
 }
 
 // resumeOf returns a 2026-07-28 retry's requestState and inputResponses.

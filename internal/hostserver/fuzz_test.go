@@ -144,8 +144,8 @@ func FuzzHeaderChecks(f *testing.F) {
 				r.Header[k] = []string{v}
 			}
 		}
-		a := Access{Addr: "127.0.0.1:7777", Token: "tok"}
-		if status, _ := a.check(r); status == 0 && !strings.Contains(auth, "tok") {
+		a := Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"tok": ""}}
+		if status, _, _ := a.check(r); status == 0 && !strings.Contains(auth, "tok") {
 			t.Fatalf("Access passed Authorization %q without the token", auth)
 		}
 

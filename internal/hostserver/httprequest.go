@@ -36,7 +36,7 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 			h.legacy(w, r, msg, acc, sid, header)
 			return
 		}
-		h.initialize(w, msg, acc)
+		h.initialize(w, r, msg, acc)
 	case mcp.IsModern(header) && mcp.IsSupported(header):
 		h.modern(w, r, msg, acc, header)
 	case sid != "":
@@ -54,12 +54,12 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 
 // initialize starts a legacy session: the session exists, and its id goes
 // back in Mcp-Session-Id, only if initialize succeeds.
-func (h *HTTP) initialize(w http.ResponseWriter, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept) {
 	if !msg.IsRequest() {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
 		return
 	}
-	hs := h.newHostSession()
+	hs := h.newHostSession(principalOf(r))
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
@@ -83,7 +83,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, msg *jsonrpc.Message, acc accep
 
 // legacy serves a message of the legacy session sid.
 func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept, sid, header string) {
-	sess := h.session(sid)
+	sess := h.session(r, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
@@ -142,7 +142,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
-	hs := h.newHostSession()
+	hs := h.newHostSession(principalOf(r))
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return

@@ -1,7 +1,8 @@
 package hostserver
 
 import (
-	"crypto/subtle"
+	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,16 +18,54 @@ type Access struct {
 	// is mode 0600 and checks its peers: no Host or token check there, and
 	// no browser (Origin or Referer) either.
 	Addr string
-	// Token, if not "", is the bearer token each request must present as
-	// "Authorization: Bearer <token>". Compared in constant time.
-	Token string
+	// Tokens, if not nil, are the bearer tokens a request must present one
+	// of, as "Authorization: Bearer <token>".
+	Tokens Tokens
+}
+
+// Tokens says which bearer tokens open the HTTP face, and whose each is.
+// A Tokens must be safe for concurrent use.
+type Tokens interface {
+	// Match returns the name of tok: "" for the default token, which
+	// every host may share, or the name of a host's own token; ok is
+	// false if tok opens nothing. It compares in constant time.
+	Match(tok string) (name string, ok bool)
+}
+
+// Principals: who an HTTP request comes from, as the requestState mcpx
+// seals and a legacy session are bound to it. A host with a named token
+// is a principal of its own; every host with the default token (or, with
+// no token required, every host) is one principal, "http"; every peer
+// of the unix socket (this user's own processes) is "socket".
+const (
+	principalHTTP   = "http"
+	principalSocket = "socket"
+)
+
+// principalKey is the context key of a request's principal.
+type principalKey struct{}
+
+// principalOf returns the principal of a request that passed its
+// listener's checks.
+func principalOf(r *http.Request) string {
+	if p, ok := r.Context().Value(principalKey{}).(string); ok {
+		return p
+	}
+	return principalHTTP
 }
 
 // Handler returns the MCP endpoint for one listener: a's checks, then the
 // protocol. Mount it at /mcp.
 func (h *HTTP) Handler(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if status, msg := a.check(r); status != 0 {
+		status, msg, principal := a.check(r)
+		if status != 0 {
+			// Never the token: only whether one was sent.
+			level := slog.LevelDebug
+			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+				level = slog.LevelInfo // a wrong or revoked token: someone should know
+			}
+			h.log.Log(r.Context(), level, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
 			if status == http.StatusUnauthorized {
 				v := `Bearer realm="mcpx"`
 				if r.Header.Get("Authorization") != "" {
@@ -37,32 +76,39 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
-		h.serve(w, r)
+		h.serve(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
 	})
 }
 
-// check returns the status and reason a request is refused with, or 0.
-// The order matters: a foreign Host or Origin is a 403 whether or not the
-// request carries the token (DNS rebinding protection must not depend on
-// a secret the attacker lacks anyway, and conformance suites test it
-// without one).
-func (a Access) check(r *http.Request) (int, string) {
+// check returns the status and reason a request is refused with, or 0 and
+// the request's principal. The order matters: a foreign Host or Origin is
+// a 403 whether or not the request carries a token (DNS rebinding
+// protection must not depend on a secret the attacker lacks anyway, and
+// conformance suites test it without one).
+func (a Access) check(r *http.Request) (status int, msg, principal string) {
 	if a.Addr == "" {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
-			return http.StatusForbidden, "forbidden: the unix socket serves no browser"
+			return http.StatusForbidden, "forbidden: the unix socket serves no browser", ""
 		}
-		return 0, ""
+		return 0, "", principalSocket
 	}
 	if !a.hostAllowed(r.Host) {
-		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)"
+		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)", ""
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server"
+		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server", ""
 	}
-	if a.Token != "" && !bearerMatches(r.Header.Get("Authorization"), a.Token) {
-		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it)"
+	if a.Tokens == nil {
+		return 0, "", principalHTTP
 	}
-	return 0, ""
+	name, ok := a.Tokens.Match(bearer(r.Header.Get("Authorization")))
+	switch {
+	case !ok:
+		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", ""
+	case name == "":
+		return 0, "", principalHTTP
+	}
+	return 0, "", principalHTTP + ":" + name
 }
 
 // hostAllowed reports whether a Host header names this listener: its port,
@@ -117,12 +163,13 @@ func originAllowed(origin, host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func bearerMatches(header, token string) bool {
-	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
+// bearer returns the token of an Authorization header, "" if it has none.
+func bearer(header string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return ""
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+	return strings.TrimSpace(tok)
 }
 
 func quote(s string) string {

@@ -129,13 +129,14 @@ func (h *HTTP) Sessions() int {
 	return len(h.sessions)
 }
 
-// newHostSession returns a host session for HTTP requests, registered as
-// live; nil once the face is closed.
-func (h *HTTP) newHostSession() *hostSession {
+// newHostSession returns a host session for the HTTP requests of
+// principal, registered as live; nil once the face is closed.
+func (h *HTTP) newHostSession(principal string) *hostSession {
 	hs := &hostSession{
-		srv:  h.srv,
-		id:   "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
-		base: h.base,
+		srv:           h.srv,
+		id:            "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
+		base:          h.base,
+		httpPrincipal: principal,
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -222,7 +223,7 @@ func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
-	sess := h.session(sid)
+	sess := h.session(r, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

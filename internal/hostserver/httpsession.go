@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"time"
 
 	"mcpx/internal/relay"
@@ -49,15 +50,24 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 	for _, s := range idle {
 		h.endSession(s, &relay.Cause{Kind: relay.HostDisconnected})
 	}
-	h.log.Info("http session started", "host", hs.id, "version", hs.version, "client", hs.clientName)
+	h.log.Info("http session started", "host", hs.id, "principal", hs.principal(), "version", hs.version, "client", hs.clientName)
 	return sess, nil
 }
 
-// session returns the live session with id sid, or nil.
-func (h *HTTP) session(sid string) *httpSession {
+// session returns the live session with id sid of r's principal, or nil.
+// A session is bound to the principal that started it: to any other, its
+// id names no session (404, as for an ended one), so that a host holding
+// another token can neither act in it nor learn that it exists. The
+// spec's security guidance asks for this binding of session ids to the
+// user (a session id is then looked up under its user).
+func (h *HTTP) session(r *http.Request, sid string) *httpSession {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[sid]
+	sess := h.sessions[sid]
+	h.mu.Unlock()
+	if sess == nil || sess.hs.httpPrincipal != principalOf(r) {
+		return nil
+	}
+	return sess
 }
 
 // enter counts a request in flight in sess; false if it has ended.
@@ -97,5 +107,5 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
 	h.srv.forgetLevel(sess.hs) // its log level no longer counts (logging.go)
-	h.log.Info("http session ended", "host", sess.hs.id, "why", cause.Error(), "cancelledCalls", n)
+	h.log.Info("http session ended", "host", sess.hs.id, "principal", sess.hs.principal(), "why", cause.Error(), "cancelledCalls", n)
 }

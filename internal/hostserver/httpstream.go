@@ -38,7 +38,7 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 			"bad request: GET needs the Mcp-Session-Id header of a session (send initialize first)"))
 		return
 	}
-	sess := h.session(sid)
+	sess := h.session(r, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

@@ -145,6 +145,9 @@ type hostSession struct {
 	out      *outQueue
 	base     context.Context
 	handlers sync.WaitGroup
+	// httpPrincipal is who an HTTP session's requests come from (see
+	// principalOf); "" for a stream connection. Set once, at creation.
+	httpPrincipal string
 
 	questions questions // mcpx's requests to the host (ask.go)
 

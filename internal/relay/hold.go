@@ -156,7 +156,7 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	r.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys)
+	r.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys, "principal", hc.principal)
 	return inputRequiredResult(requests, state), nil
 }
 
@@ -226,6 +226,10 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	args, _ := c.Params.Get("arguments")
 	st, err := r.sealer.open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
 	if err != nil {
+		if errors.Is(err, errStateOther) {
+			// Both principals, never a token: which host tried another's state.
+			r.log.Info("refused a requestState issued to another host", "server", c.Server, "tool", c.Tool, "issuedTo", st.Principal, "presentedBy", c.Principal)
+		}
 		return nil, stateError(err)
 	}
 	if len(st.URL) > 0 {

@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+)
+
+// TestNamedHostTokens: two HTTP hosts holding tokens of their own (`mcpx
+// token --name`) are two principals. A requestState mcpx sealed for one
+// (a 2026-07-28 host calling the demo's ask tool on a legacy upstream) is
+// refused (-32602) from the other, and from a host with the default
+// token, and resumes the call for its own host. A legacy session answers
+// only its own host: another token with its Mcp-Session-Id gets 404. The
+// logs name the principal, never the token. A revoked token is refused
+// (401) from the next request on, while the other still works.
+func TestNamedHostTokens(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(nil, legacyDemo)
+		mint := func(name string) string {
+			out, stderr, code := e.Run(30*time.Second, "token", "--name", name)
+			tok := strings.TrimSpace(out)
+			if code != 0 || len(tok) != 43 {
+				t.Fatalf("mcpx token --name %s: exit %d, %q %s", name, code, tok, stderr)
+			}
+			return tok
+		}
+		tokA, tokB := mint("alice"), mint("bob")
+		m := startHTTP(t, e, mode, cfg, false)
+		as := func(tok string) *rawHost { return newRawHost(t, &httpMCPX{URL: m.URL, Token: tok, logs: m.logs}) }
+		alice, bob, shared := as(tokA), as(tokB), as(m.Token)
+
+		ask := func(h *rawHost, id, extra string) *jsonrpc.Message {
+			t.Helper()
+			r := h.do(`{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[`+askForm+`]},`+modernAskMeta+extra+`}}`,
+				modernHeaders("tools/call", "demo__ask"))
+			if r.Status != http.StatusOK || len(r.Msgs) == 0 {
+				t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+			}
+			return r.Msgs[len(r.Msgs)-1]
+		}
+		_, state := inputRequiredOf(t, ask(alice, "a1", ""))
+		retry := `,"inputResponses":{"mcpx-1":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + state + `"`
+		for who, h := range map[string]*rawHost{"bob": bob, "the default token's host": shared} {
+			if m := ask(h, "b1", retry); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "another host") {
+				t.Errorf("%s presenting alice's state: %s, want -32602", who, m.Encode())
+			}
+		}
+		if m := ask(alice, "a2", retry); m.Error != nil || !strings.Contains(string(m.Result), `"answers":[{"result":{"action":"accept","content":{"name":"Ada"}}}]`) {
+			t.Errorf("alice presenting her state: %s, want the upstream's result with her answer", m.Encode())
+		}
+		m.waitLog(t, waitLong, "refused a requestState issued to another host", "issuedTo=http:alice", "presentedBy=http:bob")
+
+		// A legacy session is its starter's alone.
+		alice.initialize("2025-11-25")
+		list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+		if r := alice.do(list, nil); r.Status != http.StatusOK || len(r.Msgs) != 1 || r.Msgs[0].Error != nil {
+			t.Fatalf("alice's tools/list in her session: %d %.200s", r.Status, r.Body)
+		}
+		for _, h := range []*rawHost{bob, shared} {
+			h.sid = alice.sid
+			if r := h.do(list, map[string]string{"Mcp-Protocol-Version": "2025-11-25"}); r.Status != http.StatusNotFound {
+				t.Errorf("tools/list in alice's session with another token: %d %.200s, want 404", r.Status, r.Body)
+			}
+			if r := h.do(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`, nil); r.Status != http.StatusNotFound {
+				t.Errorf("a notification in alice's session with another token: %d, want 404", r.Status)
+			}
+			h.sid = ""
+		}
+		if r := alice.do(list, nil); r.Status != http.StatusOK {
+			t.Errorf("alice's session after the others tried it: %d %.200s", r.Status, r.Body)
+		}
+		m.waitLog(t, waitLong, "http session started", "principal=http:alice")
+
+		// Revoking bob shuts bob out, at once, and no one else.
+		if out, stderr, code := e.Run(30*time.Second, "token", "--revoke", "bob"); code != 0 {
+			t.Fatalf("mcpx token --revoke bob: exit %d %s %s", code, out, stderr)
+		}
+		discover := modernHeaders("server/discover", "")
+		if r := bob.do(modernDiscover, discover); r.Status != http.StatusUnauthorized || !strings.Contains(r.Header.Get("WWW-Authenticate"), "invalid_token") {
+			t.Errorf("bob after his token was revoked: %d %v, want 401 invalid_token", r.Status, r.Header)
+		}
+		for who, h := range map[string]*rawHost{"alice": alice, "the default token's host": shared} {
+			if r := h.do(modernDiscover, discover); r.Status != http.StatusOK {
+				t.Errorf("%s after bob's revocation: %d %s", who, r.Status, r.Body)
+			}
+		}
+		m.waitLog(t, waitLong, "http request refused", "status=401")
+
+		for _, tok := range []string{tokA, tokB, m.Token} {
+			if strings.Contains(m.Logs(), tok) {
+				t.Errorf("mcpx logged a token")
+			}
+		}
+	})
+}
