@@ -17,7 +17,9 @@ import (
 // token, and resumes the call for its own host. A legacy session answers
 // only its own host: another token with its Mcp-Session-Id gets 404. The
 // logs name the principal, never the token. A revoked token is refused
-// (401) from the next request on, while the other still works.
+// (401) from the next request on, while the other still works; minted
+// again under the same name it is another principal, to whom the old
+// holder's state does not belong.
 func TestNamedHostTokens(t *testing.T) {
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
@@ -78,6 +80,7 @@ func TestNamedHostTokens(t *testing.T) {
 		m.waitLog(t, waitLong, "http session started", "principal=http:alice")
 
 		// Revoking bob shuts bob out, at once, and no one else.
+		_, bobState := inputRequiredOf(t, ask(bob, "b2", ""))
 		if out, stderr, code := e.Run(30*time.Second, "token", "--revoke", "bob"); code != 0 {
 			t.Fatalf("mcpx token --revoke bob: exit %d %s %s", code, out, stderr)
 		}
@@ -91,6 +94,14 @@ func TestNamedHostTokens(t *testing.T) {
 			}
 		}
 		m.waitLog(t, waitLong, "http request refused", "status=401")
+
+		// bob minted again is another principal: the old bob's state is
+		// not his.
+		newBob := as(mint("bob"))
+		bobRetry := `,"inputResponses":{"mcpx-1":{"action":"accept","content":{"name":"Bo"}}},"requestState":"` + bobState + `"`
+		if m := ask(newBob, "b3", bobRetry); m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "another host") {
+			t.Errorf("a new token named bob presenting the old bob's state: %s, want -32602", m.Encode())
+		}
 
 		for _, tok := range []string{tokA, tokB, m.Token} {
 			if strings.Contains(m.Logs(), tok) {

@@ -2,6 +2,8 @@ package hostserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -101,14 +103,25 @@ func (a Access) check(r *http.Request) (status int, msg, principal string) {
 	if a.Tokens == nil {
 		return 0, "", principalHTTP
 	}
-	name, ok := a.Tokens.Match(bearer(r.Header.Get("Authorization")))
+	tok := bearer(r.Header.Get("Authorization"))
+	name, ok := a.Tokens.Match(tok)
 	switch {
 	case !ok:
 		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", ""
 	case name == "":
 		return 0, "", principalHTTP
 	}
-	return 0, "", principalHTTP + ":" + name
+	return 0, "", namedPrincipal(name, tok)
+}
+
+// namedPrincipal is the principal of a named token: its name, and a
+// fingerprint of the token, so that a name revoked and minted again is
+// another principal (state sealed for, and sessions of, the old holder
+// are not the new holder's). The fingerprint, 32 bits of a SHA-256, tells
+// token generations apart in logs and reveals nothing of the token.
+func namedPrincipal(name, tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return principalHTTP + ":" + name + "#" + hex.EncodeToString(sum[:4])
 }
 
 // hostAllowed reports whether a Host header names this listener: its port,
