@@ -33,9 +33,9 @@ serves HTTP for a new token. The unix socket needs no token.
 Every host holding the default token is one host to mcpx. A host given a
 token of its own (--name) is a host of its own: mcpx binds its sessions, and
 the state it hands it to resume a call, to that token, and names it in its
-logs by the name and a fingerprint of the token. --name prints the named token, minting it on first use, in
-$XDG_STATE_HOME/mcpx/tokens/NAME; a name is 1 to 32 lower-case letters,
-digits, '-' and '_'. --list lists the names (never the tokens) and when each
+logs by the name and a fingerprint of the token. --name prints the named
+token, minting it on first use, in $XDG_STATE_HOME/mcpx/tokens/NAME; a name
+is 1 to 32 lower-case letters, digits, '-' and '_'. --list lists the names (never the tokens) and when each
 was minted. --revoke deletes a named token: whatever serves HTTP refuses it
 from the next request on, with no restart; mint it again for a new one (a
 new host to mcpx: what was bound to the old token is not its).`,
