@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +25,7 @@ func TestGoSDKAskHost(t *testing.T) {
 				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Args: []string{"-era", upEra}})
-					args := []string{"serve", "--config", cfg, "--log-level", "warn"}
-					if mode == mcpxtest.InProcess {
-						args = append(args, "--in-process")
-					}
-					cmd := exec.Command(e.Bin, args...)
-					cmd.Env = e.Environ()
-					cmd.WaitDelay = 5 * time.Second
+					cmd := serveCommand(e, mode, cfg)
 					client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-e2e-gosdk-ask", Version: "1"}, &mcp.ClientOptions{
 						ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 							return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "gosdk-Ada"}}, nil

@@ -217,20 +217,27 @@ func checkGoSDKProgress(t *testing.T, notes []*mcp.ProgressNotificationParams, t
 	}
 }
 
-// connectGoSDK spawns `mcpx serve` (with --in-process in that mode) as a
-// go-sdk client's server and connects at version. The session is closed,
-// and mcpx waited for, at cleanup.
-func connectGoSDK(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfg, version string, prog *progressLog) *mcp.ClientSession {
-	t.Helper()
+// serveCommand is `mcpx serve` for cfg (with --in-process in that mode),
+// as a go-sdk client's CommandTransport runs it.
+func serveCommand(e *mcpxtest.Env, mode mcpxtest.Mode, cfg string) *exec.Cmd {
 	args := []string{"serve", "--config", cfg, "--log-level", "warn"}
 	if mode == mcpxtest.InProcess {
 		args = append(args, "--in-process")
 	}
 	cmd := exec.Command(e.Bin, args...)
 	cmd.Env = e.Environ()
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// connectGoSDK spawns `mcpx serve` (with --in-process in that mode) as a
+// go-sdk client's server and connects at version. The session is closed,
+// and mcpx waited for, at cleanup.
+func connectGoSDK(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfg, version string, prog *progressLog) *mcp.ClientSession {
+	t.Helper()
+	cmd := serveCommand(e, mode, cfg)
 	stderr := &gosdkStderr{}
 	cmd.Stderr = stderr
-	cmd.WaitDelay = 5 * time.Second
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-e2e-gosdk", Version: "1"}, &mcp.ClientOptions{
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: prog.handle,

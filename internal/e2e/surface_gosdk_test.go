@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -32,13 +31,7 @@ func testGoSDKSurface(t *testing.T, mode mcpxtest.Mode, version string) {
 	{
 		e := mcpxtest.NewEnv(t)
 		cfg := surfaceConfig(e)
-		args := []string{"serve", "--config", cfg, "--log-level", "warn"}
-		if mode == mcpxtest.InProcess {
-			args = append(args, "--in-process")
-		}
-		cmd := exec.Command(e.Bin, args...)
-		cmd.Env = e.Environ()
-		cmd.WaitDelay = 5 * time.Second
+		cmd := serveCommand(e, mode, cfg)
 		updated := make(chan string, 4)
 		// Logging is deprecated in 2026-07-28 (SEP-2577) but served in
 		// every revision mcpx speaks; hosts still use it.

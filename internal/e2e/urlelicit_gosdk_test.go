@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -28,13 +27,7 @@ func TestGoSDKURLRequired(t *testing.T) {
 			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfg := e.WriteConfig(nil, legacyDemo)
-				args := []string{"serve", "--config", cfg, "--log-level", "warn"}
-				if mode == mcpxtest.InProcess {
-					args = append(args, "--in-process")
-				}
-				cmd := exec.Command(e.Bin, args...)
-				cmd.Env = e.Environ()
-				cmd.WaitDelay = 5 * time.Second
+				cmd := serveCommand(e, mode, cfg)
 				var mu sync.Mutex
 				var asked []*mcp.ElicitParams
 				client := mcp.NewClient(&mcp.Implementation{Name: "mcpx-e2e-gosdk-url", Version: "1"}, &mcp.ClientOptions{
