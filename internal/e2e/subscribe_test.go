@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -223,5 +224,35 @@ func TestSubscribeHTTPUpstream(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	})
+}
+
+// TestHTTPSessionEndUnsubscribes: a legacy HTTP session's resource
+// subscriptions end with it. The host subscribes and ends its session
+// (DELETE): mcpx unsubscribes upstream, and the server, no longer kept
+// up by the subscription, is stopped by its idle stop.
+func TestHTTPSessionEndUnsubscribes(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "b", Args: []string{"-surface", "-resource-host", "b", "-era", "legacy"}, Fields: map[string]any{"idleStop": "1s"}})
+		m := startHTTP(t, e, mode, cfg, false)
+		h := newRawHost(t, m)
+		h.initialize("2025-11-25")
+		if r := h.do(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"demo://b/readme"}}`, nil); r.Status != http.StatusOK || len(r.Msgs) != 1 || r.Msgs[0].Error != nil {
+			t.Fatalf("subscribe: %d %s", r.Status, r.Body)
+		}
+		req, _ := http.NewRequest(http.MethodDelete, m.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+m.Token)
+		req.Header.Set("Mcp-Session-Id", h.sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("DELETE: %d", resp.StatusCode)
+		}
+		waitWire(t, e, "b", `"method":"resources/unsubscribe","params":{"uri":"demo://b/readme"}`)
+		waitProcs(t, e.RecordPath("b"), 0, waitLong)
 	})
 }

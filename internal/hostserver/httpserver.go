@@ -67,6 +67,8 @@ type HTTP struct {
 	sessions map[string]*httpSession   // legacy sessions by Mcp-Session-Id
 	live     map[*hostSession]struct{} // every session and 2026 request
 	closed   bool
+
+	cleanup sync.WaitGroup // what ended sessions leave behind (endSession); Close waits
 }
 
 // HTTP returns the Streamable HTTP face of s. Serve it through
@@ -120,6 +122,7 @@ func (h *HTTP) Close() {
 	for _, hs := range live {
 		hs.handlers.Wait()
 	}
+	h.cleanup.Wait()
 }
 
 // Sessions returns how many legacy sessions are open.

@@ -106,6 +106,10 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	}
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
-	h.srv.forgetLevel(sess.hs) // its log level no longer counts (logging.go)
+	// What it asked for no longer counts: its log level, and its resource
+	// subscriptions (unsubscribed upstream when it was the last, which may
+	// take an upstream round trip: not on the caller's time, which may be
+	// another host's initialize).
+	h.cleanup.Go(func() { h.srv.leaveSurface(sess.hs) })
 	h.log.Info("http session ended", "host", sess.hs.id, "principal", sess.hs.principal(), "why", cause.Error(), "cancelledCalls", n)
 }
