@@ -93,6 +93,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	log.Info("host connected")
 	if c, ok := conn.(nowWriter); ok {
 		hs.out.writeNow = c.WriteNow
+		hs.out.shared = func() bool { return hs.inflight.Load() > 1 }
 	}
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); hs.out.runStream(conn) }()
@@ -145,6 +146,7 @@ type hostSession struct {
 	out      *outQueue
 	base     context.Context
 	handlers sync.WaitGroup
+	inflight atomic.Int64 // requests whose handler goroutine runs
 
 	questions questions // mcpx's requests to the host (ask.go)
 

@@ -39,6 +39,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	t.q.try = sock.NowWriter(proc.stdin)
 	s.conn = newConn(srv.Name, log)
+	t.q.shared = func() bool { return s.conn.Pending() > 1 }
 	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t

@@ -19,12 +19,19 @@ import (
 // When the writer is idle and nothing is queued, a send writes its message
 // itself, without waiting (one attempt, as much as the pipe takes), and
 // leaves what is left to the writer: one goroutine hand-off less per
-// request, and the order is the same.
+// request, and the order is the same. It does so only while it is alone
+// (see shared): when other requests are under way, their messages come in
+// bursts, and the writer joins a burst into one write, which costs the
+// upstream one wake-up instead of one per message.
 type writeQueue struct {
 	limit int // bytes queued at most
 	// try writes what it can of b without waiting (nil: the writer writes
 	// everything). An error is left for the writer to meet again.
 	try func(b []byte) int
+	// shared reports whether other requests are under way (nil: never);
+	// a send then leaves its message to the writer. It is called without
+	// the queue's lock.
+	shared func() bool
 
 	mu      sync.Mutex
 	items   [][]byte
@@ -46,6 +53,7 @@ func newWriteQueue(limit int) *writeQueue {
 // push queues one encoded message (its newline is added here), or writes
 // it at once when the writer is idle and nothing is queued.
 func (q *writeQueue) push(msg []byte) error {
+	alone := q.try != nil && (q.shared == nil || !q.shared())
 	q.mu.Lock()
 	switch {
 	case q.err != nil:
@@ -60,7 +68,7 @@ func (q *writeQueue) push(msg []byte) error {
 		return q.err
 	}
 	line := append(msg, '\n')
-	if q.try == nil || q.writing || len(q.items) > 0 {
+	if !alone || q.writing || len(q.items) > 0 {
 		q.items = append(q.items, line)
 		q.bytes += len(line)
 		q.signal()
