@@ -150,6 +150,9 @@ type hostSession struct {
 
 	questions questions // mcpx's requests to the host (ask.go)
 
+	capsMu   sync.Mutex
+	capsMemo capsMemo // the last upstreamCaps (ask.go)
+
 	mu          sync.Mutex
 	closing     bool // no new handlers once set
 	initialized bool
