@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -85,7 +86,11 @@ func (t *stdioTransport) stderrTail() string { return t.stderr.lastLines(tailLin
 // read runs the connection's reader; when the upstream's output ends, the
 // session ends and every waiting call fails with the exit status.
 func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, log *slog.Logger) {
-	err := s.conn.readLoop(jsonrpc.NewReader(t.proc.stdout, limit))
+	var out io.Reader = t.proc.stdout
+	if raw := sock.RawReader(t.proc.stdout); raw != nil {
+		out = raw
+	}
+	err := s.conn.readLoop(jsonrpc.NewReader(out, limit))
 	close(readerDone)
 	status, alive := errClosedOutput.Error(), false
 	select {

@@ -3,10 +3,13 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
 	"time"
+
+	"mcpx/internal/sock"
 )
 
 // writeQueue hands an upstream's outgoing messages to one writer goroutine,
@@ -125,6 +128,10 @@ func (q *writeQueue) close() {
 // fail is called once with the error that ended writing.
 func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 	defer close(q.done)
+	var out io.Writer = w
+	if raw := sock.RawWriter(w); raw != nil {
+		out = raw // see sock.RawReader
+	}
 	var buf []byte // a batch of several messages, joined
 	for {
 		// Let the goroutines that are ready to run (handlers about to
@@ -146,15 +153,15 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 		q.items = nil
 		q.writing = true
 		q.mu.Unlock()
-		out := batch[0]
+		next := batch[0]
 		if len(batch) > 1 {
 			buf = buf[:0]
 			for _, b := range batch {
 				buf = append(buf, b...)
 			}
-			out = buf
+			next = buf
 		}
-		if err := writeAll(w, out, stall); err != nil {
+		if err := writeAll(w, out, next, stall); err != nil {
 			q.mu.Lock()
 			if q.err == nil {
 				q.err = err
@@ -166,7 +173,7 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 		}
 		q.mu.Lock()
 		q.writing = false
-		q.bytes -= len(out)
+		q.bytes -= len(next)
 		q.mu.Unlock()
 		if cap(buf) > maxKeptBatch {
 			buf = nil
@@ -177,13 +184,14 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 // maxKeptBatch is the largest batch buffer the writer keeps for the next.
 const maxKeptBatch = 64 << 10
 
-// writeAll writes b, allowing each chunk stall to get through.
-func writeAll(w *os.File, b []byte, stall time.Duration) error {
+// writeAll writes b to out, f or a writer of its descriptor, allowing
+// each chunk stall to get through.
+func writeAll(f *os.File, out io.Writer, b []byte, stall time.Duration) error {
 	for len(b) > 0 {
 		if stall > 0 {
-			_ = w.SetWriteDeadline(time.Now().Add(stall))
+			_ = f.SetWriteDeadline(time.Now().Add(stall))
 		}
-		n, err := w.Write(b)
+		n, err := out.Write(b)
 		b = b[n:]
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && n == 0 {
