@@ -20,6 +20,11 @@ import (
 // them is answered at once with an error instead of hanging, and the next
 // message from the host reconnects (starting a daemon if none runs) and
 // replays the host's initialize, so that the host's session goes on.
+//
+// While connected, the host's reader writes what it reads to the daemon
+// itself, what arrived together in one write; only without a stream does
+// it hand a message to run's loop, which reconnects, and waits until the
+// loop has sent it, so that messages keep their order.
 type forwarder struct {
 	host    io.ReadWriteCloser
 	dial    func(ctx context.Context) (*localclient.HostStream, error)
@@ -27,6 +32,12 @@ type forwarder struct {
 	maxLine int
 
 	wmu sync.Mutex // serialises writes to the host
+
+	// smu is held while the host's reader tracks and writes a batch, and
+	// while run's loop changes stream: a batch is tracked before the
+	// stream it went to is given up, so its requests are answered then.
+	smu    sync.Mutex
+	stream *localclient.HostStream // the daemon's stream for the reader; nil: hand to run
 
 	mu          sync.Mutex
 	pending     map[string]bool // ids of host requests not yet answered
@@ -44,33 +55,66 @@ func (f *forwarder) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hostLines := make(chan []byte)
+	hostLines := make(chan []byte) // framed lines the reader could not send itself
+	sent := make(chan struct{})    // run's loop is done with the last of them
 	hostErr := make(chan error, 1)
+	writeErr := make(chan streamError, 1) // the reader's write to the daemon failed
 	stopRead := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer close(stopRead)
 	defer f.host.Close() // unblocks the host reader on every way out
 	wg.Add(1)
-	go func() { // the host's messages, one line at a time
+	go func() { // the host's messages, what arrived together at a time
 		defer wg.Done()
 		r := jsonrpc.NewReader(f.host, f.maxLine)
+		var batch []byte
+		// flush sends the batch, itself or through run's loop; false:
+		// run is returning.
+		flush := func() bool {
+			if len(batch) == 0 || f.send(batch, writeErr) {
+				batch = batch[:0]
+				return true
+			}
+			lines := bytes.Clone(batch)
+			batch = batch[:0]
+			select {
+			case hostLines <- lines:
+			case <-stopRead:
+				return false
+			}
+			select {
+			case <-sent:
+				return true
+			case <-stopRead:
+				return false
+			}
+		}
 		for {
 			line, err := r.ReadLine()
 			var over *jsonrpc.OversizeError
 			if errors.As(err, &over) {
+				if !flush() {
+					return
+				}
 				// Answered here, as the daemon would: it never sees it.
 				f.toHost(jsonrpc.NewError(over.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: %v", over)).Encode())
 				continue
 			}
 			if err != nil {
-				hostErr <- err
+				if flush() {
+					hostErr <- err
+				}
 				return
 			}
-			select {
-			case hostLines <- append([]byte(nil), line...):
-			case <-stopRead:
-				return
+			batch = append(append(batch, line...), '\n')
+			if len(batch) >= maxHostBatch || !r.LineBuffered() {
+				if !flush() {
+					return
+				}
+				if cap(batch) > maxHostBatch {
+					batch = nil // do not pin a large request's buffer
+				}
 			}
 		}
 	}()
@@ -79,11 +123,23 @@ func (f *forwarder) run(ctx context.Context) error {
 		stream *localclient.HostStream
 		down   chan struct{} // closed when the daemon's stream ends; nil while disconnected
 	)
-	connect := func(s *localclient.HostStream) { stream, down = s, f.pump(s, &wg) }
+	connect := func(s *localclient.HostStream) {
+		stream, down = s, f.pump(s, &wg)
+		select {
+		case <-writeErr: // of a stream given up before: none comes after that
+		default:
+		}
+		f.smu.Lock()
+		f.stream = s
+		f.smu.Unlock()
+	}
 	disconnect := func(why error) {
 		if stream != nil {
-			stream.Close()
+			stream.Close() // ends a write of the reader's that waits
 			<-down
+			f.smu.Lock()
+			f.stream = nil
+			f.smu.Unlock()
 			stream, down = nil, nil
 		}
 		f.answerPending(why)
@@ -91,19 +147,24 @@ func (f *forwarder) run(ctx context.Context) error {
 	connect(first)
 	for {
 		select {
-		case line := <-hostLines:
+		case lines := <-hostLines:
 			if stream == nil {
 				s, err := f.reconnect(ctx)
 				if err != nil {
-					f.track(line)
+					f.trackAll(lines)
 					f.answerPending(err)
 					return err
 				}
 				connect(s)
 			}
-			f.track(line)
-			if _, err := stream.Write(append(line, '\n')); err != nil {
+			f.trackAll(lines)
+			if _, err := stream.Write(lines); err != nil {
 				disconnect(fmt.Errorf("the mcpx daemon's stream broke: %w", err))
+			}
+			sent <- struct{}{}
+		case e := <-writeErr:
+			if stream != nil && e.stream == stream { // not one given up since
+				disconnect(fmt.Errorf("the mcpx daemon's stream broke: %w", e.err))
 			}
 		case <-down:
 			disconnect(errors.New("the mcpx daemon went away (it stopped or died); the host's next request reconnects"))
@@ -172,6 +233,41 @@ func (f *forwarder) pump(stream *localclient.HostStream, wg *sync.WaitGroup) cha
 
 // maxHostBatch bounds what the forwarder gathers for one write to the host.
 const maxHostBatch = 64 << 10
+
+// send tracks framed lines and writes them to the daemon's stream, and
+// reports whether it did; without a stream it does neither. A failed
+// write is reported on failed for run's loop, which gives the stream up:
+// the lines were tracked, so their requests are answered then.
+func (f *forwarder) send(lines []byte, failed chan<- streamError) bool {
+	f.smu.Lock()
+	defer f.smu.Unlock()
+	if f.stream == nil {
+		return false
+	}
+	f.trackAll(lines)
+	if _, err := f.stream.Write(lines); err != nil {
+		select {
+		case failed <- streamError{f.stream, err}:
+		default: // one is enough
+		}
+	}
+	return true
+}
+
+// streamError is a failed write to stream.
+type streamError struct {
+	stream *localclient.HostStream
+	err    error
+}
+
+// trackAll tracks each of framed lines.
+func (f *forwarder) trackAll(lines []byte) {
+	for len(lines) > 0 {
+		line, rest, _ := bytes.Cut(lines, []byte{'\n'})
+		f.track(line)
+		lines = rest
+	}
+}
 
 // track notes what a host message asks for.
 func (f *forwarder) track(line []byte) {

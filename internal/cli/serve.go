@@ -130,6 +130,7 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 // blocked on a host that stopped reading: mcpx can always shut down.
 type stdio struct {
 	in       io.ReadCloser
+	read     io.Reader // in, or a raw reader of it (sock.RawReader)
 	out      io.Writer
 	writeNow func([]byte) int // nil unless stdout is this process's own
 }
@@ -138,8 +139,12 @@ func newStdio(env *Env) *stdio {
 	s := &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout}
 	if f, ok := env.Stdin.(*os.File); ok && f == os.Stdin {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			s.in = os.NewFile(f.Fd(), "stdin")
+			in := os.NewFile(f.Fd(), "stdin")
+			s.in, s.read = in, sock.RawReader(in)
 		}
+	}
+	if s.read == nil {
+		s.read = s.in
 	}
 	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
@@ -150,7 +155,7 @@ func newStdio(env *Env) *stdio {
 	return s
 }
 
-func (s *stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s *stdio) Read(p []byte) (int, error)  { return s.read.Read(p) }
 func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
 
 // WriteNow writes what stdout takes of p at once, without waiting.

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,9 +205,34 @@ func (a *hostAsker) Notify(method string, params json.RawMessage) {
 // to it, as the host wrote them; nothing else (no tasks: mcpx relays none
 // yet). A legacy host that cannot be sent requests on this call's stream
 // gets none.
-func upstreamCaps(req *request) json.RawMessage {
+//
+// A host declares the same capabilities on request after request (a
+// legacy host once, at initialize), so the last answer is kept: the
+// decoding was a tenth of a relayed call's CPU.
+func (hs *hostSession) upstreamCaps(req *request) json.RawMessage {
+	carries := req.modern || carriesRequests(req.sink)
+	hs.capsMu.Lock()
+	defer hs.capsMu.Unlock()
+	if m := &hs.capsMemo; m.out == nil || m.carries != carries || string(m.caps) != string(req.caps) {
+		*m = capsMemo{caps: bytes.Clone(req.caps), carries: carries, out: upstreamCaps(req.caps, carries)}
+	}
+	return hs.capsMemo.out
+}
+
+// capsMemo is a host's last upstreamCaps: what it was computed from, and
+// the result (never edited in place: it is only ever set into an object).
+type capsMemo struct {
+	caps    json.RawMessage
+	carries bool
+	out     json.RawMessage
+}
+
+// upstreamCaps computes hostSession.upstreamCaps from the host request's
+// capabilities, and whether mcpx can send the host requests on the call's
+// stream.
+func upstreamCaps(caps json.RawMessage, carries bool) json.RawMessage {
 	var c map[string]json.RawMessage
-	if json.Unmarshal(req.caps, &c) != nil || !req.modern && !carriesRequests(req.sink) {
+	if json.Unmarshal(caps, &c) != nil || !carries {
 		return json.RawMessage("{}")
 	}
 	out := &jsonrpc.Object{}

@@ -120,13 +120,16 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 	}
 	req.entry = entry
 	req.sink = &answeredSink{sink: req.sink, answered: func() { hs.srv.relay.Registry().Remove(entry) }}
+	hs.inflight.Add(1)
 	ok := hs.spawn(func() {
+		defer hs.inflight.Add(-1)
 		defer req.sink.finish()
 		defer cancel(nil)
 		defer hs.srv.relay.Registry().Remove(entry)
 		handle(ctx, req)
 	})
 	if !ok {
+		hs.inflight.Add(-1)
 		hs.srv.relay.Registry().Remove(entry)
 		cancel(nil)
 		fail(req.sink, req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))

@@ -19,10 +19,17 @@ import (
 // is idle with nothing queued, the goroutine that has a message writes it
 // itself, as much as the connection takes at once, and leaves the rest to
 // the writer (partial): one hand-off less per answer, in the same order.
+// It does so only while its request is the host's only one (see shared):
+// with many in flight, answers come in bursts, and the writer joins a
+// burst into one write, one wake-up of the host instead of one per answer.
 type outQueue struct {
 	// writeNow writes what it can of b at once (nil: the writer writes
 	// everything; see runStream).
 	writeNow func(b []byte) int
+	// shared reports whether the host has other requests in flight (nil:
+	// never); a message is then left to the writer. It is called without
+	// the queue's lock.
+	shared func() bool
 
 	mu        sync.Mutex
 	wake      chan struct{} // capacity 1: "there is work"
@@ -56,9 +63,10 @@ func (q *outQueue) push(line []byte) { q.pushWhile(nil, line) }
 // the queue's lock, so the message either precedes everything queued
 // after live turned false, or is dropped.
 func (q *outQueue) pushWhile(live func() bool, line []byte) {
+	alone := q.alone()
 	q.mu.Lock()
 	if !q.closed && (live == nil || live()) {
-		if q.idle() {
+		if alone && q.idle() {
 			q.writeHere(line) // unlocks
 			return
 		}
@@ -67,6 +75,12 @@ func (q *outQueue) pushWhile(live func() bool, line []byte) {
 	}
 	q.mu.Unlock()
 	q.signal()
+}
+
+// alone reports whether a push may write its message itself as far as
+// the host's other requests go. q.mu is not held.
+func (q *outQueue) alone() bool {
+	return q.writeNow != nil && (q.shared == nil || !q.shared())
 }
 
 // idle reports whether a push may write its message itself: the
@@ -103,12 +117,13 @@ func (q *outQueue) pushProgress(key string, line []byte) { q.pushProgressWhile(n
 // pushProgressWhile is pushProgress for a request that may be cancelled;
 // live works as for pushWhile.
 func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) {
+	alone := q.alone()
 	q.mu.Lock()
 	if q.closed || live != nil && !live() {
 		q.mu.Unlock()
 		return
 	}
-	if q.idle() {
+	if alone && q.idle() {
 		q.writeHere(line) // unlocks
 		return
 	}

@@ -93,6 +93,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	log.Info("host connected")
 	if c, ok := conn.(nowWriter); ok {
 		hs.out.writeNow = c.WriteNow
+		hs.out.shared = func() bool { return hs.inflight.Load() > 1 }
 	}
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); hs.out.runStream(conn) }()
@@ -148,11 +149,17 @@ type hostSession struct {
 	// httpPrincipal is who an HTTP session's requests come from (see
 	// principalOf); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
+	inflight      atomic.Int64 // requests whose handler goroutine runs
 
 	questions questions // mcpx's requests to the host (ask.go)
 
+	capsMu   sync.Mutex
+	capsMemo capsMemo // the last upstreamCaps (ask.go)
+
 	mu          sync.Mutex
-	closing     bool // no new handlers once set
+	closing     bool          // no new handlers once set
+	work        chan func()   // to a handler goroutine that waits for a request
+	stop        chan struct{} // closed with closing: waiting handler goroutines end
 	initialized bool
 	version     string
 	clientCaps  json.RawMessage
@@ -179,23 +186,68 @@ func fail(out sink, id jsonrpc.ID, err *jsonrpc.Error) {
 	pushAnswer(out, nil, jsonrpc.NewError(id, err).Encode())
 }
 
+// setClosing refuses new handlers from now on, and lets the handler
+// goroutines that wait for another request end: handlers.Wait then waits
+// for those still running one.
 func (hs *hostSession) setClosing() {
 	hs.mu.Lock()
+	if !hs.closing && hs.stop != nil {
+		close(hs.stop)
+	}
 	hs.closing = true
 	hs.mu.Unlock()
 }
 
-// spawn runs fn in a handler goroutine unless the session is closing.
+// spawn runs fn in a handler goroutine unless the session is closing: one
+// that ran an earlier request and waits for another, or a new one.
+//
+// A handler goroutine outgrows its first stack on the way to the upstream
+// (the relay's frames are deep), and the runtime copies it to a larger
+// one for every new goroutine: a tenth of a relayed call's CPU. One that
+// stays for the next request keeps its stack. It stays while requests
+// keep coming, for workerIdle after its last, and ends at once when the
+// session closes; each is counted in handlers.
 func (hs *hostSession) spawn(fn func()) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closing {
 		return false
 	}
+	if hs.stop == nil {
+		hs.stop, hs.work = make(chan struct{}), make(chan func())
+	}
+	select {
+	case hs.work <- fn: // a waiting handler goroutine took it
+		return true
+	default:
+	}
 	hs.handlers.Add(1)
-	go func() {
-		defer hs.handlers.Done()
-		fn()
-	}()
+	go hs.handle(fn, hs.work, hs.stop)
 	return true
+}
+
+// workerIdle is how long a handler goroutine waits for another request.
+const workerIdle = time.Second
+
+// handle runs fn, then each request spawn hands it, until it has waited
+// workerIdle for one or stop is closed.
+func (hs *hostSession) handle(fn func(), work <-chan func(), stop <-chan struct{}) {
+	defer hs.handlers.Done()
+	var idle *time.Timer
+	for {
+		fn()
+		if idle == nil {
+			idle = time.NewTimer(workerIdle)
+		} else {
+			idle.Reset(workerIdle)
+		}
+		select {
+		case fn = <-work:
+		case <-stop:
+			idle.Stop()
+			return
+		case <-idle.C:
+			return
+		}
+	}
 }

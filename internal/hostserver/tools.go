@@ -92,7 +92,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Server:      server,
 		Tool:        tool,
 		Params:      params,
-		ClientCaps:  upstreamCaps(req),
+		ClientCaps:  hs.upstreamCaps(req),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 		Asker:       hs.asker(req),

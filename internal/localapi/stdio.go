@@ -38,6 +38,7 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 	u := &upgraded{Conn: conn, r: brw.Reader}
 	if c, ok := conn.(syscall.Conn); ok {
 		u.writeNow = sock.NowWriter(c)
+		u.raw = sock.RawReader(c)
 	}
 	if err := h.opts.ServeHost(u); err != nil {
 		h.log.Warn("host stream ended with an error", "err", err)
@@ -50,10 +51,16 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 type upgraded struct {
 	net.Conn
 	r        *bufio.Reader
+	raw      io.Reader        // reads with raw system calls (see sock.RawReader); nil: through r
 	writeNow func([]byte) int // nil if the connection has no descriptor
 }
 
-func (u *upgraded) Read(p []byte) (int, error) { return u.r.Read(p) }
+func (u *upgraded) Read(p []byte) (int, error) {
+	if u.raw == nil || u.r.Buffered() > 0 {
+		return u.r.Read(p)
+	}
+	return u.raw.Read(p)
+}
 
 // WriteNow writes what the connection takes of p at once, without waiting
 // (the host face writes answers with it while its writer is idle).

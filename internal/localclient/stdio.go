@@ -4,21 +4,38 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/sock"
 )
 
 // HostStream is a host's MCP stream to the daemon, after the upgrade.
 type HostStream struct {
 	conn *net.UnixConn
-	r    *bufio.Reader
+	r    *bufio.Reader // what came with the daemon's answer to the upgrade, first
+	// raw reads and writes the socket with raw system calls (see
+	// sock.RawReader); nil: through conn.
+	rawR io.Reader
+	rawW io.Writer
 }
 
-func (s *HostStream) Read(p []byte) (int, error)  { return s.r.Read(p) }
-func (s *HostStream) Write(p []byte) (int, error) { return s.conn.Write(p) }
+func (s *HostStream) Read(p []byte) (int, error) {
+	if s.rawR == nil || s.r.Buffered() > 0 {
+		return s.r.Read(p)
+	}
+	return s.rawR.Read(p)
+}
+
+func (s *HostStream) Write(p []byte) (int, error) {
+	if s.rawW == nil {
+		return s.conn.Write(p)
+	}
+	return s.rawW.Write(p)
+}
 
 // CloseWrite tells the daemon the host has nothing more to send: it ends
 // the host's session.
@@ -69,5 +86,5 @@ func (c *Client) DialHost(ctx context.Context) (*HostStream, error) {
 		return nil, fmt.Errorf("connecting to the daemon: got %s, want 101", resp.Status)
 	}
 	_ = uc.SetDeadline(time.Time{})
-	return &HostStream{conn: uc, r: br}, nil
+	return &HostStream{conn: uc, r: br, rawR: sock.RawReader(uc), rawW: sock.RawWriter(uc)}, nil
 }

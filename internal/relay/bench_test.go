@@ -124,9 +124,10 @@ func BenchmarkCallToolProgress(b *testing.B) {
 func BenchmarkOnProgress(b *testing.B) {
 	params := []byte(`{"progressToken":"mcpx-42","progress":17,"total":200,"message":"step 17"}`)
 	c := &Call{HostToken: json.RawMessage(`"p-42"`), Progress: func(json.RawMessage) {}}
-	t := time.AfterFunc(time.Hour, func() {})
-	defer t.Stop()
-	st := &callState{call: c, entry: &Entry{}, idle: time.Hour, idleTimer: t}
+	t := newCallTimer(2*time.Hour, func(error) {})
+	defer t.stop()
+	t.startIdle(time.Hour)
+	st := &callState{call: c, entry: &Entry{}, idle: time.Hour, timer: t}
 	var v float64
 	b.ReportAllocs()
 	for b.Loop() {

@@ -197,10 +197,8 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if max > 0 {
-		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
-		defer hard.Stop()
-	}
+	timer := newCallTimer(max, cancel) // the hard maximum starts here, the idle timer below
+	defer timer.stop()
 	release, err := r.lim.acquire(ctx, c.Server)
 	if err != nil {
 		return nil, err
@@ -222,11 +220,8 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 			return nil, err
 		}
 	}
-	st := &callState{call: &c, entry: e, idle: idle}
-	if idle > 0 {
-		st.idleTimer = time.AfterFunc(idle, func() { cancel(&Cause{Kind: IdleTimeout, After: idle}) })
-		defer st.idleTimer.Stop()
-	}
+	st := &callState{call: &c, entry: e, idle: idle, timer: timer}
+	timer.startIdle(idle)
 
 	if c.Params == nil {
 		c.Params = &jsonrpc.Object{}
@@ -330,10 +325,10 @@ wait:
 
 // callState is what one call tracks of its progress.
 type callState struct {
-	call      *Call
-	entry     *Entry
-	idle      time.Duration
-	idleTimer *time.Timer
+	call  *Call
+	entry *Entry
+	idle  time.Duration
+	timer *callTimer // the call's idle timer (and hard maximum)
 
 	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
 	last   float64
@@ -347,13 +342,13 @@ func (st *callState) pauseIdle(paused bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.paused = paused
-	if st.idleTimer == nil {
+	if st.timer == nil {
 		return
 	}
 	if paused {
-		st.idleTimer.Stop()
+		st.timer.stopIdle()
 	} else {
-		st.idleTimer.Reset(st.idle)
+		st.timer.startIdle(st.idle)
 	}
 }
 
@@ -375,8 +370,8 @@ func (st *callState) onProgress(params json.RawMessage) {
 func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.idleTimer != nil && !st.paused {
-		st.idleTimer.Reset(st.idle)
+	if st.timer != nil && !st.paused {
+		st.timer.touch()
 	}
 	// The value as the host reads it: the member named exactly "progress"
 	// (encoding/json would also take "Progress"), a number. Without one

@@ -258,22 +258,13 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if max > 0 {
-		hard := time.AfterFunc(max, func() { cancel(&Cause{Kind: HardTimeout, After: max}) })
-		defer hard.Stop()
-	}
+	timer := newCallTimer(max, cancel)
+	defer timer.stop()
+	timer.startIdle(idle)
 	cs := hc.st
 	cs.mu.Lock()
-	cs.call, cs.entry, cs.idle = &c, e, idle
-	cs.idleTimer = nil
-	if idle > 0 {
-		cs.idleTimer = time.AfterFunc(idle, func() { cancel(&Cause{Kind: IdleTimeout, After: idle}) })
-	}
-	timer := cs.idleTimer
+	cs.call, cs.entry, cs.idle, cs.timer = &c, e, idle, timer
 	cs.mu.Unlock()
-	if timer != nil {
-		defer timer.Stop()
-	}
 	if e != nil {
 		e.attach(c.Server, c.Tool, hc.req.ID)
 	}

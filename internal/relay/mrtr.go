@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,11 @@ type inputReq struct {
 // inputRequired reports whether res is an input_required result, and
 // reads it.
 func inputRequired(res json.RawMessage) (*inputReq, bool) {
+	if !bytes.Contains(res, []byte(`"input_required"`)) {
+		// The value is compared as written below: a result without these
+		// bytes has none, and is not parsed (most results).
+		return nil, false
+	}
 	obj, err := jsonrpc.ParseObject(res)
 	if err != nil {
 		return nil, false

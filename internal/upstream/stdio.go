@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,6 +40,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	t.q.try = sock.NowWriter(proc.stdin)
 	s.conn = newConn(srv.Name, log)
+	t.q.shared = func() bool { return s.conn.Pending() > 1 }
 	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t
@@ -84,7 +86,11 @@ func (t *stdioTransport) stderrTail() string { return t.stderr.lastLines(tailLin
 // read runs the connection's reader; when the upstream's output ends, the
 // session ends and every waiting call fails with the exit status.
 func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, log *slog.Logger) {
-	err := s.conn.readLoop(jsonrpc.NewReader(t.proc.stdout, limit))
+	var out io.Reader = t.proc.stdout
+	if raw := sock.RawReader(t.proc.stdout); raw != nil {
+		out = raw
+	}
+	err := s.conn.readLoop(jsonrpc.NewReader(out, limit))
 	close(readerDone)
 	status, alive := errClosedOutput.Error(), false
 	select {

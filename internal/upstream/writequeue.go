@@ -3,10 +3,13 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"sync"
 	"time"
+
+	"mcpx/internal/sock"
 )
 
 // writeQueue hands an upstream's outgoing messages to one writer goroutine,
@@ -19,12 +22,19 @@ import (
 // When the writer is idle and nothing is queued, a send writes its message
 // itself, without waiting (one attempt, as much as the pipe takes), and
 // leaves what is left to the writer: one goroutine hand-off less per
-// request, and the order is the same.
+// request, and the order is the same. It does so only while it is alone
+// (see shared): when other requests are under way, their messages come in
+// bursts, and the writer joins a burst into one write, which costs the
+// upstream one wake-up instead of one per message.
 type writeQueue struct {
 	limit int // bytes queued at most
 	// try writes what it can of b without waiting (nil: the writer writes
 	// everything). An error is left for the writer to meet again.
 	try func(b []byte) int
+	// shared reports whether other requests are under way (nil: never);
+	// a send then leaves its message to the writer. It is called without
+	// the queue's lock.
+	shared func() bool
 
 	mu      sync.Mutex
 	items   [][]byte
@@ -46,6 +56,7 @@ func newWriteQueue(limit int) *writeQueue {
 // push queues one encoded message (its newline is added here), or writes
 // it at once when the writer is idle and nothing is queued.
 func (q *writeQueue) push(msg []byte) error {
+	alone := q.try != nil && (q.shared == nil || !q.shared())
 	q.mu.Lock()
 	switch {
 	case q.err != nil:
@@ -60,7 +71,7 @@ func (q *writeQueue) push(msg []byte) error {
 		return q.err
 	}
 	line := append(msg, '\n')
-	if q.try == nil || q.writing || len(q.items) > 0 {
+	if !alone || q.writing || len(q.items) > 0 {
 		q.items = append(q.items, line)
 		q.bytes += len(line)
 		q.signal()
@@ -117,6 +128,10 @@ func (q *writeQueue) close() {
 // fail is called once with the error that ended writing.
 func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 	defer close(q.done)
+	var out io.Writer = w
+	if raw := sock.RawWriter(w); raw != nil {
+		out = raw // see sock.RawReader
+	}
 	var buf []byte // a batch of several messages, joined
 	for {
 		// Let the goroutines that are ready to run (handlers about to
@@ -138,15 +153,15 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 		q.items = nil
 		q.writing = true
 		q.mu.Unlock()
-		out := batch[0]
+		next := batch[0]
 		if len(batch) > 1 {
 			buf = buf[:0]
 			for _, b := range batch {
 				buf = append(buf, b...)
 			}
-			out = buf
+			next = buf
 		}
-		if err := writeAll(w, out, stall); err != nil {
+		if err := writeAll(w, out, next, stall); err != nil {
 			q.mu.Lock()
 			if q.err == nil {
 				q.err = err
@@ -158,7 +173,7 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 		}
 		q.mu.Lock()
 		q.writing = false
-		q.bytes -= len(out)
+		q.bytes -= len(next)
 		q.mu.Unlock()
 		if cap(buf) > maxKeptBatch {
 			buf = nil
@@ -169,13 +184,14 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 // maxKeptBatch is the largest batch buffer the writer keeps for the next.
 const maxKeptBatch = 64 << 10
 
-// writeAll writes b, allowing each chunk stall to get through.
-func writeAll(w *os.File, b []byte, stall time.Duration) error {
+// writeAll writes b to out, f or a writer of its descriptor, allowing
+// each chunk stall to get through.
+func writeAll(f *os.File, out io.Writer, b []byte, stall time.Duration) error {
 	for len(b) > 0 {
 		if stall > 0 {
-			_ = w.SetWriteDeadline(time.Now().Add(stall))
+			_ = f.SetWriteDeadline(time.Now().Add(stall))
 		}
-		n, err := w.Write(b)
+		n, err := out.Write(b)
 		b = b[n:]
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) && n == 0 {

@@ -1,0 +1,122 @@
+package relay
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// callTimer is a call's hard maximum and idle timer in one runtime timer.
+// It is set for the earlier of the two deadlines; when it fires it cancels
+// the call with the cause of the deadline that passed, or, when progress
+// moved the idle deadline on meanwhile, sets itself for the next one.
+// Progress only notes the new idle deadline: a relayed call costs one
+// timer, and a progress notification no timer operation.
+type callTimer struct {
+	cancel    context.CancelCauseFunc
+	max, idle time.Duration
+
+	mu      sync.Mutex
+	t       *time.Timer // nil until a deadline is first set
+	hardAt  time.Time   // zero: no maximum
+	idleAt  time.Time   // zero: the idle timer does not run
+	at      time.Time   // when t fires; zero: not set
+	stopped bool
+}
+
+// newCallTimer starts a call's timer with its hard maximum (0: none); the
+// idle timer starts with startIdle.
+func newCallTimer(max time.Duration, cancel context.CancelCauseFunc) *callTimer {
+	ct := &callTimer{cancel: cancel, max: max}
+	if max > 0 {
+		ct.mu.Lock()
+		ct.hardAt = time.Now().Add(max)
+		ct.arm()
+		ct.mu.Unlock()
+	}
+	return ct
+}
+
+// startIdle (re)starts the idle timer for a full idle (0: none).
+func (ct *callTimer) startIdle(idle time.Duration) {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	ct.idle = idle
+	if idle <= 0 || ct.stopped {
+		ct.idleAt = time.Time{}
+		return
+	}
+	ct.idleAt = time.Now().Add(idle)
+	ct.arm()
+}
+
+// touch restarts a running idle timer for a full interval.
+func (ct *callTimer) touch() {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	if ct.idleAt.IsZero() {
+		return
+	}
+	ct.idleAt = time.Now().Add(ct.idle)
+	ct.arm() // a later deadline: sets nothing while the timer is set
+}
+
+// stopIdle stops the idle timer (until startIdle).
+func (ct *callTimer) stopIdle() {
+	ct.mu.Lock()
+	ct.idleAt = time.Time{}
+	ct.mu.Unlock()
+}
+
+// stop stops both for good.
+func (ct *callTimer) stop() {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	ct.stopped = true
+	if ct.t != nil {
+		ct.t.Stop()
+	}
+}
+
+// arm sets the runtime timer for the earlier deadline unless it is set for
+// that moment or before (then it fires, finds the deadline later, and sets
+// itself again). ct.mu is held.
+func (ct *callTimer) arm() {
+	next := ct.hardAt
+	if !ct.idleAt.IsZero() && (next.IsZero() || ct.idleAt.Before(next)) {
+		next = ct.idleAt
+	}
+	if next.IsZero() || ct.stopped || !ct.at.IsZero() && !next.Before(ct.at) {
+		return
+	}
+	ct.at = next
+	if ct.t == nil {
+		ct.t = time.AfterFunc(time.Until(next), ct.fire)
+	} else {
+		ct.t.Reset(time.Until(next))
+	}
+}
+
+// fire runs when the runtime timer fires.
+func (ct *callTimer) fire() {
+	ct.mu.Lock()
+	if ct.stopped {
+		ct.mu.Unlock()
+		return
+	}
+	ct.at = time.Time{}
+	now := time.Now()
+	var cause *Cause
+	switch {
+	case !ct.hardAt.IsZero() && !now.Before(ct.hardAt):
+		cause = &Cause{Kind: HardTimeout, After: ct.max}
+	case !ct.idleAt.IsZero() && !now.Before(ct.idleAt):
+		cause = &Cause{Kind: IdleTimeout, After: ct.idle}
+	default:
+		ct.arm()
+	}
+	ct.mu.Unlock()
+	if cause != nil {
+		ct.cancel(cause)
+	}
+}

@@ -1,0 +1,69 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// causeOf waits for ctx's end and returns its *Cause.
+func causeOf(t *testing.T, ctx context.Context) *Cause {
+	t.Helper()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call timer never fired")
+	}
+	var c *Cause
+	if !errors.As(context.Cause(ctx), &c) {
+		t.Fatalf("cause %v, want a *Cause", context.Cause(ctx))
+	}
+	return c
+}
+
+// TestCallTimerIdle: with no progress, the idle timer ends the call and
+// says after how long.
+func TestCallTimerIdle(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ct := newCallTimer(time.Hour, cancel)
+	defer ct.stop()
+	ct.startIdle(5 * time.Millisecond)
+	if c := causeOf(t, ctx); c.Kind != IdleTimeout || c.After != 5*time.Millisecond {
+		t.Fatalf("cause %+v, want the idle timeout of 5ms", c)
+	}
+}
+
+// TestCallTimerHardDespiteProgress: progress keeps the idle timer from
+// firing, never the hard maximum.
+func TestCallTimerHardDespiteProgress(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ct := newCallTimer(20*time.Millisecond, cancel)
+	defer ct.stop()
+	ct.startIdle(time.Hour)
+	for ctx.Err() == nil {
+		ct.touch()
+		time.Sleep(time.Millisecond)
+	}
+	if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 20*time.Millisecond {
+		t.Fatalf("cause %+v, want the hard maximum of 20ms", c)
+	}
+}
+
+// TestCallTimerIdleStopped: a stopped idle timer (a question waits for
+// the host) does not fire, and progress does not restart it; the hard
+// maximum still holds.
+func TestCallTimerIdleStopped(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ct := newCallTimer(30*time.Millisecond, cancel)
+	defer ct.stop()
+	ct.startIdle(time.Hour)
+	ct.stopIdle()
+	ct.touch()
+	if c := causeOf(t, ctx); c.Kind != HardTimeout {
+		t.Fatalf("cause %+v, want the hard maximum", c)
+	}
+}
