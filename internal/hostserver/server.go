@@ -148,6 +148,9 @@ type hostSession struct {
 	// httpPrincipal is who an HTTP session's requests come from (see
 	// principalOf); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
+	// stateless marks the host session of one 2026-07-28 HTTP request
+	// (see hostKey). Set once, at creation.
+	stateless bool
 
 	questions questions // mcpx's requests to the host (ask.go)
 

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"mcpx/internal/demo"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+)
+
+// perHostDemo is the legacy demo with a session per host.
+var perHostDemo = mcpxtest.Demo{Name: "demo", Args: []string{"-era", "legacy"}, Fields: map[string]any{"perHost": true}}
+
+// askFormTo is an elicitation whose message names who is asked.
+func askFormTo(who string) string {
+	return strings.Replace(askForm, "Your name?", "Your name, "+who+"?", 1)
+}
+
+// TestAskPerHostTwoHosts: TestAskStdioTwoHosts's scenario with perHost.
+// Two hosts of one daemon call demo__ask at once on a legacy stdio
+// server; each host has a process of its own, so each is asked its own
+// question (and only that), concurrently, and gets its own answer. The
+// demo started three times: the shared session (listings) and one per
+// host. A crash of one host's process leaves the other's alone (its
+// next call starts a new one); a host that leaves stops its process.
+func TestAskPerHostTwoHosts(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, perHostDemo)
+	marker := e.RecordPath("demo")
+	a, b := e.StartHost(mcpxtest.Daemon, cfg), e.StartHost(mcpxtest.Daemon, cfg)
+	askHost(a, `{"elicitation":{}}`)
+	askHost(b, `{"elicitation":{}}`)
+
+	a.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[` + askFormTo("a") + `]}}}`)
+	b.SendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[` + askFormTo("b") + `]}}}`)
+	// Both questions are out before either is answered: the calls are in
+	// flight at once.
+	qa, qb := question(a, "elicitation/create"), question(b, "elicitation/create")
+	if !strings.Contains(string(qa.Params), "Your name, a?") || !strings.Contains(string(qb.Params), "Your name, b?") {
+		t.Fatalf("a was asked %s, b was asked %s; want each its own question", qa.Params, qb.Params)
+	}
+	b.SendRaw(`{"jsonrpc":"2.0","id":` + qb.ID.String() + `,"result":{"action":"accept","content":{"name":"Bea"}}}`)
+	a.SendRaw(`{"jsonrpc":"2.0","id":` + qa.ID.String() + `,"result":{"action":"accept","content":{"name":"Ann"}}}`)
+	ra, rb := string(a.Result(jsonrpc.NewIntID(2), transcriptWait)), string(b.Result(jsonrpc.NewIntID(2), transcriptWait))
+	if !strings.Contains(ra, "Ann") || strings.Contains(ra, "Bea") || !strings.Contains(rb, "Bea") || strings.Contains(rb, "Ann") {
+		t.Errorf("a's result %s, b's %s; want each its own answer", ra, rb)
+	}
+	for name, h := range map[string]*mcpxtest.Host{"a": a, "b": b} {
+		n := 0
+		for _, r := range h.Received() {
+			if r.Msg.IsRequest() {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("host %s was asked %d questions, want its own one", name, n)
+		}
+	}
+	if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 3 {
+		t.Errorf("the demo was initialized %d times, want 3 (shared, a's, b's)", n)
+	}
+	// Each session is one process, or two under the daemon's supervisor.
+	procs := upstreamProcs(t, marker)
+	if procs != 3 && procs != 6 {
+		t.Fatalf("%d processes hold the demo's record path, want 3 sessions' (3, or 6 supervised)", procs)
+	}
+	per := procs / 3
+	out, _, _ := e.Run(waitLong, "status", "--config", cfg)
+	if !strings.Contains(out, "demo: 2 host session(s)") {
+		t.Errorf("mcpx status does not count the host sessions:\n%s", out)
+	}
+
+	// a's process crashes: b's runs on, untouched.
+	a.SendRaw(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__crash","arguments":{"code":5,"after":0.01}}}`)
+	if m := a.Response(jsonrpc.NewIntID(3), transcriptWait); m.Error == nil && !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Errorf("a's crashing call = %s, want an error", m.Result)
+	}
+	waitProcs(t, marker, 2*per, waitLong)
+	if res := echoAs(b, 4, `"b"`); !strings.Contains(res, `"x":"b"`) {
+		t.Errorf("b's call after a's process crashed = %s", res)
+	}
+	if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 3 {
+		t.Errorf("the demo was initialized %d times after a's crash and b's call, want 3 (b's process untouched)", n)
+	}
+	if res := echoAs(a, 4, `"a"`); !strings.Contains(res, `"x":"a"`) {
+		t.Errorf("a's call after its crash = %s", res)
+	}
+	if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 4 {
+		t.Errorf("the demo was initialized %d times, want 4 (a's next call starts its process again)", n)
+	}
+	waitProcs(t, marker, 3*per, waitLong)
+
+	// a leaves: its process stops; b's and the shared one stay.
+	a.Close()
+	waitProcs(t, marker, 2*per, waitLong)
+	if res := echoAs(b, 5, `2`); !strings.Contains(res, `"x":2`) {
+		t.Errorf("b's call after a left = %s", res)
+	}
+	if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 4 {
+		t.Errorf("the demo was initialized %d times after a left, want 4 (b's process untouched)", n)
+	}
+	b.Close()
+	waitProcs(t, marker, per, waitLong) // the shared session, for listings
+}
+
+// echoAs calls demo__echo with x as request id and returns the result.
+func echoAs(h *mcpxtest.Host, id int64, x string) string {
+	h.SendRaw(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{"name":"demo__echo","arguments":{"x":` + x + `}}}`)
+	return string(h.Result(jsonrpc.NewIntID(id), transcriptWait))
+}
