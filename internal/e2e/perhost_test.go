@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,4 +111,64 @@ func TestAskPerHostTwoHosts(t *testing.T) {
 func echoAs(h *mcpxtest.Host, id int64, x string) string {
 	h.SendRaw(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(id, 10) + `,"method":"tools/call","params":{"name":"demo__echo","arguments":{"x":` + x + `}}}`)
 	return string(h.Result(jsonrpc.NewIntID(id), transcriptWait))
+}
+
+// TestPerHostHTTPHosts: over HTTP, each legacy session of a perHost
+// server's hosts has a process of its own, and DELETE (the session's end)
+// stops it; stateless 2026-07-28 requests of one principal share one, so
+// that two of them do not start two.
+func TestPerHostHTTPHosts(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(nil, perHostDemo)
+		marker := e.RecordPath("demo")
+		m := startHTTP(t, e, mode, cfg, false)
+		echo := func(h *rawHost, id int, hdr map[string]string, meta map[string]any) {
+			t.Helper()
+			r := h.do(callBody(id, "demo__echo", map[string]any{"x": id}, meta), hdr)
+			if r.Status != http.StatusOK || len(r.Msgs) == 0 || !strings.Contains(string(r.Msgs[len(r.Msgs)-1].Result), fmt.Sprintf(`"x":%d`, id)) {
+				t.Fatalf("call %d: %d %s", id, r.Status, r.Body)
+			}
+		}
+		l1, l2 := newRawHost(t, m), newRawHost(t, m)
+		l1.initialize("2025-11-25")
+		l2.initialize("2025-11-25")
+		echo(l1, 1, nil, nil)
+		echo(l2, 2, nil, nil)
+		echo(l1, 3, nil, nil)
+		if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 3 {
+			t.Errorf("the demo was initialized %d times, want 3 (shared, and one per legacy session)", n)
+		}
+		procs := upstreamProcs(t, marker)
+		if procs != 3 && procs != 6 {
+			t.Fatalf("%d processes hold the demo's record path, want 3 sessions' (3, or 6 supervised)", procs)
+		}
+		per := procs / 3
+
+		modern := newRawHost(t, m)
+		echo(modern, 4, modernHeaders("tools/call", "demo__echo"), modernMeta(nil))
+		echo(modern, 5, modernHeaders("tools/call", "demo__echo"), modernMeta(nil))
+		if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 4 {
+			t.Errorf("the demo was initialized %d times, want 4 (one more for the stateless principal's requests)", n)
+		}
+		waitProcs(t, marker, 4*per, waitLong)
+
+		req, _ := http.NewRequest(http.MethodDelete, m.URL, nil)
+		req.Header.Set("Authorization", "Bearer "+m.Token)
+		req.Header.Set("Mcp-Session-Id", l1.sid)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("DELETE: %d", resp.StatusCode)
+		}
+		waitProcs(t, marker, 3*per, waitLong)
+		echo(l2, 6, nil, nil)
+		echo(modern, 7, modernHeaders("tools/call", "demo__echo"), modernMeta(nil))
+		if n := countEvents(e.Records("demo"), demo.EventInitialize); n != 4 {
+			t.Errorf("the demo was initialized %d times after one session ended, want 4 (the others untouched)", n)
+		}
+	})
 }
