@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"mcpx/internal/demo"
 	"mcpx/internal/jsonrpc"
@@ -171,4 +172,37 @@ func TestPerHostHTTPHosts(t *testing.T) {
 			t.Errorf("the demo was initialized %d times after one session ended, want 4 (the others untouched)", n)
 		}
 	})
+}
+
+// TestPerHostLogs: what a host's own session of a perHost server logs
+// outside any request stream (stdio) reaches that host alone, not every
+// host as a shared session's messages do.
+func TestPerHostLogs(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Args: []string{"-era", "legacy", "-surface"}, Fields: map[string]any{"perHost": true}})
+	a, b := e.StartHost(mcpxtest.Daemon, cfg), e.StartHost(mcpxtest.Daemon, cfg)
+	a.Initialize("2025-11-25")
+	b.Initialize("2025-11-25")
+	logAs := func(h *mcpxtest.Host, msg string) {
+		t.Helper()
+		res := h.Result(h.Request("tools/call", map[string]any{"name": "demo__log", "arguments": map[string]any{"levels": []string{"error"}, "message": msg}}), waitLong)
+		if !strings.Contains(string(res), "sent: error") {
+			t.Fatalf("demo__log = %s", res)
+		}
+	}
+	logAs(a, "from-a")
+	logAs(b, "from-b")
+	for name, h := range map[string]*mcpxtest.Host{"a": a, "b": b} {
+		h.WaitFor(waitLong, name+"'s own log message", func(r mcpxtest.Received) bool {
+			return r.Msg.Method == "notifications/message" && strings.Contains(string(r.Raw), "from-"+name)
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // for a message that should not come
+	for name, h := range map[string]*mcpxtest.Host{"a": a, "b": b} {
+		for _, r := range h.Received() {
+			if r.Msg.Method == "notifications/message" && !strings.Contains(string(r.Raw), "from-"+name) {
+				t.Errorf("host %s got another host's log message %s", name, r.Raw)
+			}
+		}
+	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // Sessions of a perHost server (config.Server.PerHost).
@@ -71,6 +74,28 @@ func (p *Pool) EndHost(host string) {
 			h.sess = nil
 			p.wg.Add(1)
 			go func() { defer p.wg.Done(); s.stopWith(why) }()
+		}
+	}
+}
+
+// notifier returns what tells of the notifications of sl's sessions: the
+// pool's OnNotify, but for a host's session (see Options.OnHostMessage).
+func (p *Pool) notifier(sl *slot) func(string, *jsonrpc.Message) {
+	if sl.host == "" {
+		return p.opts.OnNotify
+	}
+	host, onNotify, onMessage := sl.host, p.opts.OnNotify, p.opts.OnHostMessage
+	return func(server string, msg *jsonrpc.Message) {
+		switch msg.Method {
+		case mcp.MethodMessage:
+			if onMessage != nil {
+				onMessage(server, host, msg)
+			}
+		case mcp.MethodResourcesUpdated:
+		default:
+			if onNotify != nil {
+				onNotify(server, msg)
+			}
 		}
 	}
 }

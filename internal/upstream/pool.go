@@ -38,6 +38,12 @@ type Options struct {
 	// and cancellation: resources and prompts list changes, resource
 	// updates, log messages.
 	OnNotify func(server string, msg *jsonrpc.Message)
+	// OnHostMessage is told, as OnNotify, of the log messages
+	// (notifications/message) of a perHost server's session of one host,
+	// whose key it is given: they are that host's alone. Such a session's
+	// resource updates are dropped (subscriptions live on the shared
+	// session); its list changes go to OnNotify and OnToolsChanged.
+	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *Supervision
 }
@@ -237,7 +243,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		era:          era,
 
 		onToolsChanged: p.opts.OnToolsChanged,
-		onNotify:       p.opts.OnNotify,
+		onNotify:       p.notifier(sl),
 		http:           p.http,
 		sup:            p.opts.Supervision,
 	}, &p.wg)
