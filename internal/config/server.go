@@ -58,8 +58,14 @@ type Server struct {
 	// (its own process, or its own HTTP session) for its calls, instead of
 	// one session all hosts share: for a server that keeps state per
 	// client (roots, a log level, subscriptions), or that asks its client
-	// questions outside a call mcpx can name. Listings and resource
-	// subscriptions still go to one shared session.
+	// questions outside a call mcpx can name. A host's session starts with
+	// its first call and stops when the host leaves (a stream connection
+	// closes, a legacy HTTP session ends); stateless 2026-07-28 requests
+	// share one per principal. IdleStop stops any of them, Eager or not
+	// (Eager is the shared session's); with IdleStop 0 a principal's runs
+	// until a reload or shutdown. Listings, resource subscriptions, the
+	// log level hosts set, and calls without a host (mcpx call) still go to
+	// one shared session, which therefore runs too.
 	PerHost bool
 
 	// CallLimits are the server's effective call limits: its own when the
