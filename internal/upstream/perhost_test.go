@@ -60,6 +60,12 @@ func endedWith(t *testing.T, s *Session, what string) error {
 // forgets its key; a reload that changes the server stops the rest.
 func TestPoolPerHost(t *testing.T) {
 	up := perHostUpstream(t)
+	var last *Session  // a host's session, live at the end
+	t.Cleanup(func() { // after startPool's cleanup, which runs first
+		if last != nil && last.Err() == nil {
+			t.Error("a host's session outlived the pool")
+		}
+	})
 	srv := &config.Server{URL: up.ts.URL + "/mcp", PerHost: true, IdleStop: time.Minute}
 	p := startPool(t, srv, nil)
 
@@ -125,6 +131,9 @@ func TestPoolPerHost(t *testing.T) {
 	if err := endedWith(t, d, "host-3"); err == nil || !strings.Contains(err.Error(), "changed in the config") {
 		t.Errorf("host-3's session ended with %v after a reload changed its server", err)
 	}
+	// A host's session still running at shutdown: Run stops it, and
+	// returns only once it has ended (startPool's cleanup waits for Run).
+	last = sessionFor(t, p, "up", "host-4")
 }
 
 // TestPoolPerHostOff: without perHost, every host key gets the shared
