@@ -206,3 +206,40 @@ func TestPerHostLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestPerHostReload: a reload that turns perHost off is a changed server:
+// the hosts' own processes stop (a call in flight on one ends saying the
+// server changed) and the next calls share one process.
+func TestPerHostReload(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, perHostDemo)
+	marker := e.RecordPath("demo")
+	a, b := e.StartHost(mcpxtest.Daemon, cfg), e.StartHost(mcpxtest.Daemon, cfg)
+	a.Initialize("2025-11-25")
+	b.Initialize("2025-11-25")
+	doomed := a.Request("tools/call", map[string]any{"name": "demo__wait", "arguments": map[string]any{"seconds": 30}})
+	b.Result(b.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 1}}), waitLong)
+	e.WaitRecord("demo", waitLong, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
+	procs := upstreamProcs(t, marker)
+	if procs != 3 && procs != 6 {
+		t.Fatalf("%d processes hold the demo's record path, want 3 sessions' (3, or 6 supervised)", procs)
+	}
+	per := procs / 3
+
+	e.WriteConfig(nil, legacyDemo)
+	if out, stderr, code := e.Run(waitLong, "reload", "--config", cfg); code != 0 || !strings.Contains(out, "changed   demo") {
+		t.Fatalf("reload: exit %d: %s %s", code, out, stderr)
+	}
+	if m := a.Response(doomed, waitLong); m.Error == nil || !strings.Contains(m.Error.Message, `"demo" was changed in the config`) {
+		t.Errorf("a's call in flight on its own process: got %s, want an error saying the server changed", m.Encode())
+	}
+	waitProcs(t, marker, 0, waitLong)
+	before := countEvents(e.Records("demo"), demo.EventInitialize)
+	for _, h := range []*mcpxtest.Host{a, b} {
+		h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 2}}), waitLong)
+	}
+	if n := countEvents(e.Records("demo"), demo.EventInitialize) - before; n != 1 {
+		t.Errorf("the demo started %d times for two hosts' calls after perHost was turned off, want 1", n)
+	}
+	waitProcs(t, marker, per, waitLong)
+}
