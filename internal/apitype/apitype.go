@@ -74,6 +74,11 @@ type Upstream struct {
 	Failures int       `json:"failures,omitempty"`
 	Crashes  int       `json:"crashes,omitempty"`
 	RetryAt  time.Time `json:"retryAt,omitzero"`
+	// PerHost marks a server that runs a session per host; HostSessions
+	// counts those (beside the shared session the fields above describe,
+	// which serves listings), and Pending includes their requests.
+	PerHost      bool `json:"perHost,omitempty"`
+	HostSessions int  `json:"hostSessions,omitempty"`
 }
 
 // InFlightCall is one call in flight.

@@ -91,6 +91,9 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 	}
 	tw.Flush()
 	for _, u := range st.Upstreams {
+		if u.PerHost {
+			fmt.Fprintf(w, "  %s: %d host session(s) beside the shared one (perHost)\n", u.Name, u.HostSessions)
+		}
 		if u.Queued > 0 {
 			fmt.Fprintf(w, "  %s: %d more call(s) queued for a call slot (maxConcurrentCalls)\n", u.Name, u.Queued)
 		}

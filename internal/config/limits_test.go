@@ -147,6 +147,7 @@ func TestSameUpstream(t *testing.T) {
 		{"env", func(s *Server) { s.Env = nil }, false},
 		{"limits and args", func(s *Server) { s.MaxConcurrentCalls, s.Args = 9, nil }, false},
 		{"disabled", func(s *Server) { s.Disabled = true }, false},
+		{"perHost", func(s *Server) { s.PerHost = true }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,19 @@ type Server struct {
 	// before mcpx stops it (its own, else the global one); 0 means never.
 	// An eager server is never stopped for being idle.
 	IdleStop time.Duration
+	// PerHost gives each host session a session of the server of its own
+	// (its own process, or its own HTTP session) for its calls, instead of
+	// one session all hosts share: for a server that keeps state per
+	// client (roots, a log level, subscriptions), or that asks its client
+	// questions outside a call mcpx can name. A host's session starts with
+	// its first call and stops when the host leaves (a stream connection
+	// closes, a legacy HTTP session ends); stateless 2026-07-28 requests
+	// share one per principal. IdleStop stops any of them, Eager or not
+	// (Eager is the shared session's); with IdleStop 0 a principal's runs
+	// until a reload or shutdown. Listings, resource subscriptions, the
+	// log level hosts set, and calls without a host (mcpx call) still go to
+	// one shared session, which therefore runs too.
+	PerHost bool
 
 	// CallLimits are the server's effective call limits: its own when the
 	// file sets them, else the global ones.
@@ -97,7 +110,7 @@ var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
 	httpFields   = []string{"url", "headers", "maxConcurrentRequests"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
-		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop"},
+		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop", "perHost"},
 		stdioFields, httpFields)
 )
 
@@ -154,6 +167,8 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 			s.Eager, err = p.boolean(v, at)
 		case "idleStop":
 			s.IdleStop, err = p.idleStop(v, at)
+		case "perHost":
+			s.PerHost, err = p.boolean(v, at)
 		case "command":
 			s.Command, err = p.command(v, at)
 		case "args":

@@ -79,6 +79,11 @@ func newCore(opts *Options) *core {
 				h.UpstreamNotified(server, msg)
 			}
 		},
+		OnHostMessage: func(server, host string, msg *jsonrpc.Message) {
+			if h := face.Load(); h != nil {
+				h.HostLogMessage(server, host, msg)
+			}
+		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)

@@ -108,6 +108,30 @@ func (hs *hostSession) principal() string {
 	return hs.httpPrincipal
 }
 
+// hostKey names the host to the pool, for the upstream sessions of its
+// own that perHost servers give it: its session (a stream connection, a
+// legacy HTTP session), which ends when the host leaves (endHost); or,
+// for a stateless 2026-07-28 request, whose host session lives as long
+// as the request, its principal, so that one such host does not start a
+// session per request (those sessions end by the server's idle stop).
+func (hs *hostSession) hostKey() string {
+	if hs.stateless {
+		return hs.principal()
+	}
+	return hs.id
+}
+
+// endHost stops the upstream sessions of hs's own, once none of its
+// handlers runs (none can start another): the host has left. A stateless
+// request's key is its principal's, which outlives it.
+func (s *Server) endHost(hs *hostSession) {
+	if hs.stateless {
+		return
+	}
+	hs.handlers.Wait()
+	s.relay.Pool().EndHost(hs.hostKey())
+}
+
 // resumeOf returns a 2026-07-28 retry's requestState and inputResponses.
 func resumeOf(req *request) *relay.Resume {
 	if !req.modern {

@@ -147,6 +147,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
 	}
+	hs.stateless = true
 	defer h.forget(hs)
 	w.Header().Set(headerProtocolVersion, header)
 	h.respond(w, r, hs, msg, acc, true)

@@ -106,10 +106,14 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	}
 	sess.hs.setClosing()
 	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
-	// What it asked for no longer counts: its log level, and its resource
+	// What it asked for no longer counts: its log level, its resource
 	// subscriptions (unsubscribed upstream when it was the last, which may
 	// take an upstream round trip: not on the caller's time, which may be
-	// another host's initialize).
-	h.cleanup.Go(func() { h.srv.leaveSurface(sess.hs) })
+	// another host's initialize), and its own sessions of perHost servers,
+	// once its requests, cancelled above, have ended (none starts another).
+	h.cleanup.Go(func() {
+		sess.hs.handlers.Wait()
+		h.srv.leaveSurface(sess.hs)
+	})
 	h.log.Info("http session ended", "host", sess.hs.id, "principal", sess.hs.principal(), "why", cause.Error(), "cancelledCalls", n)
 }

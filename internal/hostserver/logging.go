@@ -15,7 +15,10 @@ import (
 // Logging (legacy sessions). Upstream sessions are shared by every host,
 // so each legacy upstream that serves logging is set to the most verbose
 // level any host asked for, and each host gets only the messages its own
-// level admits. A host that never set a level is filtered at defaultLevel.
+// level admits. A host that never set a level is filtered at
+// defaultLevel. A perHost server's sessions of one host are not set a
+// level (they log at their own default); their messages go to that host
+// alone, filtered the same way.
 // Messages reach hosts with a stream of their own (stdio); 2026-07-28
 // hosts and legacy HTTP sessions get none yet, since mcpx does not yet
 // tell which request an upstream's message belongs to.
@@ -111,9 +114,22 @@ func (s *Server) applyLevels(ctx context.Context) {
 	}
 }
 
+// HostLogMessage delivers a log message of the upstream session a perHost
+// server runs for one host (whose hostKey is host) to that host alone, as
+// logMessage does. It never blocks.
+func (s *Server) HostLogMessage(server, host string, msg *jsonrpc.Message) {
+	s.deliverLog(server, msg, func(hs *hostSession) bool { return hs.hostKey() == host })
+}
+
 // logMessage delivers an upstream's notifications/message to every host
 // with a stream whose level admits it, byte for byte.
 func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
+	s.deliverLog(server, msg, func(*hostSession) bool { return true })
+}
+
+// deliverLog delivers msg to the hosts with a stream that to reports true
+// for and whose level admits it.
+func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSession) bool) {
 	var p struct {
 		Level string `json:"level"`
 	}
@@ -127,7 +143,9 @@ func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
 	s.watch.mu.Lock()
 	hosts := make([]host, 0, len(s.watch.legacy))
 	for hs, out := range s.watch.legacy {
-		hosts = append(hosts, host{hs, out})
+		if to(hs) {
+			hosts = append(hosts, host{hs, out})
+		}
 	}
 	s.watch.mu.Unlock()
 	line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()

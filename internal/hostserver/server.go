@@ -150,6 +150,9 @@ type hostSession struct {
 	// principalOf); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
 	inflight      atomic.Int64 // requests whose handler goroutine runs
+	// stateless marks the host session of one 2026-07-28 HTTP request
+	// (see hostKey). Set once, at creation.
+	stateless bool
 
 	questions questions // mcpx's requests to the host (ask.go)
 

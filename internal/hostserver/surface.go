@@ -89,10 +89,11 @@ var surfaceModern = map[string]bool{methodResourcesList: true, methodResourceTem
 
 // leaveSurface forgets what a host that has gone asked for: its resource
 // subscriptions (unsubscribed upstream when it was the last) and its log
-// level.
+// level; and stops the upstream sessions perHost servers ran for it.
 func (s *Server) leaveSurface(hs *hostSession) {
 	s.leaveSubscriptions(hs)
 	s.forgetLevel(hs)
+	s.endHost(hs)
 }
 
 // cursorParam returns the host's cursor, "" for none, and false when it
@@ -154,6 +155,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 	onMessage, level := hs.onMessage(req, live)
 	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
 		Server: server, Method: method, Params: params, ClientCaps: hs.upstreamCaps(req), OnMessage: onMessage, LogLevel: level,
+		HostKey: hs.hostKey(),
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {

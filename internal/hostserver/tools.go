@@ -99,6 +99,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
 		Host:        hs.id,
+		HostKey:     hs.hostKey(),
 		Resume:      resumeOf(req),
 	}
 	// live reports whether the host still expects to hear of this request:

@@ -46,8 +46,8 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	for _, s := range h.relay.Pool().Status() {
 		st.Upstreams = append(st.Upstreams, apitype.Upstream{
 			Name: s.Name, State: s.State, PID: s.PID, Protocol: s.Version, ServerName: s.ServerName,
-			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], Queued: queued[s.Name], Pending: s.Pending, LastError: s.LastError,
-			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt,
+			Since: s.Since, Starts: s.Starts, InFlight: inFlight[s.Name], Queued: queued[s.Name], Pending: s.Pending + s.HostPending, LastError: s.LastError,
+			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt, PerHost: s.PerHost, HostSessions: s.HostSessions,
 		})
 	}
 	return writeJSON(w, st)

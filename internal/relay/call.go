@@ -121,6 +121,10 @@ type Call struct {
 	// that names no call goes to a call only if no other host's call could
 	// take it (upstream.InboundHandler's Owner).
 	Host string
+	// HostKey names the host for the pool: a perHost server's calls of
+	// one key go to that key's own upstream session (see
+	// upstream.Pool.SessionFor); "" uses the shared session.
+	HostKey string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
 }
@@ -187,7 +191,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if c.Resume != nil && strings.HasPrefix(c.Resume.State, statePrefix) {
 		return r.resume(ctx, e, c)
 	}
-	sess, err := r.pool.Session(ctx, c.Server)
+	sess, err := r.pool.SessionFor(ctx, c.Server, c.HostKey)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +216,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	if old := sess; old.Err() != nil {
 		// The session ended while the call waited: its successor, if the
 		// server is still configured.
-		sess, err = r.pool.Session(ctx, c.Server)
+		sess, err = r.pool.SessionFor(ctx, c.Server, c.HostKey)
 		if errors.Is(err, upstream.ErrUnknownServer) {
 			err = old.Err() // a reload removed it, and says so
 		}

@@ -3,7 +3,9 @@
 // and the initialize-based revisions, and the 2024-11-05 HTTP+SSE pair),
 // speaks JSON-RPC to them on raw bytes, settles the protocol revision
 // (server/discover, else initialize; over HTTP by the answers' bodies, cached
-// per origin), and keeps one live session per configured server in a [Pool].
+// per origin), and keeps one live session per configured server in a [Pool]
+// (and, for a perHost server, one more per host that uses it: see
+// [Pool.SessionFor]).
 //
 // A [Conn] owns the upstream's request ids and the progress tokens it mints:
 // one per request, always, derived from the id. Progress is delivered on the
@@ -21,8 +23,9 @@
 // call in flight on the session, or of several the oldest whose host can
 // answer it, provided no other host's call could (calls of two hosts make
 // it ambiguous: the upstream gets an error rather than a host the wrong
-// question). Outside any call there is no host to ask (a daemon's session
-// serves many), and the upstream gets an error. The upstream's
+// question; a perHost server's hosts each have a session of their own,
+// where that cannot arise). Outside any call there is no host to ask (a
+// daemon's session serves many), and the upstream gets an error. The upstream's
 // notifications/cancelled for its request, or the connection's end,
 // cancels the Inbound.
 //

@@ -81,27 +81,66 @@ func (p *Pool) tendOnce(now time.Time) {
 		return
 	}
 	for _, sl := range p.slots {
-		s := sl.sess
-		switch {
-		case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
-			sl.busy = true
-		case sl.busy:
-			// The first look at it idle: its idle time starts now (at
-			// most tendEvery late, never early).
-			sl.busy = false
-			sl.touched = now
-		case s != nil && s.Err() == nil && !sl.cfg.Eager && sl.cfg.IdleStop > 0 && now.Sub(sl.touched) >= sl.cfg.IdleStop:
-			p.log.Info("stopping an idle server", "server", sl.cfg.Name, "idle", sl.cfg.IdleStop)
-			sl.idleTools = s.cachedTools()
-			sl.sess = nil
-			sl.lastErr, sl.lastEnd = nil, now
-			why := fmt.Errorf("server %q was stopped after %s without calls", sl.cfg.Name, sl.cfg.IdleStop)
-			p.wg.Add(1)
-			go func() { defer p.wg.Done(); s.stopWith(why) }()
-		case s == nil && sl.cfg.Eager && sl.starting == nil && !sl.retired && !now.Before(sl.nextStart()):
-			p.startLocked(sl)
+		p.tendSlot(sl, now)
+		for key, h := range sl.hosts {
+			if p.tendHost(h, now) {
+				delete(sl.hosts, key)
+			}
 		}
 	}
+}
+
+// tendSlot starts sl (a server's shared session) if it is eager and
+// stops it if it has been idle too long. p.mu is held.
+func (p *Pool) tendSlot(sl *slot, now time.Time) {
+	s := sl.sess
+	switch {
+	case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
+		sl.busy = true
+	case sl.busy:
+		// The first look at it idle: its idle time starts now (at
+		// most tendEvery late, never early).
+		sl.busy = false
+		sl.touched = now
+	case s != nil && s.Err() == nil && !sl.cfg.Eager && sl.cfg.IdleStop > 0 && now.Sub(sl.touched) >= sl.cfg.IdleStop:
+		p.log.Info("stopping an idle server", "server", sl.cfg.Name, "idle", sl.cfg.IdleStop)
+		sl.idleTools = s.cachedTools()
+		sl.sess = nil
+		sl.lastErr, sl.lastEnd = nil, now
+		why := fmt.Errorf("server %q was stopped after %s without calls", sl.cfg.Name, sl.cfg.IdleStop)
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); s.stopWith(why) }()
+	case s == nil && sl.cfg.Eager && sl.starting == nil && !sl.retired && !now.Before(sl.nextStart()):
+		p.startLocked(sl)
+	}
+}
+
+// tendHost stops h (a host's session of a perHost server) once it has
+// been idle for the server's idle stop, eager or not, and reports whether
+// h can go: it has no session, none starting, and has not been used for
+// that long (a host that went away leaves nothing behind for long). p.mu
+// is held.
+func (p *Pool) tendHost(h *slot, now time.Time) bool {
+	s, idle := h.sess, h.cfg.IdleStop
+	switch {
+	case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
+		h.busy = true
+	case h.busy:
+		h.busy = false
+		h.touched = now
+	case idle <= 0 || now.Sub(h.touched) < idle:
+	case s != nil && s.Err() == nil:
+		p.log.Info("stopping an idle host session", "server", h.cfg.Name, "host", h.host, "idle", idle)
+		h.sess = nil
+		h.lastErr, h.lastEnd = nil, now
+		why := fmt.Errorf("upstream %q: the session of host %s was stopped after %s without calls: %w", h.cfg.Name, h.host, idle, ErrStopped)
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); s.stopWith(why) }()
+		return true
+	case s == nil && h.starting == nil && !now.Before(h.retryAt):
+		return true
+	}
+	return false
 }
 
 // Tools returns the tools of server name: those of its live session

@@ -38,6 +38,12 @@ type Options struct {
 	// and cancellation: resources and prompts list changes, resource
 	// updates, log messages.
 	OnNotify func(server string, msg *jsonrpc.Message)
+	// OnHostMessage is told, as OnNotify, of the log messages
+	// (notifications/message) of a perHost server's session of one host,
+	// whose key it is given: they are that host's alone. Such a session's
+	// resource updates are dropped (subscriptions live on the shared
+	// session); its list changes go to OnNotify and OnToolsChanged.
+	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *Supervision
 }
@@ -64,9 +70,11 @@ type Pool struct {
 
 type slot struct {
 	cfg *config.Server
-	// retired is set when a reload removed or replaced the slot: a start
-	// still under way for it stops the session it made.
-	retired bool
+	// retired is set when a reload removed or replaced the slot, or its
+	// host left: a start still under way for it stops the session it
+	// made, and fails with retiredWhy.
+	retired    bool
+	retiredWhy error
 	// failures counts starts that failed in a row; the next start waits
 	// until retryAt, so that a broken server is not respawned by every
 	// call and listing (exponential backoff, capped).
@@ -91,6 +99,11 @@ type slot struct {
 	starts    int
 	lastErr   error
 	lastEnd   time.Time
+	// hosts are the sessions of a perHost server's hosts, by host key
+	// (perhost.go): slots of their own, for the same server, that no
+	// listing uses; host is that key on such a slot, "" on the shared one.
+	hosts map[string]*slot
+	host  string
 }
 
 type attempt struct {
@@ -154,16 +167,12 @@ func (p *Pool) namesLocked() []string {
 // The start itself is not bound to ctx (other callers may share it); ctx
 // only bounds how long this caller waits.
 func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
-	sl := p.slots[name]
-	if sl == nil {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
-	}
+	return p.SessionFor(ctx, name, "")
+}
+
+// sessionLocked returns the live session of sl, starting it if needed, as
+// Session does. p.mu is held on entry and released on return.
+func (p *Pool) sessionLocked(ctx context.Context, sl *slot) (*Session, error) {
 	if s := sl.sess; s != nil {
 		if s.Err() == nil {
 			sl.touched = time.Now()
@@ -234,7 +243,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		era:          era,
 
 		onToolsChanged: p.opts.OnToolsChanged,
-		onNotify:       p.opts.OnNotify,
+		onNotify:       p.notifier(sl),
 		http:           p.http,
 		sup:            p.opts.Supervision,
 	}, &p.wg)
@@ -253,6 +262,9 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		a.sess, a.err = nil, ErrClosed
 		if sl.retired {
 			a.err = fmt.Errorf("server %q was changed or removed while it started", sl.cfg.Name)
+			if sl.retiredWhy != nil {
+				a.err = sl.retiredWhy
+			}
 		}
 		p.mu.Unlock()
 		close(a.done)
@@ -293,8 +305,10 @@ func (p *Pool) Run(ctx context.Context) error {
 	close(p.stop)
 	var live []*Session
 	for _, sl := range p.slots {
-		if sl.sess != nil {
-			live = append(live, sl.sess)
+		for _, h := range sl.withHosts() {
+			if h.sess != nil {
+				live = append(live, h.sess)
+			}
 		}
 	}
 	p.mu.Unlock()
@@ -352,10 +366,12 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 			res.Removed = append(res.Removed, name)
 			delete(p.slots, name)
 		}
-		sl.retired = true
 		delete(p.eras, name)
-		if sl.sess != nil {
-			stops = append(stops, stopping{sl.sess, why})
+		for _, h := range sl.withHosts() {
+			h.retired, h.retiredWhy = true, why
+			if h.sess != nil {
+				stops = append(stops, stopping{h.sess, why})
+			}
 		}
 	}
 	for name, nc := range want {

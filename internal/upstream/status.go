@@ -20,6 +20,12 @@ type ServerStatus struct {
 	Failures int
 	Crashes  int
 	RetryAt  time.Time
+	// PerHost marks a server with a session per host; HostSessions counts
+	// those running or starting (beside the shared one, which the fields
+	// above describe), and HostPending their requests awaiting an answer.
+	PerHost      bool
+	HostSessions int
+	HostPending  int
 }
 
 // Status returns a snapshot of every server, sorted by name.
@@ -29,7 +35,13 @@ func (p *Pool) Status() []ServerStatus {
 	out := make([]ServerStatus, 0, len(p.slots))
 	for _, name := range p.namesLocked() {
 		sl := p.slots[name]
-		st := ServerStatus{Name: name, State: "idle", Starts: sl.starts, Since: sl.lastEnd, Eager: sl.cfg.Eager, Failures: sl.failures, Crashes: sl.crashes}
+		st := ServerStatus{Name: name, State: "idle", Starts: sl.starts, Since: sl.lastEnd, Eager: sl.cfg.Eager, Failures: sl.failures, Crashes: sl.crashes,
+			PerHost: sl.cfg.PerHost, HostSessions: sl.liveHosts()}
+		for _, h := range sl.hosts {
+			if h.sess != nil {
+				st.HostPending += h.sess.Pending()
+			}
+		}
 		next := sl.retryAt
 		if sl.cfg.Eager {
 			next = sl.nextStart()
