@@ -249,17 +249,7 @@ func TestHTTPBadInput(t *testing.T) {
 		}
 
 		// DELETE ends the session: later requests naming it get 404.
-		req, _ := http.NewRequest(http.MethodDelete, m.URL, nil)
-		req.Header.Set("Authorization", "Bearer "+m.Token)
-		req.Header.Set("Mcp-Session-Id", legacy.sid)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("DELETE: %d", resp.StatusCode)
-		}
+		legacy.endSession()
 		if r := legacy.do(`{"jsonrpc":"2.0","id":40,"method":"ping"}`, nil); r.Status != 404 {
 			t.Errorf("after DELETE: %d %s, want 404", r.Status, r.Body)
 		}
@@ -267,7 +257,7 @@ func TestHTTPBadInput(t *testing.T) {
 		defer cancel()
 		del, _ := http.NewRequestWithContext(ctx, http.MethodDelete, m.URL, nil)
 		del.Header.Set("Authorization", "Bearer "+m.Token)
-		resp, err = http.DefaultClient.Do(del)
+		resp, err := http.DefaultClient.Do(del)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -288,6 +288,25 @@ func (h *rawHost) do(body string, hdr map[string]string) *httpReply {
 	return h.read(h.post(ctx, body, hdr))
 }
 
+// endSession ends the host's legacy session with DELETE, as the host's
+// token, and fails the test unless mcpx answers 2xx.
+func (h *rawHost) endSession() {
+	h.t.Helper()
+	req, _ := http.NewRequest(http.MethodDelete, h.m.URL, nil)
+	if h.m.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.m.Token)
+	}
+	req.Header.Set("Mcp-Session-Id", h.sid)
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		h.t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+}
+
 // initialize starts a legacy session at version.
 func (h *rawHost) initialize(version string) {
 	h.t.Helper()

@@ -154,17 +154,7 @@ func TestPerHostHTTPHosts(t *testing.T) {
 		}
 		waitProcs(t, marker, 4*per, waitLong)
 
-		req, _ := http.NewRequest(http.MethodDelete, m.URL, nil)
-		req.Header.Set("Authorization", "Bearer "+m.Token)
-		req.Header.Set("Mcp-Session-Id", l1.sid)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("DELETE: %d", resp.StatusCode)
-		}
+		l1.endSession()
 		waitProcs(t, marker, 3*per, waitLong)
 		echo(l2, 6, nil, nil)
 		echo(modern, 7, modernHeaders("tools/call", "demo__echo"), modernMeta(nil))

@@ -241,17 +241,7 @@ func TestHTTPSessionEndUnsubscribes(t *testing.T) {
 		if r := h.do(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"demo://b/readme"}}`, nil); r.Status != http.StatusOK || len(r.Msgs) != 1 || r.Msgs[0].Error != nil {
 			t.Fatalf("subscribe: %d %s", r.Status, r.Body)
 		}
-		req, _ := http.NewRequest(http.MethodDelete, m.URL, nil)
-		req.Header.Set("Authorization", "Bearer "+m.Token)
-		req.Header.Set("Mcp-Session-Id", h.sid)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("DELETE: %d", resp.StatusCode)
-		}
+		h.endSession()
 		waitWire(t, e, "b", `"method":"resources/unsubscribe","params":{"uri":"demo://b/readme"}`)
 		waitProcs(t, e.RecordPath("b"), 0, waitLong)
 	})
