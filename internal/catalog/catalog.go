@@ -52,12 +52,6 @@ func (t *Tool) InputSchema() json.RawMessage {
 	return s
 }
 
-// ParamHeaders returns the tool's x-mcp-header annotations with the values
-// a call with args gives their Mcp-Param-* headers.
-func (t *Tool) ParamHeaders(args json.RawMessage) ([]upstream.ParamValue, error) {
-	return upstream.ParamValues(t.InputSchema(), args)
-}
-
 // Snapshot is the catalog at one moment.
 type Snapshot struct {
 	Tools  []*Tool           // sorted by exposed name
@@ -203,6 +197,29 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (server, tool string
 		return t.Server, t.Tool, true
 	}
 	return c.Route(name)
+}
+
+// InputSchema returns the inputSchema of the tool exposed under name, raw.
+// With server prefixes on (the default), it lists only the server the name
+// routes to, from that server's cached tools, not a snapshot of every
+// server: the HTTP face asks it on every tools/call (x-mcp-header checks).
+func (c *Catalog) InputSchema(ctx context.Context, name string) (json.RawMessage, bool) {
+	if c.naming.Prefix != "auto" {
+		if server, tool, ok := c.Route(name); ok {
+			if tools, err := c.pool.Tools(ctx, server); err == nil {
+				for _, t := range tools {
+					if t.Name == tool && c.exposedName(server, t.Name, false) == name {
+						return (&Tool{upstreamRaw: t.Raw}).InputSchema(), true
+					}
+				}
+			}
+		}
+	}
+	t, ok := c.Snapshot(ctx).Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return t.InputSchema(), true
 }
 
 // HasServer reports whether name is a configured, enabled server.

@@ -6,6 +6,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/upstream"
 )
 
 // checkParamHeaders validates the Mcp-Param-* headers of a 2026-07-28
@@ -23,7 +24,7 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if !ok {
 		return nil
 	}
-	tool, ok := h.srv.catalog.Snapshot(ctx).Lookup(name)
+	schema, ok := h.srv.catalog.InputSchema(ctx, name)
 	if !ok {
 		return nil
 	}
@@ -31,7 +32,7 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
 		args, _ = params.Get("arguments")
 	}
-	values, err := tool.ParamHeaders(args)
+	values, err := upstream.ParamValues(schema, args)
 	if err != nil {
 		return nil // mcpx lists no tool whose annotations are invalid
 	}
