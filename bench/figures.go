@@ -15,6 +15,9 @@ type round struct {
 	tput            float64         // calls/s with N in flight
 	cpu1, cpu32     time.Duration   // gateway CPU over those phases
 	calls1, calls32 int
+	// host32 and up32 are the bench's own CPU (the host) and the
+	// upstream's over the N-in-flight phase: where the rest went.
+	host32, up32 time.Duration
 
 	bursts    []time.Duration // request to result, per burst
 	delivered []float64       // share of the notifications before the result
@@ -144,13 +147,15 @@ func (b *bench) latencyN(p *path, r *round) {
 		})
 	}
 	time.Sleep(10 * time.Millisecond) // every worker at the barrier
-	cpu0 := cpuOf(pids)
+	ups := upstreamPIDs(p.record, pids)
+	cpu0, host0, up0 := cpuOf(pids), selfCPU(), cpuOf(ups)
 	start := time.Now()
 	end = start.Add(b.cfg.latN)
 	close(barrier)
 	wg.Wait()
 	elapsed := time.Since(start)
 	r.cpu32, r.calls32 = cpuOf(pids)-cpu0, len(lats)
+	r.host32, r.up32 = selfCPU()-host0, cpuOf(ups)-up0
 	r.lat32 = lats
 	r.tput = float64(len(lats)) / elapsed.Seconds()
 	if firstEr != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,4 +213,41 @@ func memOf(pid int) (memory, error) {
 		}
 	}
 	return m, sc.Err()
+}
+
+// selfCPU is the bench's own user and system time: on a path's timed
+// phase, what its host spent (nothing else of the bench runs then).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// upstreamPIDs are the processes running the demo fixture that records
+// to record: the upstream behind a path, wherever it was started. The
+// gateway's pids are left out (the bare relay's command line holds the
+// fixture's).
+func upstreamPIDs(record string, gateway []int) []int {
+	if record == "" {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte("\x00-record\x00" + record + "\x00")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || slices.Contains(gateway, pid) {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(append(cmd, 0), want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

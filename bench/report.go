@@ -32,6 +32,7 @@ type summary struct {
 	tput, rtput                float64
 	spread50x1, spreadTput     float64
 	cpu1, cpuN                 float64 // µs per call
+	hostN, upN                 float64 // µs per call at N in flight: the bench host's, the upstream's
 	delivered, minDelivered    float64 // share of progress before the result: mean and worst burst
 	ordered, bursts, late      int
 	burst, addBurst            float64 // µs: request to result, and over the base
@@ -89,13 +90,14 @@ func (rep *report) summarize(p *path) summary {
 	s.spread50x1, s.spreadTput = spread(per(p50x1)), spread(per(tput))
 	s.burst, s.addBurst = median(per(burst)), diff(burst)
 
-	var cpu1, cpuN time.Duration
+	var cpu1, cpuN, hostN, upN time.Duration
 	var n1, nN int
 	var cancels []time.Duration
 	var delivered float64
 	s.minDelivered = math.NaN()
 	for _, r := range rs {
 		cpu1, cpuN, n1, nN = cpu1+r.cpu1, cpuN+r.cpu32, n1+r.calls1, nN+r.calls32
+		hostN, upN = hostN+r.host32, upN+r.up32
 		for i, d := range r.delivered {
 			delivered += d
 			if math.IsNaN(s.minDelivered) || d < s.minDelivered {
@@ -116,6 +118,13 @@ func (rep *report) summarize(p *path) summary {
 	}
 	if len(p.gateway) > 0 && nN > 0 {
 		s.cpuN = us(cpuN) / float64(nN)
+	}
+	s.hostN, s.upN = math.NaN(), math.NaN()
+	if nN > 0 {
+		s.hostN = us(hostN) / float64(nN)
+		if upN > 0 {
+			s.upN = us(upN) / float64(nN)
+		}
 	}
 	s.delivered = math.NaN()
 	if s.bursts > 0 {
@@ -290,6 +299,26 @@ func (rep *report) print(w io.Writer) {
 		st.rows = append(st.rows, []string{p.label, fmtPct(s.spread50x1), fmtPct(s.spreadTput)})
 	}
 	st.print(w, md)
+
+	// Where the CPU went at N in flight, when the machine is busiest.
+	fmt.Fprintln(w)
+	ct := &table{head: []string{"CPU per call @" + n + ", by process", "host (bench)", "gateway", "upstream", "all"}}
+	for _, p := range rep.paths {
+		s := sums[p.id]
+		if math.IsNaN(s.hostN) {
+			continue
+		}
+		all := s.hostN
+		for _, v := range []float64{s.cpuN, s.upN} {
+			if !math.IsNaN(v) {
+				all += v
+			}
+		}
+		ct.rows = append(ct.rows, []string{p.label, fmtUS(s.hostN), fmtUS(s.cpuN), fmtUS(s.upN), fmtUS(all)})
+	}
+	ct.print(w, md)
+	fmt.Fprintln(w, "The host is the bench process itself; the upstream is the demo fixture behind the path (for the")
+	fmt.Fprintln(w, "daemon paths, the daemon's one, shared by them). /proc counts in ticks of 10 ms: read these as ±1 µs.")
 
 	if rep.mem != nil {
 		fmt.Fprintln(w)
