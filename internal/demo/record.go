@@ -94,6 +94,7 @@ type recorder struct {
 	file          *os.File    // nil without Options.Record
 	onEvent       func(Event) // may be nil
 	cancellations []Event     // guarded by mu
+	line          []byte      // the line being written; guarded by mu
 }
 
 func openRecorder(c *config) (*recorder, error) {
@@ -116,7 +117,11 @@ func (r *recorder) add(e Event) {
 		r.cancellations = append(r.cancellations, e)
 	}
 	if r.file != nil {
-		r.file.Write(append(marshal(e), '\n')) // one write a line; a failure loses only the record
+		r.line = append(appendEvent(r.line[:0], &e), '\n')
+		r.file.Write(r.line) // one write a line; a failure loses only the record
+		if cap(r.line) > 64<<10 {
+			r.line = nil // do not pin a large event's buffer
+		}
 	}
 	if r.onEvent != nil {
 		r.onEvent(e)

@@ -18,21 +18,23 @@ var (
 
 // request is a request's params, read when its line arrives.
 type request struct {
-	msg   *jsonrpc.Message
-	meta  json.RawMessage // params._meta as sent; nil if absent
-	obj   *jsonrpc.Object // params._meta's members; empty if absent
-	token json.RawMessage // params._meta.progressToken as sent; nil if absent
-	name  string          // params.name of tools/call
-	err   *jsonrpc.Error  // params are unusable: the request is answered with err
+	msg    *jsonrpc.Message
+	params *jsonrpc.Object // params' members; empty if absent or not an object
+	meta   json.RawMessage // params._meta as sent; nil if absent
+	obj    *jsonrpc.Object // params._meta's members; empty if absent
+	token  json.RawMessage // params._meta.progressToken as sent; nil if absent
+	name   string          // params.name of tools/call
+	err    *jsonrpc.Error  // params are unusable: the request is answered with err
 }
 
 func parseRequest(m *jsonrpc.Message) *request {
-	req := &request{msg: m, obj: &jsonrpc.Object{}}
+	req := &request{msg: m, params: &jsonrpc.Object{}, obj: &jsonrpc.Object{}}
 	params, err := jsonrpc.ParseObject(m.Params)
 	if err != nil {
 		req.err = invalidParams("params must be an object")
 		return req
 	}
+	req.params = params
 	if raw, ok := params.Get("_meta"); ok && string(raw) != "null" {
 		obj, err := jsonrpc.ParseObject(raw)
 		if err != nil {

@@ -122,16 +122,11 @@ func (s *server) callTool(ctx context.Context, c *call, req *request) (json.RawM
 	if i < 0 {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", req.name)
 	}
-	var p struct {
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(req.msg.Params, &p); err != nil {
-		return nil, invalidParams("tools/call: %v", err)
-	}
+	args, _ := req.params.Get("arguments") // params were parsed when the request came
 	s.log.Info("tool called", "tool", req.name, "id", c.id.String(), "progress", c.token != nil)
 	_, modern := req.obj.Get(mcp.MetaProtocolVersion)
 	modern = modern && s.cfg.Era != EraLegacy
-	return s.tools[i].run(ctx, &toolCall{s: s, c: c, req: req, args: p.Arguments, params: req.msg.Params, modern: modern, progress: &progress{s: s, c: c}})
+	return s.tools[i].run(ctx, &toolCall{s: s, c: c, req: req, args: args, params: req.msg.Params, modern: modern, progress: &progress{s: s, c: c}})
 }
 
 // toolResult is a tool result with one text block, then structuredContent

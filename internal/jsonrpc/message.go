@@ -213,10 +213,10 @@ func (m *Message) Append(buf []byte) []byte {
 	}
 	if m.Method != "" {
 		buf = append(buf, `,"method":`...)
-		buf = appendString(buf, m.Method)
+		buf = AppendString(buf, m.Method)
 		if len(m.Params) > 0 {
 			buf = append(buf, `,"params":`...)
-			buf = appendRaw(buf, m.Params)
+			buf = AppendRaw(buf, m.Params)
 		}
 	} else if m.Error != nil {
 		// Written member by member, as json.Marshal would write the
@@ -226,10 +226,10 @@ func (m *Message) Append(buf []byte) []byte {
 		buf = append(buf, `,"error":{"code":`...)
 		buf = strconv.AppendInt(buf, m.Error.Code, 10)
 		buf = append(buf, `,"message":`...)
-		buf = appendString(buf, m.Error.Message)
+		buf = AppendString(buf, m.Error.Message)
 		if len(m.Error.Data) > 0 {
 			buf = append(buf, `,"data":`...)
-			buf = appendRaw(buf, m.Error.Data)
+			buf = AppendRaw(buf, m.Error.Data)
 		}
 		buf = append(buf, '}')
 	} else {
@@ -237,14 +237,16 @@ func (m *Message) Append(buf []byte) []byte {
 		if len(m.Result) == 0 {
 			buf = append(buf, "{}"...)
 		} else {
-			buf = appendRaw(buf, m.Result)
+			buf = AppendRaw(buf, m.Result)
 		}
 	}
 	return append(buf, '}')
 }
 
-// appendRaw appends raw JSON, compacting it if it spans lines.
-func appendRaw(buf []byte, raw []byte) []byte {
+// AppendRaw appends raw JSON, compacting it if it spans lines, so that it
+// fits in one line of newline-delimited JSON. raw must be valid JSON (as
+// every part of a decoded message is); if it is not, null is appended.
+func AppendRaw(buf []byte, raw []byte) []byte {
 	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
 		return append(buf, raw...)
 	}
@@ -265,7 +267,8 @@ func (m *Message) Encode() []byte {
 	return m.Append(make([]byte, 0, n))
 }
 
-func appendString(buf []byte, s string) []byte {
+// AppendString appends s as a JSON string.
+func AppendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
 			b, _ := json.Marshal(s)

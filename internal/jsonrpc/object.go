@@ -272,7 +272,7 @@ func (o *Object) AppendTo(buf []byte) []byte {
 		if m.rawKey != nil {
 			buf = append(buf, m.rawKey...)
 		} else {
-			buf = appendString(buf, m.key)
+			buf = AppendString(buf, m.key)
 		}
 		buf = append(buf, ':')
 		if m.obj != nil {
