@@ -35,6 +35,7 @@ type path struct {
 // Groups of paths: what the host speaks, and what the upstream speaks.
 const (
 	groupStdio     = "host stdio, upstream stdio"
+	groupStdio26   = "host stdio 2026-07-28, upstream stdio (mcpx speaks 2026-07-28 to both)"
 	groupHTTP      = "host HTTP, upstream stdio (direct: the fixture over HTTP)"
 	groupStdioHTTP = "host stdio, upstream HTTP"
 )
@@ -54,6 +55,11 @@ var specs = []pathSpec{
 	{"inproc-legacy", "mcpx serve --in-process, upstream pinned 2025-11-25", groupStdio, "direct", false, setupInProcessLegacy},
 	{"inproc-b", "mcpx serve --in-process, B (-mcpx-b, -env-b)", groupStdio, "direct", false, setupInProcessB},
 	{"daemon", "mcpx serve (daemon)", groupStdio, "direct", false, setupDaemonStdio},
+
+	{"direct26", "direct (fixture on stdio), 2026-07-28", groupStdio26, "direct26", false, setupDirect},
+	{"relay26", "bare relay, 2026-07-28", groupStdio26, "direct26", false, setupRelay},
+	{"inproc26", "mcpx serve --in-process, 2026-07-28", groupStdio26, "direct26", false, setupInProcess},
+	{"daemon26", "mcpx serve (daemon), 2026-07-28", groupStdio26, "direct26", false, setupDaemonStdio},
 
 	{"http", "direct (fixture on HTTP), legacy", groupHTTP, "http", false, setupDirectHTTP(false)},
 	{"http26", "direct (fixture on HTTP), 2026-07-28", groupHTTP, "http26", false, setupDirectHTTP(true)},
@@ -86,7 +92,7 @@ func (b *bench) stdioPath(p *path, name string, argv []string) (*spawned, error)
 	if err != nil {
 		return nil, err
 	}
-	h, err := newStdioHost(s.stdout, s.stdin)
+	h, err := newStdioHost(s.stdout, s.stdin, p.group == groupStdio26)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (log: %s)", name, err, filepath.Join(b.logs, logName(name)))
 	}
@@ -95,13 +101,13 @@ func (b *bench) stdioPath(p *path, name string, argv []string) (*spawned, error)
 }
 
 func setupDirect(b *bench, p *path) error {
-	p.record = b.recordFile("direct")
+	p.record = b.recordFile(p.id)
 	_, err := b.stdioPath(p, p.id, b.demoArgs(p.record))
 	return err
 }
 
 func setupRelay(b *bench, p *path) error {
-	p.record = b.recordFile("relay")
+	p.record = b.recordFile(p.id)
 	argv := append([]string{b.self, "relay", "--"}, b.demoArgs(p.record)...)
 	s, err := b.stdioPath(p, p.id, argv)
 	if err != nil {

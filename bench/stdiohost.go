@@ -15,9 +15,10 @@ import (
 // stdioHost is a host on a newline-delimited JSON-RPC stream (a child's
 // stdin and stdout).
 type stdioHost struct {
-	w   io.WriteCloser
-	wmu sync.Mutex
-	ids atomic.Int64
+	w    io.WriteCloser
+	wmu  sync.Mutex
+	ids  atomic.Int64
+	meta string // _meta members of every tools/call (the 2026-07-28 stamp)
 
 	mu      sync.Mutex
 	pending map[int64]*call
@@ -25,10 +26,27 @@ type stdioHost struct {
 	done    chan struct{}
 }
 
-// newStdioHost initializes a legacy (2025-11-25) session on r and w.
-func newStdioHost(r io.Reader, w io.WriteCloser) (*stdioHost, error) {
+// newStdioHost opens a session on r and w: with modern, stateless
+// 2026-07-28 (server/discover, then the _meta stamp on every request),
+// else an initialized legacy (2025-11-25) session.
+func newStdioHost(r io.Reader, w io.WriteCloser, modern bool) (*stdioHost, error) {
 	h := &stdioHost{w: w, pending: map[int64]*call{}, done: make(chan struct{})}
 	go h.read(r)
+	if modern {
+		h.meta = modernMeta
+		c, err := h.request(`"method":"server/discover","params":{"_meta":{` + modernMeta + `}}`)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.wait(60 * time.Second)
+		if err != nil {
+			return nil, fmt.Errorf("server/discover: %w", err)
+		}
+		if !bytes.Contains(res, []byte(`"2026-07-28"`)) {
+			return nil, fmt.Errorf("server/discover answered %s", res)
+		}
+		return h, nil
+	}
 	c, err := h.request(`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpx-bench","version":"1"}}`)
 	if err != nil {
 		return nil, err
@@ -89,7 +107,7 @@ func (h *stdioHost) start(tool string, args []byte, progress bool) (*call, error
 	if c == nil {
 		return nil, h.err
 	}
-	line := requestLine(c.id, tool, args, progress, "")
+	line := requestLine(c.id, tool, args, progress, h.meta)
 	c.sent = time.Now()
 	if err := h.write(line); err != nil {
 		return nil, err
