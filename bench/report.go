@@ -425,9 +425,15 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 				fmt.Sprintf("%s, %d/%d in order", fmtPct(s.delivered), s.ordered, s.bursts), yes(s.delivered == 1 && s.ordered == s.bursts)})
 		}
 		if s.cancels+s.missed > 0 {
+			// The limit is the transport's the cancellation crosses: HTTP
+			// if either hop is (an HTTP upstream's cancel is the closing of
+			// its request's stream, or a POST).
 			limit, face := 2000.0, "stdio"
-			if p.group == groupHTTP {
+			switch p.group {
+			case groupHTTP:
 				limit, face = 5000, "HTTP"
+			case groupStdioHTTP:
+				limit, face = 5000, "HTTP upstream"
 			}
 			t.rows = append(t.rows, []string{fmt.Sprintf("%s: cancel p99 ≤ %s (%s)", p.id, fmtUS(limit), face),
 				fmt.Sprintf("%s (p50 %s, %d never)", fmtUS(s.c99), fmtUS(s.c50), s.missed), yes(s.missed == 0 && s.c99 <= limit)})
