@@ -6,7 +6,6 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/upstream"
 )
 
 // checkParamHeaders validates the Mcp-Param-* headers of a 2026-07-28
@@ -24,7 +23,7 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if !ok {
 		return nil
 	}
-	schema, ok := h.srv.catalog.InputSchema(ctx, name)
+	annotations, ok := h.srv.catalog.ParamHeaders(ctx, name)
 	if !ok {
 		return nil
 	}
@@ -32,7 +31,7 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
 		args, _ = params.Get("arguments")
 	}
-	values, err := upstream.ParamValues(schema, args)
+	values, err := annotations.Values(args)
 	if err != nil {
 		return nil // mcpx lists no tool whose annotations are invalid
 	}
