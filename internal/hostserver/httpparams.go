@@ -15,11 +15,11 @@ import (
 // first; a value without both markers is literal) must equal the value.
 // A mismatch is -32020 (with HTTP 400). A tool mcpx does not list is left
 // to the call, which says it is unknown.
-func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message) *jsonrpc.Error {
+func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message, params reqParams) *jsonrpc.Error {
 	if msg.Method != mcp.MethodToolsCall {
 		return nil
 	}
-	name, ok := paramString(msg, "name")
+	name, ok := params.str("name")
 	if !ok {
 		return nil
 	}
@@ -27,10 +27,7 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if !ok {
 		return nil
 	}
-	var args []byte
-	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
-		args, _ = params.Get("arguments")
-	}
+	args, _ := params.get("arguments")
 	values, err := annotations.Values(args)
 	if err != nil {
 		return nil // mcpx lists no tool whose annotations are invalid

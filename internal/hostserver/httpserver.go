@@ -291,19 +291,34 @@ func metaOf(msg *jsonrpc.Message) *jsonrpc.Object {
 	return mcp.Meta(params)
 }
 
-// paramString returns a string member of a request's params.
-func paramString(msg *jsonrpc.Message, key string) (string, bool) {
-	params, err := jsonrpc.ParseObject(msg.Params)
+// reqParams is a request's params as the HTTP face reads them, parsed
+// once for every check and the response stream's choices.
+type reqParams struct {
+	obj  *jsonrpc.Object // nil when params is not an object
+	meta *jsonrpc.Object // params._meta; empty when absent
+}
+
+func parseParams(msg *jsonrpc.Message) reqParams {
+	obj, err := jsonrpc.ParseObject(msg.Params)
 	if err != nil {
-		return "", false
+		return reqParams{meta: &jsonrpc.Object{}}
 	}
-	raw, ok := params.Get(key)
+	return reqParams{obj: obj, meta: mcp.Meta(obj)}
+}
+
+// get returns a member of params.
+func (p reqParams) get(key string) (json.RawMessage, bool) {
+	if p.obj == nil {
+		return nil, false
+	}
+	return p.obj.Get(key)
+}
+
+// str returns a string member of params.
+func (p reqParams) str(key string) (string, bool) {
+	raw, ok := p.get(key)
 	if !ok {
 		return "", false
 	}
-	var s *string
-	if json.Unmarshal(raw, &s) != nil || s == nil {
-		return "", false
-	}
-	return *s, true
+	return jsonrpc.Unquote(raw) // null is not a string
 }
