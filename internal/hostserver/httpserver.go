@@ -296,6 +296,10 @@ func metaOf(msg *jsonrpc.Message) *jsonrpc.Object {
 type reqParams struct {
 	obj  *jsonrpc.Object // nil when params is not an object
 	meta *jsonrpc.Object // params._meta; empty when absent
+	// name is params.name when it is a string (a tools/call's tool, read
+	// by every check).
+	name    string
+	hasName bool
 }
 
 func parseParams(msg *jsonrpc.Message) reqParams {
@@ -303,7 +307,11 @@ func parseParams(msg *jsonrpc.Message) reqParams {
 	if err != nil {
 		return reqParams{meta: &jsonrpc.Object{}}
 	}
-	return reqParams{obj: obj, meta: mcp.Meta(obj)}
+	p := reqParams{obj: obj, meta: mcp.Meta(obj)}
+	if raw, ok := obj.Get("name"); ok {
+		p.name, p.hasName = jsonrpc.Unquote(raw)
+	}
+	return p
 }
 
 // get returns a member of params.
@@ -316,6 +324,9 @@ func (p reqParams) get(key string) (json.RawMessage, bool) {
 
 // str returns a string member of params.
 func (p reqParams) str(key string) (string, bool) {
+	if key == "name" {
+		return p.name, p.hasName
+	}
 	raw, ok := p.get(key)
 	if !ok {
 		return "", false
