@@ -76,17 +76,18 @@ var nameSource = map[string]string{
 // setMetadataHeaders sets the modern request headers of a request: the
 // revision, Mcp-Method, Mcp-Name when the method has one, and each
 // Mcp-Param-{Name} of params (from the tool's x-mcp-header annotations).
-func setMetadataHeaders(h http.Header, version string, msg *jsonrpc.Message, params []paramHeader) {
+// obj is the request's params, parsed: nil when they are not an object.
+func setMetadataHeaders(h http.Header, version, method string, obj *jsonrpc.Object, params []paramHeader) {
 	h.Set(headerProtocolVersion, version)
-	h.Set(headerMethod, msg.Method)
-	obj, err := jsonrpc.ParseObject(msg.Params)
-	if err != nil {
+	h.Set(headerMethod, method)
+	if obj == nil {
 		return
 	}
-	if key, ok := nameSource[msg.Method]; ok {
+	if key, ok := nameSource[method]; ok {
 		if raw, ok := obj.Get(key); ok {
-			var name string
-			if json.Unmarshal(raw, &name) == nil {
+			// As json.Unmarshal into a string: null is "".
+			name, ok := jsonrpc.Unquote(raw)
+			if ok || string(raw) == "null" {
 				h.Set(headerName, encodeHeaderValue(name))
 			}
 		}
