@@ -39,12 +39,12 @@ type Tool struct {
 	Title       string
 	Description string
 	Raw         json.RawMessage // the definition with Name as its name
-	upstreamRaw json.RawMessage
+	up          upstream.Tool   // as the upstream listed it
 }
 
 // InputSchema returns the tool's inputSchema, raw.
 func (t *Tool) InputSchema() json.RawMessage {
-	obj, err := jsonrpc.ParseObject(t.upstreamRaw)
+	obj, err := jsonrpc.ParseObject(t.up.Raw)
 	if err != nil {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 				c.log.Warn("two tools share an exposed name; keeping the first", "name", name, "server", server)
 				continue
 			}
-			tool := &Tool{Name: name, Server: server, Tool: t.Name, Title: t.Title, Description: t.Description, upstreamRaw: t.Raw}
+			tool := &Tool{Name: name, Server: server, Tool: t.Name, Title: t.Title, Description: t.Description, up: t}
 			tool.Raw = renamed(t.Raw, name)
 			snap.byName[name] = tool
 			snap.Tools = append(snap.Tools, tool)
@@ -209,7 +209,7 @@ func (c *Catalog) InputSchema(ctx context.Context, name string) (json.RawMessage
 			if tools, err := c.pool.Tools(ctx, server); err == nil {
 				for _, t := range tools {
 					if t.Name == tool && c.exposedName(server, t.Name, false) == name {
-						return (&Tool{upstreamRaw: t.Raw}).InputSchema(), true
+						return (&Tool{up: t}).InputSchema(), true
 					}
 				}
 			}
@@ -220,6 +220,29 @@ func (c *Catalog) InputSchema(ctx context.Context, name string) (json.RawMessage
 		return nil, false
 	}
 	return t.InputSchema(), true
+}
+
+// ParamHeaders returns the x-mcp-header annotations of the tool exposed
+// under name, as [Catalog.InputSchema] finds the tool, read once per
+// listing of its server: the HTTP face checks every 2026-07-28 tools/call's
+// Mcp-Param-* headers against them.
+func (c *Catalog) ParamHeaders(ctx context.Context, name string) (*upstream.ParamHeaders, bool) {
+	if c.naming.Prefix != "auto" {
+		if server, tool, ok := c.Route(name); ok {
+			if tools, err := c.pool.Tools(ctx, server); err == nil {
+				for i := range tools {
+					if t := &tools[i]; t.Name == tool && c.exposedName(server, t.Name, false) == name {
+						return t.ParamHeaders(), true
+					}
+				}
+			}
+		}
+	}
+	t, ok := c.Snapshot(ctx).Lookup(name)
+	if !ok {
+		return nil, false
+	}
+	return t.up.ParamHeaders(), true
 }
 
 // HasServer reports whether name is a configured, enabled server.

@@ -185,14 +185,14 @@ func TestRenamed(t *testing.T) {
 }
 
 func TestInputSchema(t *testing.T) {
-	tool := &Tool{upstreamRaw: json.RawMessage(`{"name":"a","inputSchema":{"type":"object",  "required":["x"]}}`)}
+	tool := &Tool{up: upstream.Tool{Raw: json.RawMessage(`{"name":"a","inputSchema":{"type":"object",  "required":["x"]}}`)}}
 	if got, want := string(tool.InputSchema()), `{"type":"object",  "required":["x"]}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
-	if got := (&Tool{upstreamRaw: json.RawMessage(`{"name":"a"}`)}).InputSchema(); got != nil {
+	if got := (&Tool{up: upstream.Tool{Raw: json.RawMessage(`{"name":"a"}`)}}).InputSchema(); got != nil {
 		t.Errorf("got %s for a tool without a schema, want nil", got)
 	}
-	if got := (&Tool{upstreamRaw: json.RawMessage(`"x"`)}).InputSchema(); got != nil {
+	if got := (&Tool{up: upstream.Tool{Raw: json.RawMessage(`"x"`)}}).InputSchema(); got != nil {
 		t.Errorf("got %s for a malformed definition, want nil", got)
 	}
 }

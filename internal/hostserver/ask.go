@@ -254,14 +254,22 @@ type capsMemo struct {
 // upstreamCaps computes hostSession.upstreamCaps from the host request's
 // capabilities, and whether mcpx can send the host requests on the call's
 // stream.
+//
+// The capabilities are read with jsonrpc.ParseObject, not into a map (a
+// 2026-07-28 HTTP request is a host session of its own, so the memo above
+// does not spare it): the same members, the last of duplicates, the same
+// bytes.
 func upstreamCaps(caps json.RawMessage, carries bool) json.RawMessage {
-	var c map[string]json.RawMessage
-	if json.Unmarshal(caps, &c) != nil || !carries {
+	if !carries {
+		return json.RawMessage("{}")
+	}
+	c, err := jsonrpc.ParseObject(caps)
+	if err != nil {
 		return json.RawMessage("{}")
 	}
 	out := &jsonrpc.Object{}
 	for _, k := range []string{"elicitation", "sampling", "roots"} {
-		if raw, ok := c[k]; ok && string(raw) != "null" {
+		if raw, ok := c.Get(k); ok && string(raw) != "null" {
 			out.Set(k, raw)
 		}
 	}

@@ -54,3 +54,25 @@ func TestIsResponseNotRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestUpstreamCaps(t *testing.T) {
+	for _, tc := range []struct {
+		caps    string
+		carries bool
+		want    string
+	}{
+		{``, true, `{}`},
+		{`null`, true, `{}`},
+		{`{}`, true, `{}`},
+		{`[]`, true, `{}`},
+		{`"x"`, true, `{}`},
+		{`{"sampling":{},"elicitation":{"form":{}}}`, false, `{}`},
+		{`{"sampling":{},"experimental":{"x":1},"elicitation":{"form":{}},"roots":null}`, true, `{"elicitation":{"form":{}},"sampling":{}}`},
+		{`{"roots":{"listChanged":true},"roots":{}}`, true, `{"roots":{}}`},
+		{`{"s\u0061mpling": { "a" : 1 }}`, true, `{"sampling":{ "a" : 1 }}`},
+	} {
+		if got := string(upstreamCaps(json.RawMessage(tc.caps), tc.carries)); got != tc.want {
+			t.Errorf("upstreamCaps(%s, %v) = %s, want %s", tc.caps, tc.carries, got, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,8 +42,14 @@ import (
 const benchUpstreamEnv = "MCPX_HOSTSERVER_BENCH_UPSTREAM"
 
 func init() {
-	if os.Getenv(benchUpstreamEnv) == "1" {
+	switch os.Getenv(benchUpstreamEnv) {
+	case "1":
 		_ = demo.Serve(context.Background(), os.Stdin, os.Stdout, nil)
+		os.Exit(0)
+	case "http":
+		// Serves the demo on HTTP until stdin closes; the first line out
+		// is "listening on URL".
+		_ = demo.ServeHTTP(context.Background(), os.Stdin, os.Stdout, nil)
 		os.Exit(0)
 	}
 }
@@ -54,9 +61,45 @@ func benchServer(b *testing.B) *Server {
 	if err != nil {
 		b.Fatal(err)
 	}
-	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"demo": map[string]any{"command": exe, "env": map[string]string{benchUpstreamEnv: "1"}},
-	}})
+	return benchServerFor(b, map[string]any{"command": exe, "env": map[string]string{benchUpstreamEnv: "1"}})
+}
+
+// benchServerHTTPUpstream is a Server over a pool with one HTTP upstream,
+// demo, served by a child process (this test binary, re-executed), so that
+// the fixture's CPU is not this process's.
+func benchServerHTTPUpstream(b *testing.B) *Server {
+	b.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), benchUpstreamEnv+"=http")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stdin.Close()
+		_ = cmd.Wait()
+		b.Fatalf("demo on HTTP: %v", err)
+	}
+	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() }) // after the pool has stopped (cleanups run last first)
+	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	return benchServerFor(b, map[string]any{"url": url})
+}
+
+func benchServerFor(b *testing.B, server map[string]any) *Server {
+	b.Helper()
+	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": server}})
 	cfg, err := config.Parse(doc, "bench.json", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -269,6 +312,22 @@ func BenchmarkRelayProgress(b *testing.B) {
 	reportCPU(b, cpu)
 }
 
+// BenchmarkRelayCallUpHTTP is BenchmarkRelayCall with the fixture on
+// HTTP: mcpx finds it speaks 2026-07-28 and calls it statelessly, one POST
+// per call. The fixture runs in a child process; the CPU counted is mcpx's
+// (host face, relay, HTTP client) and the bench host's (a net.Pipe).
+func BenchmarkRelayCallUpHTTP(b *testing.B) {
+	h := newPipeHost(b, benchServerHTTPUpstream(b))
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		if err := h.echo(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
 // BenchmarkRelayCallHTTP is one tools/call over Streamable HTTP in a
 // legacy session: a POST answered with JSON.
 func BenchmarkRelayCallHTTP(b *testing.B) {
@@ -280,19 +339,40 @@ func BenchmarkRelayCallHTTPModern(b *testing.B) {
 	benchHTTP(b, true)
 }
 
+// BenchmarkHTTPFloor is what BenchmarkRelayCallHTTPModern costs without
+// mcpx: the same bench client and requests, and net/http's server, whose
+// handler reads the body and answers it back as JSON. The bench client's
+// CPU and allocations are in every HTTP benchmark's figures; subtract this
+// to see mcpx's share (which includes net/http's server, counted here too).
+func BenchmarkHTTPFloor(b *testing.B) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}))
+	b.Cleanup(ts.Close)
+	benchHTTPCalls(b, ts.URL, true)
+}
+
 func benchHTTP(b *testing.B, modern bool) {
 	s := benchServer(b)
 	face := s.HTTP(nil)
 	ts := httptest.NewServer(face.Handler(Access{}))
-	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	hc := &http.Client{Transport: tr}
 	b.Cleanup(func() {
-		tr.CloseIdleConnections()
 		face.Close()
 		ts.Close()
 	})
+	benchHTTPCalls(b, ts.URL, modern)
+}
+
+// benchHTTPCalls makes echo calls to url one at a time, as a legacy
+// session or as stateless 2026-07-28 requests, and reports their cost.
+func benchHTTPCalls(b *testing.B, url string, modern bool) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	hc := &http.Client{Transport: tr}
+	b.Cleanup(tr.CloseIdleConnections)
 	post := func(body string, hdr map[string]string) (*http.Response, error) {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range hdr {

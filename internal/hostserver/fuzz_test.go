@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,7 +157,7 @@ func FuzzHeaderChecks(f *testing.F) {
 		hdr := http.Header{}
 		hdr[headerMethod] = []string{methodHdr}
 		hdr[headerName] = []string{nameHdr}
-		status, rpcErr := checkModern(hdr, msg, version)
+		status, rpcErr := checkModern(hdr, msg, parseParams(msg), version)
 		if (status == 0) != (rpcErr == nil) {
 			t.Fatalf("checkModern: status %d with error %v", status, rpcErr)
 		}
@@ -187,4 +188,22 @@ func isJSONObject(b []byte) bool {
 	}
 	_, err := jsonrpc.Decode(append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":`), b...), '}'))
 	return err == nil
+}
+
+// paramString returns a string member of a request's params, through
+// encoding/json: the oracle of checkModern's reading of the name.
+func paramString(msg *jsonrpc.Message, key string) (string, bool) {
+	params, err := jsonrpc.ParseObject(msg.Params)
+	if err != nil {
+		return "", false
+	}
+	raw, ok := params.Get(key)
+	if !ok {
+		return "", false
+	}
+	var s *string
+	if json.Unmarshal(raw, &s) != nil || s == nil {
+		return "", false
+	}
+	return *s, true
 }

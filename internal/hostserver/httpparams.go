@@ -6,7 +6,6 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/upstream"
 )
 
 // checkParamHeaders validates the Mcp-Param-* headers of a 2026-07-28
@@ -16,23 +15,20 @@ import (
 // first; a value without both markers is literal) must equal the value.
 // A mismatch is -32020 (with HTTP 400). A tool mcpx does not list is left
 // to the call, which says it is unknown.
-func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message) *jsonrpc.Error {
+func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message, params reqParams) *jsonrpc.Error {
 	if msg.Method != mcp.MethodToolsCall {
 		return nil
 	}
-	name, ok := paramString(msg, "name")
+	name, ok := params.str("name")
 	if !ok {
 		return nil
 	}
-	schema, ok := h.srv.catalog.InputSchema(ctx, name)
+	annotations, ok := h.srv.catalog.ParamHeaders(ctx, name)
 	if !ok {
 		return nil
 	}
-	var args []byte
-	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
-		args, _ = params.Get("arguments")
-	}
-	values, err := upstream.ParamValues(schema, args)
+	args, _ := params.get("arguments")
+	values, err := annotations.Values(args)
 	if err != nil {
 		return nil // mcpx lists no tool whose annotations are invalid
 	}

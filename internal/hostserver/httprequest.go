@@ -105,7 +105,7 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 	hs := sess.hs
 	switch {
 	case msg.IsRequest():
-		h.respond(w, r, hs, msg, acc, false)
+		h.respond(w, r, hs, msg, parseParams(msg), acc, false)
 	case msg.IsNotification():
 		hs.notification(msg)
 		w.WriteHeader(http.StatusAccepted)
@@ -130,7 +130,8 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 			"invalid request: a %s client sends no JSON-RPC responses", mcp.Version20260728))
 		return
 	}
-	if status, rpcErr := checkModern(r.Header, msg, header); rpcErr != nil {
+	params := parseParams(msg)
+	if status, rpcErr := checkModern(r.Header, msg, params, header); rpcErr != nil {
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
@@ -138,7 +139,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
 		return
 	}
-	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg); rpcErr != nil {
+	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg, params); rpcErr != nil {
 		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
@@ -150,7 +151,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 	hs.stateless = true
 	defer h.forget(hs)
 	w.Header().Set(headerProtocolVersion, header)
-	h.respond(w, r, hs, msg, acc, true)
+	h.respond(w, r, hs, msg, params, acc, true)
 	hs.setClosing()
 	hs.handlers.Wait()
 }
@@ -163,8 +164,8 @@ var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsLis
 
 // checkModern validates a 2026-07-28 request's headers against its body and
 // returns the status and error it is refused with, if it is.
-func checkModern(hdr http.Header, msg *jsonrpc.Message, header string) (int, *jsonrpc.Error) {
-	meta := metaOf(msg)
+func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header string) (int, *jsonrpc.Error) {
+	meta := params.meta
 	v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion)
 	switch {
 	case !ok:
@@ -184,7 +185,7 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, header string) (int, *js
 		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", headerMethod, quote(method), quote(msg.Method))
 	}
 	if key := nameParam(msg.Method); key != "" {
-		body, inBody := paramString(msg, key)
+		body, inBody := params.str(key)
 		raw, inHeader := headerValue(hdr, headerName)
 		name, err := decodeHeaderValue(raw)
 		switch {
@@ -279,8 +280,8 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 // respond runs one request of hs and streams what it produces to w. For a
 // 2026-07-28 request (cancelOnClose), the host closing the stream before
 // the response cancels the request.
-func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept, cancelOnClose bool) {
-	out := h.newSink(w, r, hs, msg, acc)
+func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept, cancelOnClose bool) {
+	out := h.newSink(w, r, hs, msg, params, acc)
 	out.modern = cancelOnClose
 	hs.request(msg, out)
 	if cancelOnClose {

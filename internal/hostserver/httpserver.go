@@ -176,7 +176,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
 func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+	if !isJSONType(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
 		return
@@ -247,9 +247,15 @@ func parseAccept(values []string) accept {
 	var a accept
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || params["q"] == "0" || params["q"] == "0.0" {
-				continue
+			part = strings.TrimSpace(part)
+			mt := part
+			if !plainMediaTypes[part] { // those parse as themselves, with no q
+				var params map[string]string
+				var err error
+				mt, params, err = mime.ParseMediaType(part)
+				if err != nil || params["q"] == "0" || params["q"] == "0.0" {
+					continue
+				}
 			}
 			switch mt {
 			case "*/*":
@@ -262,6 +268,20 @@ func parseAccept(values []string) accept {
 		}
 	}
 	return a
+}
+
+// plainMediaTypes are the media types hosts send in Accept as they are:
+// mime.ParseMediaType gives each back unchanged, with no parameters, but
+// allocates to say so.
+var plainMediaTypes = map[string]bool{"application/json": true, "text/event-stream": true, "*/*": true}
+
+// isJSONType reports whether a Content-Type is application/json.
+func isJSONType(ct string) bool {
+	if ct == "application/json" { // the usual, without parsing
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // httpError answers with status and a JSON-RPC error.
@@ -291,19 +311,45 @@ func metaOf(msg *jsonrpc.Message) *jsonrpc.Object {
 	return mcp.Meta(params)
 }
 
-// paramString returns a string member of a request's params.
-func paramString(msg *jsonrpc.Message, key string) (string, bool) {
-	params, err := jsonrpc.ParseObject(msg.Params)
+// reqParams is a request's params as the HTTP face reads them, parsed
+// once for every check and the response stream's choices.
+type reqParams struct {
+	obj  *jsonrpc.Object // nil when params is not an object
+	meta *jsonrpc.Object // params._meta; empty when absent
+	// name is params.name when it is a string (a tools/call's tool, read
+	// by every check).
+	name    string
+	hasName bool
+}
+
+func parseParams(msg *jsonrpc.Message) reqParams {
+	obj, err := jsonrpc.ParseObject(msg.Params)
 	if err != nil {
-		return "", false
+		return reqParams{meta: &jsonrpc.Object{}}
 	}
-	raw, ok := params.Get(key)
+	p := reqParams{obj: obj, meta: mcp.Meta(obj)}
+	if raw, ok := obj.Get("name"); ok {
+		p.name, p.hasName = jsonrpc.Unquote(raw)
+	}
+	return p
+}
+
+// get returns a member of params.
+func (p reqParams) get(key string) (json.RawMessage, bool) {
+	if p.obj == nil {
+		return nil, false
+	}
+	return p.obj.Get(key)
+}
+
+// str returns a string member of params.
+func (p reqParams) str(key string) (string, bool) {
+	if key == "name" {
+		return p.name, p.hasName
+	}
+	raw, ok := p.get(key)
 	if !ok {
 		return "", false
 	}
-	var s *string
-	if json.Unmarshal(raw, &s) != nil || s == nil {
-		return "", false
-	}
-	return *s, true
+	return jsonrpc.Unquote(raw) // null is not a string
 }

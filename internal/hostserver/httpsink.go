@@ -62,17 +62,16 @@ type httpSink struct {
 // keepAliveLine is queued to make serve write an SSE comment.
 var keepAliveLine = []byte(":")
 
-func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, acc accept) *httpSink {
+func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept) *httpSink {
 	s := &httpSink{
 		q: newOutQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
 		host: hs.id, id: msg.ID, keepAlive: h.opts.KeepAlive,
 	}
 	if msg.Method == mcp.MethodToolsCall {
-		s.tool, _ = paramString(msg, "name")
+		s.tool, _ = params.str("name")
 	}
-	meta := metaOf(msg)
-	_, progress := meta.Get(mcp.MetaProgressToken)
-	_, logs := meta.Get(mcp.MetaLogLevel)
+	_, progress := params.meta.Get(mcp.MetaProgressToken)
+	_, logs := params.meta.Get(mcp.MetaLogLevel)
 	s.wantSSE = acc.sse && (progress || logs || !acc.json)
 	return s
 }

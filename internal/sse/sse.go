@@ -40,15 +40,21 @@ type Reader struct {
 	first  bool
 	retry  time.Duration
 	hasRet bool
+	line   []byte // readLine's buffer
 }
 
 // NewReader returns a Reader over r; limit bounds one event's data (and one
 // line), 0 meaning 16 MiB.
+//
+// Its read buffer is bufio's default, 4 KiB: a line longer than that is
+// read in pieces. (It was 64 KiB, allocated and cleared for every stream:
+// a 2026-07-28 upstream answers every call mcpx makes with a stream of
+// its own, as mcpx asks for progress.)
 func NewReader(r io.Reader, limit int) *Reader {
 	if limit <= 0 {
 		limit = 16 << 20
 	}
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), limit: limit, first: true}
+	return &Reader{br: bufio.NewReader(r), limit: limit, first: true}
 }
 
 // LastEventID returns the id of the last event seen, for Last-Event-ID.
@@ -127,30 +133,47 @@ func allDigits(b []byte) bool {
 	return len(b) > 0
 }
 
-// readLine returns one line without its terminator (CRLF, LF or CR).
+// readLine returns one line without its terminator (CRLF, LF or CR). The
+// line is valid until the next call: it is the Reader's own buffer.
+//
+// It copies what is buffered up to the terminator in one go, not byte by
+// byte, into a buffer kept from line to line.
 func (r *Reader) readLine() ([]byte, error) {
-	var line []byte
+	line := r.line[:0]
 	for {
-		c, err := r.br.ReadByte()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, io.EOF // an unterminated line ends nothing
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				r.line = line
+				if errors.Is(err, io.EOF) {
+					return nil, io.EOF // an unterminated line ends nothing
+				}
+				return nil, err
 			}
-			return nil, err
 		}
-		switch c {
-		case '\n':
-			return r.trimBOM(line), nil
-		case '\r':
-			if next, err := r.br.Peek(1); err == nil && next[0] == '\n' {
-				r.br.ReadByte()
-			}
-			return r.trimBOM(line), nil
+		buf, _ := r.br.Peek(r.br.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		n := i
+		if i < 0 {
+			n = len(buf)
 		}
-		if len(line) >= r.limit+16 {
+		if len(line)+n > r.limit+16 {
+			r.line = line
 			return nil, ErrTooLarge
 		}
-		line = append(line, c)
+		line = append(line, buf[:n]...)
+		if i < 0 {
+			_, _ = r.br.Discard(n)
+			continue
+		}
+		c := buf[i]
+		_, _ = r.br.Discard(i + 1)
+		if c == '\r' {
+			if next, err := r.br.Peek(1); err == nil && next[0] == '\n' {
+				_, _ = r.br.Discard(1)
+			}
+		}
+		r.line = line
+		return r.trimBOM(line), nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -156,4 +157,52 @@ func FuzzReader(f *testing.F) {
 		}
 		t.Fatal("Next did not end")
 	})
+}
+
+// Lines longer than the read buffer, and terminators split across reads,
+// read as whole lines.
+func TestReaderLongLinesInPieces(t *testing.T) {
+	long := strings.Repeat("x", 70000)
+	in := "data: " + long[:5000] + "\r" + "data: " + long + "\r\n\r\n" + "id: 9\rdata: y\n\n"
+	for name, rd := range map[string]func(io.Reader) io.Reader{
+		"whole":    func(r io.Reader) io.Reader { return r },
+		"one byte": iotest.OneByteReader,
+		"halves":   iotest.HalfReader,
+	} {
+		r := NewReader(rd(strings.NewReader(in)), 0)
+		var got []string
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("%s: %v", name, err)
+				}
+				break
+			}
+			got = append(got, ev.ID+"|"+string(ev.Data))
+		}
+		if diff := cmp.Diff([]string{"|" + long[:5000] + "\n" + long, "9|y"}, got); diff != "" {
+			t.Errorf("%s: events (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+// A line may be 16 bytes longer than the limit on an event's data.
+func TestReaderLineLimit(t *testing.T) {
+	const limit = 5000
+	for _, tc := range []struct {
+		n       int
+		tooLong bool
+	}{{limit + 16, false}, {limit + 17, true}} {
+		in := strings.Repeat(":", tc.n) + "\ndata: x\n\n"
+		for name, rd := range map[string]func(io.Reader) io.Reader{
+			"whole":    func(r io.Reader) io.Reader { return r },
+			"one byte": iotest.OneByteReader,
+		} {
+			_, err := NewReader(rd(strings.NewReader(in)), limit).Next()
+			if tooLong := errors.Is(err, ErrTooLarge); tooLong != tc.tooLong || (!tooLong && err != nil) {
+				t.Errorf("%s: a line of %d bytes with limit %d: err = %v", name, tc.n, limit, err)
+			}
+		}
+	}
 }

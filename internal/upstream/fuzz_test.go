@@ -162,7 +162,7 @@ func FuzzMetadataHeaders(f *testing.F) {
 		body := jsonrpc.MustMarshal(map[string]any{"name": name, "arguments": json.RawMessage(args)})
 		msg := jsonrpc.NewRequest(jsonrpc.NewIntID(1), mcp.MethodToolsCall, body)
 		h := http.Header{}
-		setMetadataHeaders(h, mcp.Version20260728, msg, params)
+		setMetadataHeaders(h, mcp.Version20260728, msg.Method, parsedParams(msg), params)
 		for k, vs := range h {
 			if !isToken(k) || len(vs) != 1 || !validHeaderValue(vs[0]) {
 				t.Fatalf("header %q: %q", k, vs)

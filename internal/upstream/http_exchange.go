@@ -339,7 +339,14 @@ func snippet(data []byte) string {
 
 // isEventStream reports whether an answer is an SSE stream.
 func isEventStream(resp *http.Response) bool {
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	switch ct { // the usual answers, without parsing (which allocates)
+	case "text/event-stream":
+		return true
+	case "application/json":
+		return false
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "text/event-stream"
 }
 

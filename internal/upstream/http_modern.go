@@ -67,9 +67,10 @@ func (t *modernTransport) request(x *exchange) {
 		tool   string
 		params []paramHeader
 		call   = x.msg.Method == mcp.MethodToolsCall
+		obj, _ = jsonrpc.ParseObject(x.msg.Params) // nil when not an object
 	)
 	if call {
-		tool = paramsString(x.msg, "name")
+		tool = objString(obj, "name")
 		spec, known, gen := t.tool(tool)
 		if !known && gen == 0 {
 			// Called before any listing: list first, or the call would
@@ -88,7 +89,7 @@ func (t *modernTransport) request(x *exchange) {
 		params = spec.params
 	}
 	for retried := false; ; retried = true {
-		next, again := t.post1(x, params, call && !retried, tool)
+		next, again := t.post1(x, obj, params, call && !retried, tool)
 		if !again {
 			return
 		}
@@ -99,14 +100,15 @@ func (t *modernTransport) request(x *exchange) {
 // post1 posts the request once and handles the answer. After a
 // HeaderMismatch to a tools/call, when mayRetry, it lists the tools again
 // and asks for a retry with the listed headers (the spec's SHOULD).
-func (t *modernTransport) post1(x *exchange, params []paramHeader, mayRetry bool, tool string) ([]paramHeader, bool) {
+// obj is the request's params, parsed (nil when not an object).
+func (t *modernTransport) post1(x *exchange, obj *jsonrpc.Object, params []paramHeader, mayRetry bool, tool string) ([]paramHeader, bool) {
 	r := x.r
 	req, err := t.newRequest(x.ctx, http.MethodPost, t.url, x.msg.Encode())
 	if err != nil {
 		t.conn.failRequest(r, err)
 		return nil, false
 	}
-	setMetadataHeaders(req.Header, t.versionOf(x.msg), x.msg, params)
+	setMetadataHeaders(req.Header, t.versionOf(obj), x.msg.Method, obj, params)
 	x.sent.Store(true)
 	resp, err := t.do(req)
 	if err != nil {
@@ -141,10 +143,15 @@ func (t *modernTransport) post1(x *exchange, params []paramHeader, mayRetry bool
 	return nil, false
 }
 
-// versionOf returns the revision a request's _meta names, which its header
-// must match; else the session's.
-func (t *modernTransport) versionOf(msg *jsonrpc.Message) string {
-	if meta, err := jsonrpc.ParseObject(rawRequestMeta(msg)); err == nil {
+// versionOf returns the revision the _meta of a request's params (parsed;
+// nil when not an object) names, which its header must match; else the
+// session's.
+func (t *modernTransport) versionOf(params *jsonrpc.Object) string {
+	var raw json.RawMessage
+	if params != nil {
+		raw, _ = params.Get("_meta")
+	}
+	if meta, err := jsonrpc.ParseObject(raw); err == nil {
 		if v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion); ok && v != "" {
 			return v
 		}
@@ -296,7 +303,8 @@ func (t *modernTransport) roundTrip(ctx context.Context, msg *jsonrpc.Message) (
 	if err != nil {
 		return nil, err
 	}
-	setMetadataHeaders(req.Header, t.versionOf(msg), msg, nil)
+	obj, _ := jsonrpc.ParseObject(msg.Params)
+	setMetadataHeaders(req.Header, t.versionOf(obj), msg.Method, obj, nil)
 	resp, err := t.do(req)
 	if err != nil {
 		return nil, err
@@ -338,14 +346,13 @@ func (t *modernTransport) roundTrip(ctx context.Context, msg *jsonrpc.Message) (
 	return m.Result, nil
 }
 
-// paramsString returns a string member of a message's params, or "".
-func paramsString(msg *jsonrpc.Message, key string) string {
-	obj, err := jsonrpc.ParseObject(msg.Params)
-	if err != nil {
+// objString returns a string member of a message's params (parsed; nil
+// when not an object), or "".
+func objString(obj *jsonrpc.Object, key string) string {
+	if obj == nil {
 		return ""
 	}
 	raw, _ := obj.Get(key)
-	var s string
-	_ = json.Unmarshal(raw, &s)
+	s, _ := jsonrpc.Unquote(raw)
 	return s
 }

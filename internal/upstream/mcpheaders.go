@@ -76,17 +76,18 @@ var nameSource = map[string]string{
 // setMetadataHeaders sets the modern request headers of a request: the
 // revision, Mcp-Method, Mcp-Name when the method has one, and each
 // Mcp-Param-{Name} of params (from the tool's x-mcp-header annotations).
-func setMetadataHeaders(h http.Header, version string, msg *jsonrpc.Message, params []paramHeader) {
+// obj is the request's params, parsed: nil when they are not an object.
+func setMetadataHeaders(h http.Header, version, method string, obj *jsonrpc.Object, params []paramHeader) {
 	h.Set(headerProtocolVersion, version)
-	h.Set(headerMethod, msg.Method)
-	obj, err := jsonrpc.ParseObject(msg.Params)
-	if err != nil {
+	h.Set(headerMethod, method)
+	if obj == nil {
 		return
 	}
-	if key, ok := nameSource[msg.Method]; ok {
+	if key, ok := nameSource[method]; ok {
 		if raw, ok := obj.Get(key); ok {
-			var name string
-			if json.Unmarshal(raw, &name) == nil {
+			// As json.Unmarshal into a string: null is "".
+			name, ok := jsonrpc.Unquote(raw)
+			if ok || string(raw) == "null" {
 				h.Set(headerName, encodeHeaderValue(name))
 			}
 		}
@@ -316,19 +317,41 @@ type ParamValue struct {
 	Set bool
 }
 
+// ParamHeaders are the x-mcp-header annotations of a tool's inputSchema,
+// read once: a server that processes the body checks every call's
+// Mcp-Param-* headers against them. A ParamHeaders is immutable.
+type ParamHeaders struct {
+	params []paramHeader
+	err    error // the annotations are invalid
+}
+
+// ReadParamHeaders reads a tool's x-mcp-header annotations.
+func ReadParamHeaders(inputSchema json.RawMessage) *ParamHeaders {
+	params, err := toolHeaders(inputSchema)
+	return &ParamHeaders{params: params, err: err}
+}
+
+// Values returns, for each annotation, the header value a call with args
+// carries. An invalid annotation is an error.
+func (p *ParamHeaders) Values(args json.RawMessage) ([]ParamValue, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if len(p.params) == 0 {
+		return nil, nil
+	}
+	out := make([]ParamValue, 0, len(p.params))
+	for _, h := range p.params {
+		v, ok := h.value(args)
+		out = append(out, ParamValue{Header: headerParamPrefix + h.Name, Value: v, Set: ok})
+	}
+	return out, nil
+}
+
 // ParamValues reads a tool's x-mcp-header annotations and, for each, the
 // header value a call with args carries: what a server that processes the
 // body checks the call's Mcp-Param-* headers against. An invalid
 // annotation is an error.
 func ParamValues(inputSchema, args json.RawMessage) ([]ParamValue, error) {
-	params, err := toolHeaders(inputSchema)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ParamValue, 0, len(params))
-	for _, p := range params {
-		v, ok := p.value(args)
-		out = append(out, ParamValue{Header: headerParamPrefix + p.Name, Value: v, Set: ok})
-	}
-	return out, nil
+	return ReadParamHeaders(inputSchema).Values(args)
 }

@@ -138,7 +138,7 @@ func TestParamHeaderValues(t *testing.T) {
 			}
 			msg := jsonrpc.NewRequest(jsonrpc.NewIntID(1), "tools/call", json.RawMessage(params0))
 			h := http.Header{}
-			setMetadataHeaders(h, "2026-07-28", msg, params)
+			setMetadataHeaders(h, "2026-07-28", msg.Method, parsedParams(msg), params)
 			got := map[string]string{}
 			for k, v := range h {
 				if strings.HasPrefix(k, headerParamPrefix) {
@@ -163,9 +163,11 @@ func TestMcpName(t *testing.T) {
 		{"prompts/get", `{"name":"résumé"}`, "=?base64?csOpc3Vtw6k=?="},
 		{"tools/list", `{"name":"x"}`, ""},
 		{"tools/call", `{"name":7}`, ""},
+		{"tools/call", `{"name":"a\u00e9"}`, "=?base64?YcOp?="},
 	} {
 		h := http.Header{}
-		setMetadataHeaders(h, "2026-07-28", jsonrpc.NewRequest(jsonrpc.NewIntID(1), tc.method, json.RawMessage(tc.params)), nil)
+		msg := jsonrpc.NewRequest(jsonrpc.NewIntID(1), tc.method, json.RawMessage(tc.params))
+		setMetadataHeaders(h, "2026-07-28", msg.Method, parsedParams(msg), nil)
 		if got := h.Get("Mcp-Name"); got != tc.want {
 			t.Errorf("%s %s: Mcp-Name = %q, want %q", tc.method, tc.params, got, tc.want)
 		}
@@ -173,4 +175,11 @@ func TestMcpName(t *testing.T) {
 			t.Errorf("Mcp-Method = %q, want %q", got, tc.method)
 		}
 	}
+}
+
+// parsedParams is a message's params as the transport parses them: nil
+// when not an object.
+func parsedParams(msg *jsonrpc.Message) *jsonrpc.Object {
+	obj, _ := jsonrpc.ParseObject(msg.Params)
+	return obj
 }

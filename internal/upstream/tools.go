@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"mcpx/internal/jsonrpc"
@@ -17,6 +18,37 @@ type Tool struct {
 	Title       string
 	Description string
 	Raw         json.RawMessage
+
+	// params holds the x-mcp-header annotations of a listed tool, read on
+	// first use and shared by the copies of the Tool; nil for a Tool not
+	// made by a listing.
+	params *lazyParams
+}
+
+type lazyParams struct {
+	once sync.Once
+	p    *ParamHeaders
+}
+
+// ParamHeaders returns the x-mcp-header annotations of the tool's
+// inputSchema: read once per listing, so that a call's Mcp-Param-* headers
+// can be checked without parsing the schema again.
+func (t *Tool) ParamHeaders() *ParamHeaders {
+	if t.params == nil {
+		return readParamHeaders(t.Raw)
+	}
+	t.params.once.Do(func() { t.params.p = readParamHeaders(t.Raw) })
+	return t.params.p
+}
+
+// readParamHeaders reads the annotations of a tool definition; one without
+// an inputSchema has none.
+func readParamHeaders(def json.RawMessage) *ParamHeaders {
+	var schema json.RawMessage
+	if obj, err := jsonrpc.ParseObject(def); err == nil {
+		schema, _ = obj.Get("inputSchema")
+	}
+	return ReadParamHeaders(schema)
 }
 
 // maxToolPages bounds tools/list pagination against an upstream whose
@@ -98,7 +130,7 @@ func (s *Session) listTools(ctx context.Context) ([]Tool, error) {
 			if err := json.Unmarshal(r, &t); err != nil || t.Name == "" {
 				continue // a definition mcpx cannot name is one it cannot route
 			}
-			tools = append(tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, Raw: r})
+			tools = append(tools, Tool{Name: t.Name, Title: t.Title, Description: t.Description, Raw: r, params: &lazyParams{}})
 		}
 		if res.NextCursor == "" || seen[res.NextCursor] {
 			break
