@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,7 +21,22 @@ type request struct {
 	caps    json.RawMessage // the host's capabilities for this request
 	entry   *relay.Entry
 	server  string // the upstream a tools/call went to, once known
+
+	// Set by async, for the handler goroutine (run): the request's
+	// context, its cancel and its handler; and the storage of its
+	// answeredSink and hostAsker, so that they take no allocation of
+	// their own.
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	handle   handler
+	answered answeredSink
+	asker    hostAsker
 }
+
+// handler serves one request that async runs in its own goroutine. A
+// method expression, (*hostSession).toolsCall say, is one without an
+// allocation per request, as a method value would be.
+type handler func(hs *hostSession, ctx context.Context, req *request)
 
 func (hs *hostSession) instructions() string {
 	names := hs.srv.relay.Pool().Names()
