@@ -161,7 +161,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		if _, ok := obj.Get("resultType"); !ok {
 			obj.Set("resultType", json.RawMessage(`"complete"`))
 		}
-		if meta := mcp.Meta(obj); func() bool { _, ok := meta.Get(mcp.MetaServerInfo); return ok }() {
+		if metaHas(obj, mcp.MetaServerInfo) {
 			mcp.SetMeta(obj, mcp.MetaServerInfo, serverInfo)
 		}
 		return obj.Bytes()
@@ -171,7 +171,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		obj.Delete("resultType")
 		changed = true
 	}
-	if _, ok := mcp.Meta(obj).Get(mcp.MetaServerInfo); ok {
+	if metaHas(obj, mcp.MetaServerInfo) {
 		mcp.EditMeta(obj, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaServerInfo) })
 		changed = true
 	}
@@ -179,4 +179,19 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		return raw // byte for byte
 	}
 	return obj.Bytes()
+}
+
+// metaHas reports whether obj's _meta has key, as mcp.Meta(obj).Get(key)
+// does, without making an empty _meta object when it has none.
+func metaHas(obj *jsonrpc.Object, key string) bool {
+	raw, ok := obj.Get("_meta")
+	if !ok {
+		return false
+	}
+	meta, err := jsonrpc.ParseObject(raw)
+	if err != nil {
+		return false
+	}
+	_, ok = meta.Get(key)
+	return ok
 }
