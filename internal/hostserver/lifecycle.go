@@ -26,11 +26,12 @@ type request struct {
 	// context, its cancel and its handler; and the storage of its
 	// answeredSink and hostAsker, so that they take no allocation of
 	// their own.
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	handle   handler
-	answered answeredSink
-	asker    hostAsker
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	handle    handler
+	answered  answeredSink
+	asker     hostAsker
+	paramsObj jsonrpc.Object // params' storage
 }
 
 // handler serves one request that async runs in its own goroutine. A
@@ -96,11 +97,12 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
-	params, err := jsonrpc.ParseObject(msg.Params)
-	if err != nil {
+	req := &request{msg: msg, sink: out}
+	if err := jsonrpc.ParseObjectInto(&req.paramsObj, msg.Params); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}
-	req := &request{msg: msg, params: params, sink: out}
+	params := &req.paramsObj
+	req.params = params
 	hs.mu.Lock()
 	if hs.initialized {
 		req.version, req.caps = hs.version, hs.clientCaps
