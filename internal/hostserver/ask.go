@@ -77,7 +77,8 @@ func (hs *hostSession) asker(req *request) relay.Asker {
 	if !carriesRequests(req.sink) {
 		return nil
 	}
-	return &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+	req.asker = hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+	return &req.asker
 }
 
 // capsAsker is the asker of a 2026-07-28 request: what it can be asked,
@@ -100,6 +101,9 @@ func (capsAsker) Notify(string, json.RawMessage) {}
 // with the default token (httpsecurity.go).
 func (hs *hostSession) principal() string {
 	if hs.out != nil {
+		if hs.connPrincipal != "" {
+			return hs.connPrincipal
+		}
 		return "conn:" + hs.id
 	}
 	if hs.httpPrincipal == "" {

@@ -80,19 +80,20 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 	}
 	switch msg.Method {
 	case mcp.MethodToolsList, mcp.MethodToolsCall:
-		spawned = hs.async(req, map[string]func(context.Context, *request){
-			mcp.MethodToolsList: hs.toolsList,
-			mcp.MethodToolsCall: hs.toolsCall,
-		}[msg.Method])
+		handle := (*hostSession).toolsCall
+		if msg.Method == mcp.MethodToolsList {
+			handle = (*hostSession).toolsList
+		}
+		spawned = hs.async(req, handle)
 	case mcp.MethodSubscriptionsListen:
 		if !req.modern {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (a 2026-07-28 method)", msg.Method))
 			break
 		}
-		spawned = hs.async(req, hs.subscriptionsListen)
+		spawned = hs.async(req, (*hostSession).subscriptionsListen)
 	default:
 		if handle := hs.surfaceHandler(msg.Method, req.modern); handle != nil { // surface.go
-			spawned = hs.async(req, handle)
+			spawned = hs.async(req, func(_ *hostSession, ctx context.Context, req *request) { handle(ctx, req) })
 			break
 		}
 		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
@@ -105,7 +106,7 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 // (mcpx.maxCallsPerHost, read per request so that a reload applies): a
 // host cannot make mcpx hold unbounded goroutines or upstream requests
 // for it.
-func (hs *hostSession) async(req *request, handle func(context.Context, *request)) bool {
+func (hs *hostSession) async(req *request, handle handler) bool {
 	ctx, cancel := context.WithCancelCause(hs.base)
 	entry, err := hs.srv.relay.Registry().AddLimited(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel,
 		hs.srv.relay.MaxCallsPerHost())
@@ -119,15 +120,11 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 		return false
 	}
 	req.entry = entry
-	req.sink = &answeredSink{sink: req.sink, answered: func() { hs.srv.relay.Registry().Remove(entry) }}
+	req.answered = answeredSink{sink: req.sink, reg: hs.srv.relay.Registry(), entry: entry}
+	req.sink = &req.answered
+	req.ctx, req.cancel, req.handle = ctx, cancel, handle
 	hs.inflight.Add(1)
-	ok := hs.spawn(func() {
-		defer hs.inflight.Add(-1)
-		defer req.sink.finish()
-		defer cancel(nil)
-		defer hs.srv.relay.Registry().Remove(entry)
-		handle(ctx, req)
-	})
+	ok := hs.spawn(req)
 	if !ok {
 		hs.inflight.Add(-1)
 		hs.srv.relay.Registry().Remove(entry)
@@ -135,6 +132,15 @@ func (hs *hostSession) async(req *request, handle func(context.Context, *request
 		fail(req.sink, req.msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 	}
 	return ok
+}
+
+// run runs a request async registered, on a handler goroutine.
+func (hs *hostSession) run(req *request) {
+	defer hs.inflight.Add(-1)
+	defer req.sink.finish()
+	defer req.cancel(nil)
+	defer hs.srv.relay.Registry().Remove(req.entry)
+	req.handle(hs, req.ctx, req)
 }
 
 // notification handles a host notification. None is ever answered.

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,7 +21,23 @@ type request struct {
 	caps    json.RawMessage // the host's capabilities for this request
 	entry   *relay.Entry
 	server  string // the upstream a tools/call went to, once known
+
+	// Set by async, for the handler goroutine (run): the request's
+	// context, its cancel and its handler; and the storage of its
+	// answeredSink and hostAsker, so that they take no allocation of
+	// their own.
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	handle    handler
+	answered  answeredSink
+	asker     hostAsker
+	paramsObj jsonrpc.Object // params' storage
 }
+
+// handler serves one request that async runs in its own goroutine. A
+// method expression, (*hostSession).toolsCall say, is one without an
+// allocation per request, as a method value would be.
+type handler func(hs *hostSession, ctx context.Context, req *request)
 
 func (hs *hostSession) instructions() string {
 	names := hs.srv.relay.Pool().Names()
@@ -80,11 +97,12 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
-	params, err := jsonrpc.ParseObject(msg.Params)
-	if err != nil {
+	req := &request{msg: msg, sink: out}
+	if err := jsonrpc.ParseObjectInto(&req.paramsObj, msg.Params); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}
-	req := &request{msg: msg, params: params, sink: out}
+	params := &req.paramsObj
+	req.params = params
 	hs.mu.Lock()
 	if hs.initialized {
 		req.version, req.caps = hs.version, hs.clientCaps
@@ -145,7 +163,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		if _, ok := obj.Get("resultType"); !ok {
 			obj.Set("resultType", json.RawMessage(`"complete"`))
 		}
-		if meta := mcp.Meta(obj); func() bool { _, ok := meta.Get(mcp.MetaServerInfo); return ok }() {
+		if metaHas(obj, mcp.MetaServerInfo) {
 			mcp.SetMeta(obj, mcp.MetaServerInfo, serverInfo)
 		}
 		return obj.Bytes()
@@ -155,7 +173,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		obj.Delete("resultType")
 		changed = true
 	}
-	if _, ok := mcp.Meta(obj).Get(mcp.MetaServerInfo); ok {
+	if metaHas(obj, mcp.MetaServerInfo) {
 		mcp.EditMeta(obj, func(meta *jsonrpc.Object) { meta.Delete(mcp.MetaServerInfo) })
 		changed = true
 	}
@@ -163,4 +181,19 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		return raw // byte for byte
 	}
 	return obj.Bytes()
+}
+
+// metaHas reports whether obj's _meta has key, as mcp.Meta(obj).Get(key)
+// does, without making an empty _meta object when it has none.
+func metaHas(obj *jsonrpc.Object, key string) bool {
+	raw, ok := obj.Get("_meta")
+	if !ok {
+		return false
+	}
+	meta, err := jsonrpc.ParseObject(raw)
+	if err != nil {
+		return false
+	}
+	_, ok = meta.Get(key)
+	return ok
 }

@@ -1,6 +1,10 @@
 package hostserver
 
-import "sync"
+import (
+	"sync"
+
+	"mcpx/internal/relay"
+)
 
 // answeredSink is the sink of a request registered in the relay's
 // registry: the request stops counting against its connection's limit of
@@ -10,9 +14,13 @@ import "sync"
 // it was just answered.
 type answeredSink struct {
 	sink
-	once     sync.Once
-	answered func()
+	once  sync.Once
+	reg   *relay.Registry
+	entry *relay.Entry
 }
+
+// answered takes the request out of the registry.
+func (a *answeredSink) answered() { a.reg.Remove(a.entry) }
 
 // pushAnswer queues a request's final message (its result or error) on
 // out, as pushWhile does. The request leaves the registry in the same step,

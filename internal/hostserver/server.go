@@ -89,6 +89,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		// own cause: never by ctx's bare context.Canceled.
 		base: context.WithoutCancel(ctx),
 	}
+	hs.connPrincipal = "conn:" + hs.id
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
 	if c, ok := conn.(nowWriter); ok {
@@ -149,6 +150,9 @@ type hostSession struct {
 	// httpPrincipal is who an HTTP session's requests come from (see
 	// principalOf); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
+	// connPrincipal is a stream connection's principal (see principal),
+	// made once. Set once, at creation.
+	connPrincipal string
 	inflight      atomic.Int64 // requests whose handler goroutine runs
 	// stateless marks the host session of one 2026-07-28 HTTP request
 	// (see hostKey). Set once, at creation.
@@ -161,7 +165,7 @@ type hostSession struct {
 
 	mu          sync.Mutex
 	closing     bool          // no new handlers once set
-	work        chan func()   // to a handler goroutine that waits for a request
+	work        chan *request // to a handler goroutine that waits for a request
 	stop        chan struct{} // closed with closing: waiting handler goroutines end
 	initialized bool
 	version     string
@@ -201,7 +205,7 @@ func (hs *hostSession) setClosing() {
 	hs.mu.Unlock()
 }
 
-// spawn runs fn in a handler goroutine unless the session is closing: one
+// spawn runs req (run) in a handler goroutine unless the session is closing: one
 // that ran an earlier request and waits for another, or a new one.
 //
 // A handler goroutine outgrows its first stack on the way to the upstream
@@ -210,42 +214,42 @@ func (hs *hostSession) setClosing() {
 // stays for the next request keeps its stack. It stays while requests
 // keep coming, for workerIdle after its last, and ends at once when the
 // session closes; each is counted in handlers.
-func (hs *hostSession) spawn(fn func()) bool {
+func (hs *hostSession) spawn(req *request) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closing {
 		return false
 	}
 	if hs.stop == nil {
-		hs.stop, hs.work = make(chan struct{}), make(chan func())
+		hs.stop, hs.work = make(chan struct{}), make(chan *request)
 	}
 	select {
-	case hs.work <- fn: // a waiting handler goroutine took it
+	case hs.work <- req: // a waiting handler goroutine took it
 		return true
 	default:
 	}
 	hs.handlers.Add(1)
-	go hs.handle(fn, hs.work, hs.stop)
+	go hs.handle(req, hs.work, hs.stop)
 	return true
 }
 
 // workerIdle is how long a handler goroutine waits for another request.
 const workerIdle = time.Second
 
-// handle runs fn, then each request spawn hands it, until it has waited
+// handle runs req, then each request spawn hands it, until it has waited
 // workerIdle for one or stop is closed.
-func (hs *hostSession) handle(fn func(), work <-chan func(), stop <-chan struct{}) {
+func (hs *hostSession) handle(req *request, work <-chan *request, stop <-chan struct{}) {
 	defer hs.handlers.Done()
 	var idle *time.Timer
 	for {
-		fn()
+		hs.run(req)
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
 		} else {
 			idle.Reset(workerIdle)
 		}
 		select {
-		case fn = <-work:
+		case req = <-work:
 		case <-stop:
 			idle.Stop()
 			return

@@ -154,6 +154,9 @@ func progressLine(params json.RawMessage) []byte {
 
 // toolResult adapts an upstream result for the host.
 func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMessage {
+	if !req.modern && !mayNameResultEdits(res) {
+		return res // nothing for resultOf to remove: as it would return it
+	}
 	obj, err := jsonrpc.ParseObject(res)
 	if err != nil {
 		return res
@@ -167,6 +170,15 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 		}
 	}
 	return req.resultOf(res, obj, hs.srv.info)
+}
+
+// mayNameResultEdits reports whether a result may have a member a legacy
+// host's result loses (resultOf): a resultType, or mcpx's serverInfo key
+// in its _meta. Neither name can be in a result without its plain
+// spelling, or a \u escape (the only escape that spells a letter),
+// among its bytes; most results have none of those, and are not parsed.
+func mayNameResultEdits(res []byte) bool {
+	return bytes.Contains(res, []byte("resultType")) || bytes.Contains(res, []byte("serverInfo")) || bytes.Contains(res, []byte(`\u`))
 }
 
 func msMeta(meta *jsonrpc.Object, key string) time.Duration {

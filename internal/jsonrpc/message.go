@@ -267,6 +267,35 @@ func (m *Message) Encode() []byte {
 	return m.Append(make([]byte, 0, n))
 }
 
+// EncodeRequest returns what NewRequest(NewIntID(id), method,
+// params.Bytes()).Encode() returns (params nil: no params), encoded in
+// one buffer: the request a client sends with an integer id of its own.
+func EncodeRequest(id int64, method string, params *Object) []byte {
+	n := len(`{"jsonrpc":"2.0","id":,"method":,"params":}`) + 24 + len(method)
+	if params != nil {
+		n += params.size()
+	}
+	buf := append(make([]byte, 0, n), `{"jsonrpc":"2.0","id":`...)
+	buf = strconv.AppendInt(buf, id, 10)
+	buf = append(buf, `,"method":`...)
+	buf = AppendString(buf, method)
+	if params != nil {
+		buf = append(buf, `,"params":`...)
+		start := len(buf)
+		buf = params.AppendTo(buf)
+		if p := buf[start:]; bytes.IndexByte(p, '\n') >= 0 || bytes.IndexByte(p, '\r') >= 0 {
+			// As AppendRaw writes it: compacted to fit on one line.
+			var b bytes.Buffer
+			if json.Compact(&b, p) != nil {
+				buf = append(buf[:start], "null"...)
+			} else {
+				buf = append(buf[:start], b.Bytes()...)
+			}
+		}
+	}
+	return append(buf, '}')
+}
+
 // AppendString appends s as a JSON string.
 func AppendString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {

@@ -439,3 +439,36 @@ func TestAppendCompactsLineBreaks(t *testing.T) {
 		t.Errorf("one-line raw params changed: got %s, want %s", got, want)
 	}
 }
+
+// EncodeRequest must write what the Message path writes: a request with
+// params encoded by Bytes, line breaks inside them compacted.
+func TestEncodeRequest(t *testing.T) {
+	objects := []string{
+		`{}`,
+		`{"name":"echo","arguments":{"n":1}}`,
+		"{\"name\":\"t\",\"arguments\":{\n  \"a\": [1,\r\n 2]\n},\"_meta\":{\"k\":\"v\"}}",
+		`{"n\u00e9":"x","a":"<&>"}`,
+	}
+	for _, id := range []int64{0, 7, -3, 1 << 62} {
+		for _, method := range []string{"tools/call", "m\u00e9thod \"q\""} {
+			if got, want := EncodeRequest(id, method, nil), NewRequest(NewIntID(id), method, nil).Encode(); string(got) != string(want) {
+				t.Errorf("EncodeRequest(%d, %q, nil) = %s, want %s", id, method, got, want)
+			}
+			for _, src := range objects {
+				obj, err := ParseObject([]byte(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := obj.EditObject("_meta"); ok {
+					obj.Set("added", json.RawMessage(`true`))
+				}
+				obj.Set("name", Quote("renamed"))
+				got := EncodeRequest(id, method, obj)
+				want := NewRequest(NewIntID(id), method, obj.Bytes()).Encode()
+				if string(got) != string(want) {
+					t.Errorf("EncodeRequest(%d, %q, %s) = %s, want %s", id, method, src, got, want)
+				}
+			}
+		}
+	}
+}

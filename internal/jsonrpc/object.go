@@ -35,53 +35,73 @@ var errNotObject = errors.New("not a JSON object")
 // The members' values alias data.
 func ParseObject(data []byte) (*Object, error) {
 	o := &Object{}
+	if err := o.parse(data); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// ParseObjectInto is ParseObject into *o, which it resets: for an Object
+// that is part of a larger struct, parsed without an allocation of its
+// own. On error *o is left empty.
+func ParseObjectInto(o *Object, data []byte) error {
+	*o = Object{}
+	if err := o.parse(data); err != nil {
+		*o = Object{}
+		return err
+	}
+	return nil
+}
+
+// parse fills o, which is empty, with data's members.
+func (o *Object) parse(data []byte) error {
 	o.members = o.inline[:0]
 	i := skipWS(data, 0)
 	if i == len(data) || string(data[i:]) == "null" {
-		return o, nil
+		return nil
 	}
 	if data[i] != '{' {
-		return nil, errNotObject
+		return errNotObject
 	}
 	i = skipWS(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return o, nil
+		return nil
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
-			return nil, errNotObject
+			return errNotObject
 		}
 		end, err := scanString(data, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rawKey := data[i:end]
 		key, err := decodeKey(rawKey)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		i = skipWS(data, end)
 		if i >= len(data) || data[i] != ':' {
-			return nil, errNotObject
+			return errNotObject
 		}
 		i = skipWS(data, i+1)
 		vend, err := scanValue(data, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.members = append(o.members, member{key: key, rawKey: rawKey, value: data[i:vend]})
 		i = skipWS(data, vend)
 		if i >= len(data) {
-			return nil, errNotObject
+			return errNotObject
 		}
 		if data[i] == '}' {
 			if skipWS(data, i+1) != len(data) {
-				return nil, errNotObject
+				return errNotObject
 			}
-			return o, nil
+			return nil
 		}
 		if data[i] != ',' {
-			return nil, errNotObject
+			return errNotObject
 		}
 		i = skipWS(data, i+1)
 	}

@@ -255,3 +255,34 @@ func TestObjectMeaning(t *testing.T) {
 		t.Errorf("edited object mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// ParseObjectInto must fill an Object as ParseObject returns it, and
+// leave it empty on error.
+func TestParseObjectInto(t *testing.T) {
+	for _, src := range []string{``, `null`, `{}`, ` {"a":1, "b" : [2,{"c":3}], "\u0064":"e"} `, `{"a":1,"b":2,"c":3,"d":4,"e":5}`} {
+		want, err := ParseObject([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got Object
+		got.Set("stale", json.RawMessage(`1`))
+		if err := ParseObjectInto(&got, []byte(src)); err != nil {
+			t.Fatalf("ParseObjectInto(%q): %v", src, err)
+		}
+		if string(got.Bytes()) != string(want.Bytes()) || got.Len() != want.Len() {
+			t.Errorf("ParseObjectInto(%q) = %s, want %s", src, got.Bytes(), want.Bytes())
+		}
+		got.Set("x", json.RawMessage(`true`)) // editable as any Object
+		want.Set("x", json.RawMessage(`true`))
+		if string(got.Bytes()) != string(want.Bytes()) {
+			t.Errorf("after Set: %s, want %s", got.Bytes(), want.Bytes())
+		}
+	}
+	for _, src := range []string{`[]`, `{"a"}`, `{"a":1`, `"s"`} {
+		var got Object
+		got.Set("stale", json.RawMessage(`1`))
+		if err := ParseObjectInto(&got, []byte(src)); err == nil || got.Len() != 0 {
+			t.Errorf("ParseObjectInto(%q) = %v with %d members, want an error and none", src, err, got.Len())
+		}
+	}
+}

@@ -42,8 +42,8 @@ type asks struct {
 	asker  Asker
 	log    *slog.Logger
 	server string
-	owner  string            // the call's host session
-	pause  func(paused bool) // stops or restarts the idle timer
+	owner  string // the call's host session
+	pause  pauser // stops or restarts the idle timer; nil: none
 
 	ready chan struct{} // signalled when queued is not empty
 
@@ -55,8 +55,13 @@ type asks struct {
 	wg       sync.WaitGroup
 }
 
-func newAsks(asker Asker, server, owner string, log *slog.Logger, pause func(bool)) *asks {
-	return &asks{asker: asker, server: server, owner: owner, log: log, pause: pause, ready: make(chan struct{}, 1)}
+// pauser is what pauses a call's idle timer: its *callState.
+type pauser interface{ pauseIdle(paused bool) }
+
+// init sets up a zero asks (a callState's, so that a call's state takes
+// one allocation).
+func (a *asks) init(asker Asker, server, owner string, log *slog.Logger, pause pauser) {
+	a.asker, a.server, a.owner, a.log, a.pause, a.ready = asker, server, owner, log, pause, make(chan struct{}, 1)
 }
 
 // Owner implements upstream.InboundHandler.
@@ -170,7 +175,7 @@ func (a *asks) busy(delta int) {
 	n := a.waiting
 	a.mu.Unlock()
 	if a.pause != nil && (delta > 0 && n == 1 || delta < 0 && n == 0) {
-		a.pause(n > 0)
+		a.pause.pauseIdle(n > 0)
 	}
 }
 

@@ -187,30 +187,37 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	return r.urlInputRequired(&c, els)
 }
 
-func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
-	if c.Resume != nil && strings.HasPrefix(c.Resume.State, statePrefix) {
-		return r.resume(ctx, e, c)
+func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMessage, error) {
+	if call.Resume != nil && strings.HasPrefix(call.Resume.State, statePrefix) {
+		return r.resume(ctx, e, call)
 	}
-	sess, err := r.pool.SessionFor(ctx, c.Server, c.HostKey)
+	sess, err := r.pool.SessionFor(ctx, call.Server, call.HostKey)
 	if err != nil {
 		return nil, err
 	}
-	if c.Resume != nil && !sess.Modern() {
+	if call.Resume != nil && !sess.Modern() {
 		return nil, stateError(errStateForged)
 	}
-	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
+	idle, max := r.Timeouts(call.Server, call.IdleTimeout, call.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := newCallTimer(max, cancel) // the hard maximum starts here, the idle timer below
+	// The call's state holds the call, its timer, its questions and its
+	// call slot: one allocation.
+	st := &callState{c: call, entry: e, idle: idle}
+	c := &st.c
+	st.call = c
+	timer := &st.ct
+	timer.init(max, cancel) // the hard maximum starts here, the idle timer below
 	defer timer.stop()
-	release, err := r.lim.acquire(ctx, c.Server)
+	g, err := r.lim.take(ctx, c.Server)
 	if err != nil {
 		return nil, err
 	}
+	st.slot = slot{l: r.lim, server: c.Server, g: g}
 	held := false // a held call keeps its slot, and its questions
 	defer func() {
 		if !held {
-			release()
+			st.slot.release()
 		}
 	}()
 	if old := sess; old.Err() != nil {
@@ -224,7 +231,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 			return nil, err
 		}
 	}
-	st := &callState{call: &c, entry: e, idle: idle, timer: timer}
+	st.timer = timer
 	timer.startIdle(idle)
 
 	if c.Params == nil {
@@ -237,8 +244,10 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	// The call's questions to its host end when it does, after the
 	// upstream has been told of a cancellation: so the host hears of the
 	// call's end, and the upstream of the question's, in that order.
-	a := newAsks(c.Asker, c.Server, c.Host, r.log, st.pauseIdle)
-	qctx, endQuestions := context.WithCancelCause(context.WithoutCancel(ctx))
+	a := &st.asks
+	a.init(c.Asker, c.Server, c.Host, r.log, st)
+	q := &st.q
+	q.parent = ctx
 	defer func() {
 		if held {
 			return
@@ -247,7 +256,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 		if why == nil {
 			why = errCallEnded
 		}
-		endQuestions(why)
+		q.endWith(why)
 		a.close()
 	}()
 	// A 2026-07-28 upstream that needs input answers input_required; for
@@ -255,13 +264,22 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 	// request each round, with the host's answers and the upstream's
 	// requestState byte for byte. A 2026-07-28 host (no Asker) gets the
 	// result as it is, and retries itself.
-	base := c.Params.Bytes()
+	//
+	// The retry base is the params before the first round stamped their
+	// _meta (Start does). Params without a _meta gain only that member,
+	// so theirs is made when a retry needs it, without it: most calls
+	// never retry. Others are encoded now.
+	orig := c.Params
+	var base json.RawMessage
+	if c.Asker != nil && !c.Holdable && orig.Has("_meta") {
+		base = orig.Bytes()
+	}
 	for round := 1; ; round++ {
-		res, req, err := r.round(ctx, qctx, sess, &c, st, a, e)
+		res, req, err := r.round(ctx, q, sess, c, st, a, e)
 		if errors.Is(err, errHold) {
 			held = true
 			args, _ := c.Params.Get("arguments")
-			return r.hold(&heldCall{sess: sess, req: req, asks: a, st: st, release: release, server: c.Server, tool: c.Tool,
+			return r.hold(&heldCall{sess: sess, req: req, asks: a, st: st, release: st.slot.release, server: c.Server, tool: c.Tool,
 				principal: c.Principal, digest: requestDigest(c.Server, c.Tool, args), pending: map[string]*upstream.Inbound{}})
 		}
 		if err != nil || c.Asker == nil || c.Holdable {
@@ -278,13 +296,44 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 		if err != nil || failed != nil {
 			return failed, err
 		}
+		if base == nil {
+			p := orig.Clone()
+			p.Delete("_meta") // what the first round added
+			base = p.Bytes()
+		}
 		c.Params = retryParams(base, answers, ir.state)
+	}
+}
+
+// questionCtx is the context of a call's questions to its host, bound to
+// the call's context but not ended by it: ended with the call's cause
+// only after the upstream has been told. It is made when the first
+// question is asked (most calls ask none), and used on the call's own
+// goroutine only.
+type questionCtx struct {
+	parent context.Context
+	ctx    context.Context
+	end    context.CancelCauseFunc
+}
+
+// get returns the context, made on the first call.
+func (q *questionCtx) get() context.Context {
+	if q.ctx == nil {
+		q.ctx, q.end = context.WithCancelCause(context.WithoutCancel(q.parent))
+	}
+	return q.ctx
+}
+
+// endWith ends the context with why, if it was made.
+func (q *questionCtx) endWith(why error) {
+	if q.end != nil {
+		q.end(why)
 	}
 }
 
 // round sends the call upstream once and waits for its answer; if ctx
 // ends first, it cancels the upstream request and returns ctx's cause.
-func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry) (json.RawMessage, *upstream.Request, error) {
+func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry) (json.RawMessage, *upstream.Request, error) {
 	req, err := sess.Start(mcp.MethodToolsCall, c.Params, c.ClientCaps, upstream.StartOptions{OnProgressObject: st.onProgressObject, OnMessage: c.OnMessage, LogLevel: c.LogLevel, Inbound: a})
 	if err != nil {
 		return nil, nil, err
@@ -292,7 +341,7 @@ func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	res, err := r.await(ctx, qctx, sess, c, req, a)
+	res, err := r.await(ctx, q, sess, c, req, a)
 	return res, req, err
 }
 
@@ -300,7 +349,7 @@ func (r *Relay) round(ctx, qctx context.Context, sess *upstream.Session, c *Call
 // started (asked of a legacy host), or, for a Holdable call, ends the
 // wait with errHold and req still running. If ctx ends first, req is
 // cancelled upstream and ctx's cause returned.
-func (r *Relay) await(ctx, qctx context.Context, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
+func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
 wait:
 	for {
 		select {
@@ -310,7 +359,7 @@ wait:
 			if c.Holdable {
 				return nil, errHold
 			}
-			a.start(qctx)
+			a.start(q.get())
 		case <-ctx.Done():
 			break wait
 		}
@@ -333,6 +382,14 @@ type callState struct {
 	entry *Entry
 	idle  time.Duration
 	timer *callTimer // the call's idle timer (and hard maximum)
+
+	// What callTool's call holds, here so that it takes one allocation:
+	// call points to c, timer to ct (a resumed call's are its own).
+	c    Call
+	ct   callTimer
+	asks asks
+	slot slot
+	q    questionCtx
 
 	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
 	last   float64

@@ -73,6 +73,12 @@ func (c *Cause) Answered() bool {
 
 // CauseOf returns err's *Cause, if it has one.
 func CauseOf(err error) (*Cause, bool) {
+	switch c := err.(type) {
+	case nil:
+		return nil, false // a live call's context.Cause, checked per message
+	case *Cause:
+		return c, true
+	}
 	var c *Cause
 	ok := errors.As(err, &c)
 	return c, ok

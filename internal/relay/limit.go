@@ -73,9 +73,30 @@ func newLimiter(limits func(server string) config.CallLimits) *limiter {
 // *BusyError when the queue is full or the wait outlasts the queue
 // timeout, and with ctx's cause when ctx ends first.
 func (l *limiter) acquire(ctx context.Context, server string) (release func(), err error) {
+	g, err := l.take(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	return l.releaser(server, g), nil
+}
+
+// slot is one call slot of a server's, held: acquire's release as a
+// value a call's state holds, without a closure of its own.
+type slot struct {
+	l      *limiter
+	server string
+	g      *gate
+	once   sync.Once
+}
+
+// release gives the slot back; it is idempotent.
+func (s *slot) release() { s.once.Do(func() { s.l.release(s.server, s.g) }) }
+
+// take is acquire, returning the gate whose slot it took.
+func (l *limiter) take(ctx context.Context, server string) (g *gate, err error) {
 	lim := l.limits(server)
 	l.mu.Lock()
-	g := l.gates[server]
+	g = l.gates[server]
 	if g == nil {
 		g = &gate{}
 		l.gates[server] = g
@@ -85,7 +106,7 @@ func (l *limiter) acquire(ctx context.Context, server string) (release func(), e
 	if lim.MaxConcurrentCalls <= 0 || g.active < lim.MaxConcurrentCalls && g.queue.Len() == 0 {
 		g.active++
 		l.mu.Unlock()
-		return l.releaser(server, g), nil
+		return g, nil
 	}
 	if g.queue.Len() >= lim.QueueLength {
 		g.prune()
@@ -109,7 +130,7 @@ func (l *limiter) acquire(ctx context.Context, server string) (release func(), e
 	timedOut := false
 	select {
 	case <-w.ready:
-		return l.releaser(server, g), nil
+		return g, nil
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	case <-expired:
@@ -122,7 +143,7 @@ func (l *limiter) acquire(ctx context.Context, server string) (release func(), e
 		// the slot after all; one whose caller left passes it on.
 		l.mu.Unlock()
 		if timedOut {
-			return l.releaser(server, g), nil
+			return g, nil
 		}
 		l.release(server, g)
 		return nil, err

@@ -27,14 +27,21 @@ type callTimer struct {
 // newCallTimer starts a call's timer with its hard maximum (0: none); the
 // idle timer starts with startIdle.
 func newCallTimer(max time.Duration, cancel context.CancelCauseFunc) *callTimer {
-	ct := &callTimer{cancel: cancel, max: max}
+	ct := &callTimer{}
+	ct.init(max, cancel)
+	return ct
+}
+
+// init is newCallTimer for a zero callTimer held elsewhere (callState's),
+// so that a call's state takes one allocation.
+func (ct *callTimer) init(max time.Duration, cancel context.CancelCauseFunc) {
+	ct.cancel, ct.max = cancel, max
 	if max > 0 {
 		ct.mu.Lock()
 		ct.hardAt = time.Now().Add(max)
 		ct.arm()
 		ct.mu.Unlock()
 	}
-	return ct
 }
 
 // startIdle (re)starts the idle timer for a full idle (0: none).

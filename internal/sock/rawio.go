@@ -3,6 +3,7 @@ package sock
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -24,7 +25,9 @@ func RawReader(c syscall.Conn) io.Reader {
 	if !ok {
 		return nil
 	}
-	return rawReader{rc}
+	r := &rawReader{rc: rc}
+	r.fn = r.read
+	return r
 }
 
 // RawWriter is RawReader for writes: each Write writes all of b, waiting
@@ -35,7 +38,9 @@ func RawWriter(c syscall.Conn) io.Writer {
 	if !ok {
 		return nil
 	}
-	return rawWriter{rc}
+	w := &rawWriter{rc: rc}
+	w.fn = w.write
+	return w
 }
 
 // nonBlocking returns c's raw connection if its descriptor is
@@ -55,24 +60,30 @@ func nonBlocking(c syscall.Conn) (syscall.RawConn, bool) {
 	return rc, nonblock
 }
 
-type rawReader struct{ rc syscall.RawConn }
+// rawReader is RawReader's reader. A Read's state is in it, and the
+// function the poller calls is bound once (r.fn): a closure per Read
+// would be an allocation per message read. mu keeps concurrent Reads,
+// which a stream has no use for, apart.
+type rawReader struct {
+	rc syscall.RawConn
+	fn func(fd uintptr) bool // r.read
 
-func (r rawReader) Read(p []byte) (int, error) {
+	mu    sync.Mutex
+	p     []byte
+	n     int
+	errno syscall.Errno
+}
+
+func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if e == syscall.EINTR {
-				continue
-			}
-			n, errno = int(r1), e
-			return e != syscall.EAGAIN
-		}
-	})
+	r.mu.Lock()
+	r.p, r.n, r.errno = p, 0, 0
+	err := r.rc.Read(r.fn)
+	n, errno := r.n, r.errno
+	r.p = nil
+	r.mu.Unlock()
 	switch {
 	case err != nil:
 		return 0, err
@@ -84,28 +95,37 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-type rawWriter struct{ rc syscall.RawConn }
-
-func (w rawWriter) Write(b []byte) (int, error) {
-	written := 0
-	var errno syscall.Errno
-	err := w.rc.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			rest := b[written:]
-			r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
-			switch e {
-			case 0:
-				written += int(r1)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false // wait for room
-			default:
-				errno = e
-				return true
-			}
+// read is the poller's function of a Read: r.mu is held.
+func (r *rawReader) read(fd uintptr) bool {
+	p := r.p
+	for {
+		r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if e == syscall.EINTR {
+			continue
 		}
-		return true
-	})
+		r.n, r.errno = int(r1), e
+		return e != syscall.EAGAIN
+	}
+}
+
+// rawWriter is RawWriter's writer, bound as rawReader is.
+type rawWriter struct {
+	rc syscall.RawConn
+	fn func(fd uintptr) bool // w.write
+
+	mu      sync.Mutex
+	b       []byte
+	written int
+	errno   syscall.Errno
+}
+
+func (w *rawWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	w.b, w.written, w.errno = b, 0, 0
+	err := w.rc.Write(w.fn)
+	written, errno := w.written, w.errno
+	w.b = nil
+	w.mu.Unlock()
 	switch {
 	case err != nil:
 		return written, err
@@ -113,4 +133,24 @@ func (w rawWriter) Write(b []byte) (int, error) {
 		return written, os.NewSyscallError("write", errno)
 	}
 	return written, nil
+}
+
+// write is the poller's function of a Write: w.mu is held.
+func (w *rawWriter) write(fd uintptr) bool {
+	b := w.b
+	for w.written < len(b) {
+		rest := b[w.written:]
+		r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
+		switch e {
+		case 0:
+			w.written += int(r1)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // wait for room
+		default:
+			w.errno = e
+			return true
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package sock
 
 import (
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -19,20 +20,41 @@ func NowWriter(c syscall.Conn) func(b []byte) int {
 	if err != nil {
 		return nil
 	}
-	return func(b []byte) int {
-		n := 0
-		if len(b) == 0 {
-			return 0
-		}
-		_ = rc.Write(func(fd uintptr) bool {
-			// A raw call: the descriptor is non-blocking, so the write
-			// never waits in the kernel (see RawReader).
-			r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			if e == 0 {
-				n = int(r1)
-			}
-			return true // one attempt: never wait for room
-		})
-		return max(n, 0)
+	w := &nowWriter{rc: rc}
+	w.fn = w.write
+	return w.Write
+}
+
+// nowWriter is NowWriter's write, bound as rawReader is: a closure per
+// write would be an allocation per message written.
+type nowWriter struct {
+	rc syscall.RawConn
+	fn func(fd uintptr) bool // w.write
+
+	mu sync.Mutex
+	b  []byte
+	n  int
+}
+
+func (w *nowWriter) Write(b []byte) int {
+	if len(b) == 0 {
+		return 0
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b, w.n = b, 0
+	_ = w.rc.Write(w.fn)
+	w.b = nil
+	return max(w.n, 0)
+}
+
+// write is the poller's function of a Write: w.mu is held.
+func (w *nowWriter) write(fd uintptr) bool {
+	// A raw call: the descriptor is non-blocking, so the write never
+	// waits in the kernel (see RawReader).
+	r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.b[0])), uintptr(len(w.b)))
+	if e == 0 {
+		w.n = int(r1)
+	}
+	return true // one attempt: never wait for room
 }

@@ -121,20 +121,29 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
 		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, onAck: opts.OnAcknowledged, inbound: opts.Inbound}
 	if opts.OnProgress != nil || opts.OnProgressObject != nil {
-		r.Token = tokenPrefix + strconv.FormatInt(r.ID, 10)
+		// "mcpx-<id>", quoted (set in _meta), and its inside (the token).
+		quoted := append(make([]byte, 0, len(tokenPrefix)+22), '"')
+		quoted = strconv.AppendInt(append(quoted, tokenPrefix...), r.ID, 10)
+		r.Token = string(quoted[1:])
 		if params == nil {
 			params = &jsonrpc.Object{}
 		}
-		mcp.SetMeta(params, mcp.MetaProgressToken, jsonrpc.Quote(r.Token))
+		mcp.SetMeta(params, mcp.MetaProgressToken, append(quoted, '"'))
 	}
 	c.pending[r.ID] = r
 	c.mu.Unlock()
 
-	var raw json.RawMessage
-	if params != nil {
-		raw = params.Bytes()
+	var err error
+	if lt, ok := c.t.(lineTransport); ok {
+		err = lt.sendLine(jsonrpc.EncodeRequest(r.ID, method, params))
+	} else {
+		var raw json.RawMessage
+		if params != nil {
+			raw = params.Bytes()
+		}
+		err = c.t.send(r, jsonrpc.NewRequest(jsonrpc.NewIntID(r.ID), method, raw))
 	}
-	if err := c.t.send(r, jsonrpc.NewRequest(jsonrpc.NewIntID(r.ID), method, raw)); err != nil {
+	if err != nil {
 		c.Forget(r)
 		return nil, c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}

@@ -186,12 +186,32 @@ func (s *Session) Start(method string, params *jsonrpc.Object, clientCaps json.R
 			if clientCaps == nil {
 				clientCaps = json.RawMessage("{}")
 			}
-			meta.Set(mcp.MetaProtocolVersion, jsonrpc.Quote(s.version))
+			meta.Set(mcp.MetaProtocolVersion, quoteVersion(s.version))
 			meta.Set(mcp.MetaClientInfo, s.clientInfo)
 			meta.Set(mcp.MetaClientCapabilities, clientCaps)
 		}
 	})
 	return s.conn.Start(method, params, opts)
+}
+
+// quotedVersions are the revisions mcpx speaks, quoted, so that stamping
+// one on a request allocates nothing. They are shared: a value set in an
+// Object is never edited in place (and has no spare capacity to append
+// into).
+var quotedVersions = func() map[string]json.RawMessage {
+	m := make(map[string]json.RawMessage, len(mcp.Versions))
+	for _, v := range mcp.Versions {
+		m[v] = jsonrpc.Quote(v)
+	}
+	return m
+}()
+
+// quoteVersion returns jsonrpc.Quote(v).
+func quoteVersion(v string) json.RawMessage {
+	if q, ok := quotedVersions[v]; ok {
+		return q
+	}
+	return jsonrpc.Quote(v)
 }
 
 // Cancel stops waiting for r and, if it was still running, tells the

@@ -67,6 +67,8 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 // send queues msg for the writer; it never waits for the upstream.
 func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.push(msg.Encode()) }
 
+func (t *stdioTransport) sendLine(line []byte) error { return t.q.push(line) }
+
 func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
 	return t.q.push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil

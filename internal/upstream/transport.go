@@ -29,3 +29,11 @@ type transport interface {
 	// stderrTail is what a child last wrote to stderr, "" if none.
 	stderrTail() string
 }
+
+// lineTransport is a transport that sends a request as its encoded line
+// alone (stdio): Conn.Start encodes it in one buffer, with no Message.
+type lineTransport interface {
+	transport
+	// sendLine is send for a request encoded as Message.Encode does.
+	sendLine(line []byte) error
+}

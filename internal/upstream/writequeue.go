@@ -171,9 +171,13 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 			fail(err)
 			return
 		}
+		clear(batch) // the messages are written: drop them
 		q.mu.Lock()
 		q.writing = false
 		q.bytes -= len(next)
+		if q.items == nil && cap(batch) <= maxKeptItems {
+			q.items = batch[:0] // the next batch reuses the slice
+		}
 		q.mu.Unlock()
 		if cap(buf) > maxKeptBatch {
 			buf = nil
@@ -183,6 +187,10 @@ func (q *writeQueue) run(w *os.File, stall time.Duration, fail func(error)) {
 
 // maxKeptBatch is the largest batch buffer the writer keeps for the next.
 const maxKeptBatch = 64 << 10
+
+// maxKeptItems is the most messages a batch's slice, kept for the next
+// batch, has room for.
+const maxKeptItems = 1024
 
 // writeAll writes b to out, f or a writer of its descriptor, allowing
 // each chunk stall to get through.
