@@ -199,33 +199,11 @@ func (c *Catalog) Resolve(ctx context.Context, name string) (server, tool string
 	return c.Route(name)
 }
 
-// InputSchema returns the inputSchema of the tool exposed under name, raw.
-// With server prefixes on (the default), it lists only the server the name
-// routes to, from that server's cached tools, not a snapshot of every
-// server: the HTTP face asks it on every tools/call (x-mcp-header checks).
-func (c *Catalog) InputSchema(ctx context.Context, name string) (json.RawMessage, bool) {
-	if c.naming.Prefix != "auto" {
-		if server, tool, ok := c.Route(name); ok {
-			if tools, err := c.pool.Tools(ctx, server); err == nil {
-				for _, t := range tools {
-					if t.Name == tool && c.exposedName(server, t.Name, false) == name {
-						return (&Tool{up: t}).InputSchema(), true
-					}
-				}
-			}
-		}
-	}
-	t, ok := c.Snapshot(ctx).Lookup(name)
-	if !ok {
-		return nil, false
-	}
-	return t.InputSchema(), true
-}
-
 // ParamHeaders returns the x-mcp-header annotations of the tool exposed
-// under name, as [Catalog.InputSchema] finds the tool, read once per
-// listing of its server: the HTTP face checks every 2026-07-28 tools/call's
-// Mcp-Param-* headers against them.
+// under name, read once per listing of its server: the HTTP face checks
+// every 2026-07-28 tools/call's Mcp-Param-* headers against them. With
+// server prefixes on (the default), it looks only in the cached tools of
+// the server the name routes to, not in a snapshot of every server.
 func (c *Catalog) ParamHeaders(ctx context.Context, name string) (*upstream.ParamHeaders, bool) {
 	if c.naming.Prefix != "auto" {
 		if server, tool, ok := c.Route(name); ok {

@@ -347,11 +347,3 @@ func (p *ParamHeaders) Values(args json.RawMessage) ([]ParamValue, error) {
 	}
 	return out, nil
 }
-
-// ParamValues reads a tool's x-mcp-header annotations and, for each, the
-// header value a call with args carries: what a server that processes the
-// body checks the call's Mcp-Param-* headers against. An invalid
-// annotation is an error.
-func ParamValues(inputSchema, args json.RawMessage) ([]ParamValue, error) {
-	return ReadParamHeaders(inputSchema).Values(args)
-}
