@@ -263,7 +263,12 @@ func reportCPU(b *testing.B, start time.Duration) {
 // BenchmarkRelayCall is one tools/call relayed to the fixture's echo, one
 // at a time: host stream in, upstream stdio out and back.
 func BenchmarkRelayCall(b *testing.B) {
-	h := newPipeHost(b, benchServer(b))
+	benchEchoes(b, benchServer(b))
+}
+
+// benchEchoes makes echo calls one at a time through s.
+func benchEchoes(b *testing.B, s *Server) {
+	h := newPipeHost(b, s)
 	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
@@ -317,15 +322,7 @@ func BenchmarkRelayProgress(b *testing.B) {
 // per call. The fixture runs in a child process; the CPU counted is mcpx's
 // (host face, relay, HTTP client) and the bench host's (a net.Pipe).
 func BenchmarkRelayCallUpHTTP(b *testing.B) {
-	h := newPipeHost(b, benchServerHTTPUpstream(b))
-	b.ReportAllocs()
-	cpu := cpuTime()
-	for b.Loop() {
-		if err := h.echo(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu)
+	benchEchoes(b, benchServerHTTPUpstream(b))
 }
 
 // BenchmarkRelayCallHTTP is one tools/call over Streamable HTTP in a
