@@ -245,9 +245,17 @@ func upstreamPIDs(record string, gateway []int) []int {
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(append(cmd, 0), want) {
+		// argv[1] is demo: the fixture itself, not mcpx's supervising
+		// shim, whose command line ends with the fixture's.
+		if err == nil && bytes.Contains(append(cmd, 0), want) && bytes.HasPrefix(argv1(cmd), []byte("demo\x00")) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// argv1 is a /proc cmdline from its second argument on.
+func argv1(cmdline []byte) []byte {
+	_, rest, _ := bytes.Cut(cmdline, []byte{0})
+	return rest
 }
