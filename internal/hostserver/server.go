@@ -99,37 +99,42 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); hs.out.runStream(conn) }()
 
-	readerDone := make(chan error, 1)
-	go func() { readerDone <- hs.readLoop(jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer)) }()
-
-	var readErr error
-	stopping := false
-	select {
-	case readErr = <-readerDone:
-		readerDone = nil
+	// end ends the session for cause: no new requests, every call
+	// cancelled, their answers written (within DrainTimeout), conn
+	// closed, which ends the reader.
+	end := func(cause relay.Kind) {
 		hs.setClosing()
-		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.HostDisconnected})
-	case <-ctx.Done():
+		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: cause})
+		hs.handlers.Wait()
+		hs.out.close()
+		select {
+		case <-writerDone:
+		case <-time.After(s.opts.DrainTimeout):
+			log.Warn("host stopped reading; dropping what was queued for it")
+		}
+		conn.Close() // unblocks the reader and a blocked writer
+	}
+	// The host's messages are read on this goroutine (an idle host costs
+	// one goroutine less); ctx ending stops the session on a goroutine
+	// of its own, started only then.
+	stopped := make(chan struct{})
+	stopping := false // set before stopped closes
+	notStopped := context.AfterFunc(ctx, func() {
+		defer close(stopped)
 		stopping = true
-		hs.setClosing()
-		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.Stopping})
+		end(relay.Stopping)
+	})
+	readErr := hs.readLoop(jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer))
+	if notStopped() {
+		end(relay.HostDisconnected)
+	} else {
+		<-stopped // that read ended because the stop closed conn
 	}
-	hs.handlers.Wait()
-	hs.out.close()
-	select {
-	case <-writerDone:
-	case <-time.After(s.opts.DrainTimeout):
-		log.Warn("host stopped reading; dropping what was queued for it")
-	}
-	conn.Close() // unblocks the reader and a blocked writer
 	<-writerDone
-	if readerDone != nil {
-		<-readerDone // ended by the Close above; its error says nothing
-	}
 	s.watchLegacy(hs, nil)
 	s.leaveSurface(hs)
 	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
-	if !stopping && readErr != nil && !errors.Is(readErr, io.EOF) {
+	if !stopping && !errors.Is(readErr, io.EOF) { // readLoop always says why it ended
 		return fmt.Errorf("reading from host: %w", readErr)
 	}
 	return nil
