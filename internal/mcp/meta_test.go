@@ -195,3 +195,19 @@ func TestMetaString(t *testing.T) {
 		})
 	}
 }
+
+// The stamp's keys are among jsonrpc's common names: parsing a _meta that
+// has one takes no allocation for its name (one for the Object alone).
+func TestMetaKeysParseWithoutCopies(t *testing.T) {
+	for _, key := range []string{MetaProtocolVersion, MetaClientInfo, MetaClientCapabilities, MetaLogLevel, MetaServerInfo} {
+		data := []byte(`{"` + key + `":1}`)
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := jsonrpc.ParseObject(data); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 1 {
+			t.Errorf("parsing %s: %v allocations, want 1", data, allocs)
+		}
+	}
+}
