@@ -32,6 +32,14 @@ type request struct {
 	answered  answeredSink
 	asker     hostAsker
 	paramsObj jsonrpc.Object // params' storage
+
+	// meta is params._meta as classify parsed it for a 2026-07-28
+	// request (its stamp), nil for a legacy one; metaObj is its storage.
+	// relayCall hands it on to be edited for the upstream, so that the
+	// _meta is parsed once: readers of the host's _meta (its logLevel)
+	// read it before that.
+	meta    *jsonrpc.Object
+	metaObj jsonrpc.Object
 }
 
 // handler serves one request that async runs in its own goroutine. A
@@ -110,7 +118,10 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 		return req, nil
 	}
 	hs.mu.Unlock()
-	meta := mcp.Meta(params)
+	meta := &req.metaObj // mcp.Meta(params), into req
+	if raw, ok := params.Get("_meta"); ok {
+		_ = jsonrpc.ParseObjectInto(meta, raw) // malformed: empty, as in mcp.Meta
+	}
 	v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams,
@@ -134,6 +145,7 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 		return nil, err
 	}
 	req.version, req.modern, req.caps = v, true, caps
+	req.meta = meta
 	return req, nil
 }
 
@@ -196,4 +208,13 @@ func metaHas(obj *jsonrpc.Object, key string) bool {
 	}
 	_, ok = meta.Get(key)
 	return ok
+}
+
+// hostMeta returns the host's params._meta, as mcp.Meta(req.params) does:
+// the one classify parsed, if it did. The caller must not edit it.
+func (req *request) hostMeta() *jsonrpc.Object {
+	if req.meta != nil {
+		return req.meta
+	}
+	return mcp.Meta(req.params)
 }
