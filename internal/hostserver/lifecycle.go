@@ -171,16 +171,21 @@ func (req *request) result(raw json.RawMessage, serverInfo json.RawMessage) json
 
 // resultOf is result for raw already parsed as obj, which it may edit.
 func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInfo json.RawMessage) json.RawMessage {
+	changed := false
 	if req.modern {
 		if _, ok := obj.Get("resultType"); !ok {
 			obj.Set("resultType", json.RawMessage(`"complete"`))
+			changed = true
 		}
 		if metaHas(obj, mcp.MetaServerInfo) {
 			mcp.SetMeta(obj, mcp.MetaServerInfo, serverInfo)
+			changed = true
+		}
+		if !changed && obj.Verbatim(raw) {
+			return raw // what Bytes would return, without the copy
 		}
 		return obj.Bytes()
 	}
-	changed := false
 	if rt, ok := obj.Get("resultType"); ok && string(rt) == `"complete"` {
 		obj.Delete("resultType")
 		changed = true
