@@ -96,6 +96,8 @@ func commonName(b []byte) (string, bool) {
 		return "io.modelcontextprotocol/logLevel", true
 	case "io.modelcontextprotocol/serverInfo":
 		return "io.modelcontextprotocol/serverInfo", true
+	case "2026-07-28": // the stamp's protocol version (mcp.Version20260728)
+		return "2026-07-28", true
 	}
 	return "", false
 }

@@ -211,3 +211,17 @@ func TestMetaKeysParseWithoutCopies(t *testing.T) {
 		}
 	}
 }
+
+// The stamp's protocol version is a common name too: reading it from a
+// request takes no allocation.
+func TestStampVersionUnquotesWithoutCopy(t *testing.T) {
+	raw := jsonrpc.Quote(Version20260728)
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, ok := jsonrpc.Unquote(raw); !ok || v != Version20260728 {
+			t.Fatalf("Unquote(%s) = %q, %v", raw, v, ok)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Unquote(%s): %v allocations, want 0", raw, allocs)
+	}
+}
