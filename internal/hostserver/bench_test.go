@@ -124,9 +124,24 @@ type pipeHost struct {
 	mu       sync.Mutex
 	pending  map[int64]chan []byte
 	progress map[int64]*atomic.Int64
+
+	// meta, for a 2026-07-28 host, is the _meta member its requests
+	// carry (with a comma before it); "" for a legacy host.
+	meta string
 }
 
+// modernMeta is the _meta stamp of a 2026-07-28 bench host's requests.
+const modernMeta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// newPipeHost is a legacy host: it initializes with 2025-11-25.
 func newPipeHost(b *testing.B, s *Server) *pipeHost {
+	b.Helper()
+	return newPipeHostEra(b, s, false)
+}
+
+// newPipeHostEra is a legacy host, or with modern a 2026-07-28 host: no
+// initialize, and every request stamped.
+func newPipeHostEra(b *testing.B, s *Server, modern bool) *pipeHost {
 	b.Helper()
 	hostEnd, srvEnd := net.Pipe()
 	served := make(chan error, 1)
@@ -141,10 +156,14 @@ func newPipeHost(b *testing.B, s *Server) *pipeHost {
 			b.Errorf("ServeConn: %v", err)
 		}
 	})
-	if _, err := h.call(`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`, nil); err != nil {
-		b.Fatal(err)
+	if modern {
+		h.meta = modernMeta
+	} else {
+		if _, err := h.call(`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`, nil); err != nil {
+			b.Fatal(err)
+		}
+		h.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	}
-	h.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if err := h.echo(); err != nil { // starts the upstream
 		b.Fatal(err)
 	}
@@ -236,7 +255,7 @@ func (h *pipeHost) call(rest string, progress *atomic.Int64) ([]byte, error) {
 // echo calls demo__echo with distinct arguments and checks the result.
 func (h *pipeHost) echo() error {
 	args := `{"n":` + strconv.FormatInt(h.seq.Add(1), 10) + `}`
-	line, err := h.call(`"method":"tools/call","params":{"name":"demo__echo","arguments":`+args+`}`, nil)
+	line, err := h.call(`"method":"tools/call","params":{"name":"demo__echo","arguments":`+args+h.meta+`}`, nil)
 	if err != nil {
 		return err
 	}
@@ -281,7 +300,32 @@ func benchEchoes(b *testing.B, s *Server) {
 
 // BenchmarkRelayCallParallel keeps 32 calls in flight on one host stream.
 func BenchmarkRelayCallParallel(b *testing.B) {
-	h := newPipeHost(b, benchServer(b))
+	benchParallel(b, false)
+}
+
+// BenchmarkRelayCallModern is BenchmarkRelayCall from a 2026-07-28 host:
+// no initialize, each request stamped in its _meta.
+func BenchmarkRelayCallModern(b *testing.B) {
+	h := newPipeHostEra(b, benchServer(b), true)
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		if err := h.echo(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu)
+}
+
+// BenchmarkRelayCallParallelModern is BenchmarkRelayCallParallel from a
+// 2026-07-28 host.
+func BenchmarkRelayCallParallelModern(b *testing.B) {
+	benchParallel(b, true)
+}
+
+// benchParallel keeps 32 echo calls in flight on one host stream.
+func benchParallel(b *testing.B, modern bool) {
+	h := newPipeHostEra(b, benchServer(b), modern)
 	b.ReportAllocs()
 	b.SetParallelism(max(1, 32/runtime.GOMAXPROCS(0)))
 	cpu := cpuTime()

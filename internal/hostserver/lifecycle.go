@@ -32,6 +32,14 @@ type request struct {
 	answered  answeredSink
 	asker     hostAsker
 	paramsObj jsonrpc.Object // params' storage
+
+	// meta is params._meta as classify parsed it for a 2026-07-28
+	// request (its stamp), nil for a legacy one. relayCall hands it on to
+	// be edited for the upstream, so that the _meta is parsed once:
+	// readers of the host's _meta (its logLevel) read it before that. (It
+	// is an allocation of its own, rather than storage in request, which
+	// would make every legacy request 300 bytes larger.)
+	meta *jsonrpc.Object
 }
 
 // handler serves one request that async runs in its own goroutine. A
@@ -134,6 +142,7 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 		return nil, err
 	}
 	req.version, req.modern, req.caps = v, true, caps
+	req.meta = meta
 	return req, nil
 }
 
@@ -159,16 +168,21 @@ func (req *request) result(raw json.RawMessage, serverInfo json.RawMessage) json
 
 // resultOf is result for raw already parsed as obj, which it may edit.
 func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInfo json.RawMessage) json.RawMessage {
+	changed := false
 	if req.modern {
 		if _, ok := obj.Get("resultType"); !ok {
 			obj.Set("resultType", json.RawMessage(`"complete"`))
+			changed = true
 		}
 		if metaHas(obj, mcp.MetaServerInfo) {
 			mcp.SetMeta(obj, mcp.MetaServerInfo, serverInfo)
+			changed = true
+		}
+		if !changed && obj.Verbatim(raw) {
+			return raw // what Bytes would return, without the copy
 		}
 		return obj.Bytes()
 	}
-	changed := false
 	if rt, ok := obj.Get("resultType"); ok && string(rt) == `"complete"` {
 		obj.Delete("resultType")
 		changed = true
@@ -196,4 +210,13 @@ func metaHas(obj *jsonrpc.Object, key string) bool {
 	}
 	_, ok = meta.Get(key)
 	return ok
+}
+
+// hostMeta returns the host's params._meta, as mcp.Meta(req.params) does:
+// the one classify parsed, if it did. The caller must not edit it.
+func (req *request) hostMeta() *jsonrpc.Object {
+	if req.meta != nil {
+		return req.meta
+	}
+	return mcp.Meta(req.params)
 }

@@ -175,7 +175,7 @@ func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSe
 func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.Message), string) {
 	var level, hostLevel string
 	if req.modern {
-		l, ok := mcp.MetaString(mcp.Meta(req.params), mcp.MetaLogLevel)
+		l, ok := mcp.MetaString(req.hostMeta(), mcp.MetaLogLevel)
 		if !ok {
 			return func(*jsonrpc.Message) {}, ""
 		}

@@ -80,6 +80,11 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	req.server = server
 	var token json.RawMessage
 	var idle, max time.Duration
+	if params == req.params && req.meta != nil {
+		// The _meta classify parsed, edited from here on (as EditMeta
+		// would edit its own parse of it): parsed once.
+		params.SetObject("_meta", req.meta)
+	}
 	if params.Has("_meta") { // without one, there is nothing to read or remove
 		mcp.EditMeta(params, func(m *jsonrpc.Object) {
 			token, _ = m.Get(mcp.MetaProgressToken)

@@ -200,6 +200,9 @@ func FuzzParseObject(f *testing.F) {
 		if diff := cmp.Diff(jsonValue(t, data), jsonValue(t, o.Bytes())); diff != "" {
 			t.Fatalf("Bytes() of %s changed its meaning (-want +got):\n%s", data, diff)
 		}
+		if got, want := o.Verbatim(data), bytes.Equal(o.Bytes(), data); got != want {
+			t.Fatalf("Verbatim(%s) = %v, but Bytes() is %s", data, got, o.Bytes())
+		}
 		if len(o.Keys()) != o.Len() {
 			t.Fatalf("Len() = %d, Keys() has %d", o.Len(), len(o.Keys()))
 		}

@@ -282,6 +282,21 @@ func (o *Object) Bytes() json.RawMessage {
 	return o.AppendTo(make([]byte, 0, o.size()))
 }
 
+// Verbatim reports whether o, parsed from data and not edited since,
+// would encode (Bytes) as data byte for byte: whether data has no
+// whitespace outside its members' values. Then data can stand for the
+// encoding, which costs no copy.
+func (o *Object) Verbatim(data []byte) bool {
+	n := 2 + max(len(o.members)-1, 0) // braces and commas
+	for _, m := range o.members {
+		if m.obj != nil || m.rawKey == nil {
+			return false // edited
+		}
+		n += len(m.rawKey) + 1 + len(m.value)
+	}
+	return n == len(data)
+}
+
 // AppendTo appends what Bytes returns to buf.
 func (o *Object) AppendTo(buf []byte) []byte {
 	buf = append(buf, '{')

@@ -77,6 +77,13 @@ func TestParseObject(t *testing.T) {
 			if got := string(o.Bytes()); got != tt.bytes {
 				t.Errorf("Bytes():\ngot  %s\nwant %s", got, tt.bytes)
 			}
+			if got, want := o.Verbatim([]byte(tt.in)), tt.in == tt.bytes; got != want {
+				t.Errorf("Verbatim() = %v, want %v", got, want)
+			}
+			o.Set("added", json.RawMessage("1"))
+			if o.Verbatim([]byte(tt.in)) {
+				t.Errorf("Verbatim() after Set = true")
+			}
 		})
 	}
 }

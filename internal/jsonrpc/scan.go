@@ -84,6 +84,20 @@ func commonName(b []byte) (string, bool) {
 		return "initialize", true
 	case "ping":
 		return "ping", true
+	// The 2026-07-28 _meta keys (mcp.Meta*) that a stamped request, and
+	// so each of its parses, carries.
+	case "io.modelcontextprotocol/protocolVersion":
+		return "io.modelcontextprotocol/protocolVersion", true
+	case "io.modelcontextprotocol/clientInfo":
+		return "io.modelcontextprotocol/clientInfo", true
+	case "io.modelcontextprotocol/clientCapabilities":
+		return "io.modelcontextprotocol/clientCapabilities", true
+	case "io.modelcontextprotocol/logLevel":
+		return "io.modelcontextprotocol/logLevel", true
+	case "io.modelcontextprotocol/serverInfo":
+		return "io.modelcontextprotocol/serverInfo", true
+	case "2026-07-28": // the stamp's protocol version (mcp.Version20260728)
+		return "2026-07-28", true
 	}
 	return "", false
 }

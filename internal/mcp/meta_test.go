@@ -195,3 +195,33 @@ func TestMetaString(t *testing.T) {
 		})
 	}
 }
+
+// The stamp's keys are among jsonrpc's common names: parsing a _meta that
+// has one takes no allocation for its name (one for the Object alone).
+func TestMetaKeysParseWithoutCopies(t *testing.T) {
+	for _, key := range []string{MetaProtocolVersion, MetaClientInfo, MetaClientCapabilities, MetaLogLevel, MetaServerInfo} {
+		data := []byte(`{"` + key + `":1}`)
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := jsonrpc.ParseObject(data); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 1 {
+			t.Errorf("parsing %s: %v allocations, want 1", data, allocs)
+		}
+	}
+}
+
+// The stamp's protocol version is a common name too: reading it from a
+// request takes no allocation.
+func TestStampVersionUnquotesWithoutCopy(t *testing.T) {
+	raw := jsonrpc.Quote(Version20260728)
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, ok := jsonrpc.Unquote(raw); !ok || v != Version20260728 {
+			t.Fatalf("Unquote(%s) = %q, %v", raw, v, ok)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Unquote(%s): %v allocations, want 0", raw, allocs)
+	}
+}

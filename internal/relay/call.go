@@ -207,9 +207,12 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	c := &st.c
 	st.call = c
 	timer := &st.ct
-	timer.init(max, cancel) // the hard maximum starts here, the idle timer below
+	// The hard maximum starts here, the idle timer below; the runtime
+	// timer is set before anything in between waits, or else once, for
+	// both, by startIdle.
+	timer.note(max, cancel)
 	defer timer.stop()
-	g, err := r.lim.take(ctx, c.Server)
+	g, err := r.lim.take(ctx, c.Server, timer.armHard)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +226,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	if old := sess; old.Err() != nil {
 		// The session ended while the call waited: its successor, if the
 		// server is still configured.
+		timer.armHard() // dialling it may take a while
 		sess, err = r.pool.SessionFor(ctx, c.Server, c.HostKey)
 		if errors.Is(err, upstream.ErrUnknownServer) {
 			err = old.Err() // a reload removed it, and says so

@@ -73,7 +73,7 @@ func newLimiter(limits func(server string) config.CallLimits) *limiter {
 // *BusyError when the queue is full or the wait outlasts the queue
 // timeout, and with ctx's cause when ctx ends first.
 func (l *limiter) acquire(ctx context.Context, server string) (release func(), err error) {
-	g, err := l.take(ctx, server)
+	g, err := l.take(ctx, server, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +92,10 @@ type slot struct {
 // release gives the slot back; it is idempotent.
 func (s *slot) release() { s.once.Do(func() { s.l.release(s.server, s.g) }) }
 
-// take is acquire, returning the gate whose slot it took.
-func (l *limiter) take(ctx context.Context, server string) (g *gate, err error) {
+// take is acquire, returning the gate whose slot it took. beforeWait,
+// if set, is called before the call waits in the queue (not when it gets
+// a slot, or is refused, at once).
+func (l *limiter) take(ctx context.Context, server string, beforeWait func()) (g *gate, err error) {
 	lim := l.limits(server)
 	l.mu.Lock()
 	g = l.gates[server]
@@ -119,6 +121,9 @@ func (l *limiter) take(ctx context.Context, server string) (g *gate, err error) 
 	w := &waiter{ctx: ctx, ready: make(chan struct{})}
 	w.elem = g.queue.PushBack(w)
 	l.mu.Unlock()
+	if beforeWait != nil {
+		beforeWait()
+	}
 
 	start := time.Now()
 	var expired <-chan time.Time

@@ -464,3 +464,32 @@ func TestLimiterCancelledFreesPlace(t *testing.T) {
 	}
 	checkEmpty(t, l)
 }
+
+// TestLimiterBeforeWait: take calls beforeWait when the call is queued,
+// before it waits, and not when it gets a slot or is refused at once.
+func TestLimiterBeforeWait(t *testing.T) {
+	lv := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 1})
+	l := lv.limiter()
+	calls := 0
+	count := func() { calls++ }
+	g, err := l.take(context.Background(), "s", count)
+	if err != nil || calls != 0 {
+		t.Fatalf("first take: %v, beforeWait called %d times, want none", err, calls)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	waited := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.take(ctx, "s", func() { close(waited) })
+		done <- err
+	}()
+	<-waited // queued: called before the wait
+	if _, err := l.take(context.Background(), "s", count); err == nil || calls != 0 {
+		t.Fatalf("take with a full queue: %v, beforeWait called %d times, want a refusal and none", err, calls)
+	}
+	cancel(errors.New("gave up"))
+	if err := <-done; err == nil {
+		t.Fatal("the queued take succeeded after its ctx ended")
+	}
+	l.release("s", g)
+}

@@ -35,26 +35,43 @@ func newCallTimer(max time.Duration, cancel context.CancelCauseFunc) *callTimer 
 // init is newCallTimer for a zero callTimer held elsewhere (callState's),
 // so that a call's state takes one allocation.
 func (ct *callTimer) init(max time.Duration, cancel context.CancelCauseFunc) {
+	ct.note(max, cancel)
+	ct.armHard()
+}
+
+// note is init but for setting the runtime timer: the hard maximum counts
+// from now, and the timer is set for it by armHard, or with the idle
+// timer by startIdle, whichever comes first. A call that waits for
+// nothing in between so takes one timer operation, not two. ct is not
+// yet shared.
+func (ct *callTimer) note(max time.Duration, cancel context.CancelCauseFunc) {
 	ct.cancel, ct.max = cancel, max
 	if max > 0 {
-		ct.mu.Lock()
 		ct.hardAt = time.Now().Add(max)
-		ct.arm()
-		ct.mu.Unlock()
 	}
 }
 
-// startIdle (re)starts the idle timer for a full idle (0: none).
+// armHard sets the runtime timer for the hard maximum, if it is not set
+// already: before a wait the maximum must bound.
+func (ct *callTimer) armHard() {
+	ct.mu.Lock()
+	ct.arm()
+	ct.mu.Unlock()
+}
+
+// startIdle (re)starts the idle timer for a full idle (0: none). The
+// runtime timer is set for the earlier deadline, the hard maximum's if
+// that is earlier, or the only one.
 func (ct *callTimer) startIdle(idle time.Duration) {
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
 	ct.idle = idle
 	if idle <= 0 || ct.stopped {
 		ct.idleAt = time.Time{}
-		return
+	} else {
+		ct.idleAt = time.Now().Add(idle)
 	}
-	ct.idleAt = time.Now().Add(idle)
-	ct.arm()
+	ct.arm() // nothing once stopped
 }
 
 // touch restarts a running idle timer for a full interval.

@@ -67,3 +67,29 @@ func TestCallTimerIdleStopped(t *testing.T) {
 		t.Fatalf("cause %+v, want the hard maximum", c)
 	}
 }
+
+// TestCallTimerNotedHard: a hard maximum only noted is set by armHard
+// (before a wait), or else by startIdle, with or without an idle timeout.
+func TestCallTimerNotedHard(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(ct *callTimer)
+	}{
+		{"armHard", func(ct *callTimer) { ct.armHard() }},
+		{"startIdle without idle", func(ct *callTimer) { ct.startIdle(0) }},
+		{"startIdle with a later idle", func(ct *callTimer) { ct.startIdle(time.Hour) }},
+		{"armHard then startIdle", func(ct *callTimer) { ct.armHard(); ct.startIdle(time.Hour) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var ct callTimer
+			ct.note(5*time.Millisecond, cancel)
+			defer ct.stop()
+			tt.set(&ct)
+			if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 5*time.Millisecond {
+				t.Fatalf("cause %+v, want the hard maximum of 5ms", c)
+			}
+		})
+	}
+}

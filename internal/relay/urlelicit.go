@@ -31,6 +31,9 @@ import (
 // mcpx cannot relay (no elicitations, or one that is not URL mode with a
 // url and a message, as the spec requires).
 func urlElicitations(err error) (els []*jsonrpc.Object, ok bool, bad error) {
+	if err == nil {
+		return nil, false, nil // before errors.As's targets, which escape: most calls succeed
+	}
 	var rpcErr *jsonrpc.Error
 	var start *upstream.StartError
 	if !errors.As(err, &rpcErr) || errors.As(err, &start) || rpcErr.Code != mcp.CodeURLElicitationRequired {
