@@ -394,6 +394,27 @@ func (b *httpBase) readEvents(rd *sse.Reader, r *Request, deliver func([]byte)) 
 	}
 }
 
+// drainAnswered reads what is left of a response stream once its request
+// was answered, so that the connection goes back to the client's pool
+// instead of being closed with it: a server ends the stream right after
+// the response, and a closed connection makes the next request dial a new
+// one (a TCP handshake per call). A server that keeps the stream open, or
+// sends more than drainLimit, gets the stream closed after drainWait, by
+// cancelling x, as before.
+func drainAnswered(x *exchange, body io.Reader) {
+	t := time.AfterFunc(drainWait, func() { x.cancel(errDrained) })
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, drainLimit))
+}
+
+const (
+	drainWait  = 100 * time.Millisecond
+	drainLimit = 64 << 10
+)
+
+// errDrained ends an answered stream the server kept open.
+var errDrained = errors.New("answered stream not ended by the server")
+
 // streamError describes why a stream read stopped, for a failed request.
 func (b *httpBase) streamError(err error) error {
 	if errors.Is(err, sse.ErrTooLarge) {

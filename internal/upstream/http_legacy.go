@@ -223,6 +223,9 @@ func (t *legacyTransport) follow(x *exchange, resp *http.Response, deliver func(
 	for {
 		rd := sse.NewReader(resp.Body, t.limit)
 		answered, err := t.readEvents(rd, r, deliver)
+		if answered {
+			drainAnswered(x, resp.Body)
+		}
 		resp.Body.Close()
 		if id := rd.LastEventID(); id != "" {
 			lastID = id

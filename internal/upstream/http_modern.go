@@ -124,6 +124,9 @@ func (t *modernTransport) post1(x *exchange, obj *jsonrpc.Object, params []param
 		if !answered && x.ctx.Err() == nil {
 			t.conn.failRequest(r, fmt.Errorf("%w (a 2026-07-28 stream cannot be resumed)", t.streamError(err)))
 		}
+		if answered {
+			drainAnswered(x, resp.Body)
+		}
 	case resp.StatusCode/100 == 2:
 		t.deliverJSON(r, resp, t.conn.deliverFor(r))
 	default:

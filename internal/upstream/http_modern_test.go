@@ -135,6 +135,66 @@ func TestHTTPModernRequests(t *testing.T) {
 	}
 }
 
+// TestHTTPConnectionReused: calls answered on event streams that the
+// server ends after the response go out one after another on one
+// connection, in both eras: mcpx reads each stream to its end, so the
+// connection goes back to the pool instead of being closed (a new TCP
+// connection a call).
+func TestHTTPConnectionReused(t *testing.T) {
+	for _, era := range []struct {
+		name   string
+		script func(other func(w http.ResponseWriter, in *inbound)) func(http.ResponseWriter, *inbound)
+	}{
+		{"2026-07-28", modernScript},
+		{"2025-06-18", func(other func(w http.ResponseWriter, in *inbound)) func(http.ResponseWriter, *inbound) {
+			return legacyScript("2025-06-18", "sess-1", other)
+		}},
+	} {
+		t.Run(era.name, func(t *testing.T) {
+			ended := make(chan struct{}, 1) // a call's stream has ended
+			up := newScripted(t, era.script(func(w http.ResponseWriter, in *inbound) {
+				switch in.rpcMethod() {
+				case mcp.MethodToolsList:
+					replyJSON(w, 200, result(in, toolsJSON))
+				case mcp.MethodToolsCall:
+					defer func() { ended <- struct{}{} }()
+					sseOpen(w)
+					sseSend(w, event("", progress(in, 1)))
+					sseSend(w, event("", result(in, `{"content":[{"type":"text","text":"ok"}]}`)))
+					// The stream ends a moment after the response, as a
+					// server's does that finishes its work after answering:
+					// the end is not already there when mcpx reads the response.
+					time.Sleep(5 * time.Millisecond)
+				default:
+					replyJSON(w, 404, rpcError(in, -32601, "Method not found", ""))
+				}
+			}))
+			p := startPool(t, &config.Server{URL: up.ts.URL}, nil)
+			s := session(t, p)
+			const calls = 5
+			for range calls {
+				if res, err := call(t, s, mcp.MethodToolsCall, `{"name":"plain","arguments":{},"_meta":{"progressToken":"p"}}`); err != nil || !strings.Contains(string(res), `"ok"`) {
+					t.Fatalf("call: %s %v", res, err)
+				}
+				<-ended
+				time.Sleep(20 * time.Millisecond) // for mcpx to read the stream's end
+			}
+			conns := map[string]bool{}
+			for _, in := range up.requests() {
+				if in.rpcMethod() == mcp.MethodToolsCall {
+					conns[in.Remote] = true
+				}
+			}
+			// One, unless the machine was so slow that the end of a stream
+			// was read after the next call began; never one per call.
+			if len(conns) > 2 {
+				t.Errorf("%d calls, one at a time, came on %d connections, want 1", calls, len(conns))
+			}
+			stopPool(t, p)
+		})
+	}
+}
+
 // TestHTTPModernCancel: cancelling a modern request closes its stream: the
 // server's request context ends, and no notifications/cancelled is ever
 // posted.

@@ -37,6 +37,7 @@ type inbound struct {
 	Body   []byte
 	Msg    *jsonrpc.Message // nil without a JSON-RPC body
 	Ctx    context.Context  // ends when the exchange does
+	Remote string           // the client's address: one per connection
 }
 
 // rpcMethod is the JSON-RPC method of the request, "" for a response or none.
@@ -71,7 +72,7 @@ func newScripted(t testing.TB, handle func(w http.ResponseWriter, in *inbound)) 
 
 func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	in := &inbound{At: time.Now(), Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone(), Body: body, Ctx: r.Context()}
+	in := &inbound{At: time.Now(), Method: r.Method, URI: r.RequestURI, Header: r.Header.Clone(), Body: body, Ctx: r.Context(), Remote: r.RemoteAddr}
 	if len(body) > 0 {
 		if msg, err := jsonrpc.Decode(body); err == nil {
 			in.Msg = msg
