@@ -149,6 +149,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		return
 	}
 	hs.stateless = true
+	hs.shared = h.workers
 	defer h.forget(hs)
 	w.Header().Set(headerProtocolVersion, header)
 	h.respond(w, r, hs, msg, params, acc, true)

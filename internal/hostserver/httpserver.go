@@ -69,6 +69,7 @@ type HTTP struct {
 	closed   bool
 
 	cleanup sync.WaitGroup // what ended sessions leave behind (endSession); Close waits
+	workers *workers       // the handler goroutines of 2026-07-28 requests
 }
 
 // HTTP returns the Streamable HTTP face of s. Serve it through
@@ -80,6 +81,7 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 		base:     context.Background(),
 		sessions: map[string]*httpSession{},
 		live:     map[*hostSession]struct{}{},
+		workers:  newWorkers(),
 	}
 	if opts != nil {
 		h.opts = *opts
@@ -122,6 +124,10 @@ func (h *HTTP) Close() {
 	for _, hs := range live {
 		hs.handlers.Wait()
 	}
+	// No session can hand the workers a request now: a 2026-07-28
+	// request's session is new (refused now) or live (closing, waited
+	// for above), or forgotten once its request ended.
+	h.workers.close()
 	h.cleanup.Wait()
 }
 
