@@ -163,14 +163,14 @@ func (h *HTTP) forget(hs *hostSession) {
 }
 
 // serve routes one request that passed its listener's checks.
-func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, principal string) {
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, principal)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, principal)
 	case http.MethodGet:
-		h.get(w, r)
+		h.get(w, r, principal)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
@@ -181,7 +181,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 // post serves one JSON-RPC message. Batches are refused in every
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
-func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
 	if !isJSONType(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
@@ -222,17 +222,17 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
-	h.dispatch(w, r, msg, acc)
+	h.dispatch(w, r, principal, msg, acc)
 }
 
 // delete ends a legacy session.
-func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, principal string) {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
-	sess := h.session(r, sid)
+	sess := h.session(principal, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

@@ -153,7 +153,7 @@ type hostSession struct {
 	base     context.Context
 	handlers sync.WaitGroup
 	// httpPrincipal is who an HTTP session's requests come from (see
-	// principalOf); "" for a stream connection. Set once, at creation.
+	// Access.check); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
 	// connPrincipal is a stream connection's principal (see principal),
 	// made once. Set once, at creation.
