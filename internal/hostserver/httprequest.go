@@ -27,22 +27,22 @@ import (
 //     whose header is missing, wrong or unsupported (-32020, -32022);
 //   - a header naming a revision mcpx does not speak is -32022;
 //   - anything else is a legacy request without its session (400).
-func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept) {
 	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	sid := r.Header.Get(headerSessionID)
 	switch {
 	case msg.Method == mcp.MethodInitialize && !hasMetaVersion(msg):
 		if sid != "" {
-			h.legacy(w, r, msg, acc, sid, header)
+			h.legacy(w, r, principal, msg, acc, sid, header)
 			return
 		}
-		h.initialize(w, r, msg, acc)
+		h.initialize(w, principal, msg, acc)
 	case mcp.IsModern(header) && mcp.IsSupported(header):
-		h.modern(w, r, msg, acc, header)
+		h.modern(w, r, principal, msg, acc, header)
 	case sid != "":
-		h.legacy(w, r, msg, acc, sid, header)
+		h.legacy(w, r, principal, msg, acc, sid, header)
 	case msg.IsRequest() && hasMetaVersion(msg):
-		h.modern(w, r, msg, acc, header)
+		h.modern(w, r, principal, msg, acc, header)
 	case header != "" && !mcp.IsSupported(header):
 		httpError(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
 	default:
@@ -54,12 +54,12 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 
 // initialize starts a legacy session: the session exists, and its id goes
 // back in Mcp-Session-Id, only if initialize succeeds.
-func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.Message, acc accept) {
 	if !msg.IsRequest() {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
 		return
 	}
-	hs := h.newHostSession(principalOf(r))
+	hs := h.newHostSession(principal)
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
@@ -82,8 +82,8 @@ func (h *HTTP) initialize(w http.ResponseWriter, r *http.Request, msg *jsonrpc.M
 }
 
 // legacy serves a message of the legacy session sid.
-func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept, sid, header string) {
-	sess := h.session(r, sid)
+func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept, sid, header string) {
+	sess := h.session(principal, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
@@ -120,7 +120,7 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 // method one mcpx serves (404, -32601). Notifications are accepted and
 // ignored: that revision defines none for HTTP (a host cancels by closing
 // the request's stream).
-func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, acc accept, header string) {
+func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept, header string) {
 	if msg.IsNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -143,12 +143,13 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Messa
 		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
-	hs := h.newHostSession(principalOf(r))
+	hs := h.newHostSession(principal)
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
 	}
 	hs.stateless = true
+	hs.shared = h.workers
 	defer h.forget(hs)
 	w.Header().Set(headerProtocolVersion, header)
 	h.respond(w, r, hs, msg, params, acc, true)

@@ -1,7 +1,6 @@
 package hostserver
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -44,18 +43,6 @@ const (
 	principalSocket = "socket"
 )
 
-// principalKey is the context key of a request's principal.
-type principalKey struct{}
-
-// principalOf returns the principal of a request that passed its
-// listener's checks.
-func principalOf(r *http.Request) string {
-	if p, ok := r.Context().Value(principalKey{}).(string); ok {
-		return p
-	}
-	return principalHTTP
-}
-
 // Handler returns the MCP endpoint for one listener: a's checks, then the
 // protocol. Mount it at /mcp.
 func (h *HTTP) Handler(a Access) http.Handler {
@@ -78,7 +65,7 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
-		h.serve(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
+		h.serve(w, r, principal)
 	})
 }
 

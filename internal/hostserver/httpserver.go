@@ -69,6 +69,7 @@ type HTTP struct {
 	closed   bool
 
 	cleanup sync.WaitGroup // what ended sessions leave behind (endSession); Close waits
+	workers *workers       // the handler goroutines of 2026-07-28 requests
 }
 
 // HTTP returns the Streamable HTTP face of s. Serve it through
@@ -80,6 +81,7 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 		base:     context.Background(),
 		sessions: map[string]*httpSession{},
 		live:     map[*hostSession]struct{}{},
+		workers:  newWorkers(),
 	}
 	if opts != nil {
 		h.opts = *opts
@@ -122,6 +124,10 @@ func (h *HTTP) Close() {
 	for _, hs := range live {
 		hs.handlers.Wait()
 	}
+	// No session can hand the workers a request now: a 2026-07-28
+	// request's session is new (refused now) or live (closing, waited
+	// for above), or forgotten once its request ended.
+	h.workers.close()
 	h.cleanup.Wait()
 }
 
@@ -157,14 +163,14 @@ func (h *HTTP) forget(hs *hostSession) {
 }
 
 // serve routes one request that passed its listener's checks.
-func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, principal string) {
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, principal)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, principal)
 	case http.MethodGet:
-		h.get(w, r)
+		h.get(w, r, principal)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
@@ -175,7 +181,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 // post serves one JSON-RPC message. Batches are refused in every
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
-func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
 	if !isJSONType(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
@@ -216,17 +222,17 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
-	h.dispatch(w, r, msg, acc)
+	h.dispatch(w, r, principal, msg, acc)
 }
 
 // delete ends a legacy session.
-func (h *HTTP) delete(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, principal string) {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
-	sess := h.session(r, sid)
+	sess := h.session(principal, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"time"
 
 	"mcpx/internal/relay"
@@ -54,17 +53,17 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 	return sess, nil
 }
 
-// session returns the live session with id sid of r's principal, or nil.
+// session returns the live session with id sid of principal, or nil.
 // A session is bound to the principal that started it: to any other, its
 // id names no session (404, as for an ended one), so that a host holding
 // another token can neither act in it nor learn that it exists. The
 // spec's security guidance asks for this binding of session ids to the
 // user (a session id is then looked up under its user).
-func (h *HTTP) session(r *http.Request, sid string) *httpSession {
+func (h *HTTP) session(principal, sid string) *httpSession {
 	h.mu.Lock()
 	sess := h.sessions[sid]
 	h.mu.Unlock()
-	if sess == nil || sess.hs.httpPrincipal != principalOf(r) {
+	if sess == nil || sess.hs.httpPrincipal != principal {
 		return nil
 	}
 	return sess

@@ -20,7 +20,7 @@ import (
 // standalone stream, so a GET with Last-Event-ID opens a fresh one.
 
 // get serves GET: a legacy session's standalone stream.
-func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
+func (h *HTTP) get(w http.ResponseWriter, r *http.Request, principal string) {
 	if v := strings.TrimSpace(r.Header.Get(headerProtocolVersion)); mcp.IsModern(v) {
 		w.Header().Set("Allow", "POST")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
@@ -38,7 +38,7 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request) {
 			"bad request: GET needs the Mcp-Session-Id header of a session (send initialize first)"))
 		return
 	}
-	sess := h.session(r, sid)
+	sess := h.session(principal, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

@@ -29,6 +29,7 @@ type request struct {
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	handle    handler
+	hs        *hostSession // for a shared worker (workers.run), until it runs req
 	answered  answeredSink
 	asker     hostAsker
 	paramsObj jsonrpc.Object // params' storage

@@ -35,7 +35,7 @@ type outQueue struct {
 	wake      chan struct{} // capacity 1: "there is work"
 	partial   []byte        // the rest of a message written in part, framed; it goes first
 	items     [][]byte
-	byToken   map[string]int // token key -> index in items, past soft
+	byToken   map[string]int // token key -> index in items, past soft; made then
 	bytes     int            // queued, not yet handed to the writer
 	soft      int            // the soft limit on bytes
 	writing   bool           // a write is under way, by the writer or by a push
@@ -52,7 +52,7 @@ type outQueue struct {
 const softLimit = 2 << 20
 
 func newOutQueue() *outQueue {
-	return &outQueue{wake: make(chan struct{}, 1), byToken: map[string]int{}, soft: softLimit}
+	return &outQueue{wake: make(chan struct{}, 1), soft: softLimit}
 }
 
 // push queues a message that must be delivered.
@@ -134,6 +134,9 @@ func (q *outQueue) pushProgressWhile(live func() bool, key string, line []byte) 
 			q.coalesced++
 			q.mu.Unlock()
 			return
+		}
+		if q.byToken == nil {
+			q.byToken = map[string]int{} // most queues never pass soft
 		}
 		q.byToken[key] = len(q.items)
 	}

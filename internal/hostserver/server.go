@@ -153,7 +153,7 @@ type hostSession struct {
 	base     context.Context
 	handlers sync.WaitGroup
 	// httpPrincipal is who an HTTP session's requests come from (see
-	// principalOf); "" for a stream connection. Set once, at creation.
+	// Access.check); "" for a stream connection. Set once, at creation.
 	httpPrincipal string
 	// connPrincipal is a stream connection's principal (see principal),
 	// made once. Set once, at creation.
@@ -162,6 +162,10 @@ type hostSession struct {
 	// stateless marks the host session of one 2026-07-28 HTTP request
 	// (see hostKey). Set once, at creation.
 	stateless bool
+	// shared, if set, runs the session's requests on handler goroutines
+	// shared with other sessions (a 2026-07-28 request's: workers.go).
+	// Set once, at creation.
+	shared *workers
 
 	questions questions // mcpx's requests to the host (ask.go)
 
@@ -224,6 +228,11 @@ func (hs *hostSession) spawn(req *request) bool {
 	defer hs.mu.Unlock()
 	if hs.closing {
 		return false
+	}
+	if hs.shared != nil {
+		hs.handlers.Add(1)
+		hs.shared.run(hs, req)
+		return true
 	}
 	if hs.stop == nil {
 		hs.stop, hs.work = make(chan struct{}), make(chan *request)

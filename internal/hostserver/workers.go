@@ -1,0 +1,83 @@
+package hostserver
+
+import (
+	"sync"
+	"time"
+)
+
+// workers are handler goroutines shared by the host sessions of one
+// HTTP face's 2026-07-28 requests. Each such request is a host session
+// of its own, so the session's own handler goroutines (spawn) would be
+// new for every request, and every one would grow its stack on the way
+// to the upstream again (see spawn). A worker that ran one request's
+// handler waits workerIdle for the next request of any session, keeping
+// its stack, its idle timer and the channels it waits on.
+//
+// The session still counts the request in its handlers (its setClosing
+// and handlers.Wait mean what they mean for a session's own goroutines);
+// the workers themselves are counted in wg, and end once close is
+// called: HTTP.Close calls it after every live session's handlers have
+// ended, when no session can hand a worker a request any more.
+type workers struct {
+	work chan *request
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+}
+
+func newWorkers() *workers {
+	return &workers{work: make(chan *request), stop: make(chan struct{})}
+}
+
+// run runs req of hs, counted in hs.handlers by the caller, on a waiting
+// worker or a new one. It never refuses: a session refuses requests once
+// it is closing, before they get here.
+func (p *workers) run(hs *hostSession, req *request) {
+	req.hs = hs
+	select {
+	case p.work <- req:
+		return
+	default:
+	}
+	p.wg.Add(1)
+	go p.loop(req)
+}
+
+// loop runs req, then each request run hands it, until it has waited
+// workerIdle for one or the workers are closed.
+func (p *workers) loop(req *request) {
+	defer p.wg.Done()
+	var idle *time.Timer
+	for {
+		hs := req.hs
+		req.hs = nil
+		hs.run(req)
+		hs.handlers.Done()
+		if idle == nil {
+			idle = time.NewTimer(workerIdle)
+		} else {
+			idle.Reset(workerIdle)
+		}
+		select {
+		case req = <-p.work:
+		case <-p.stop:
+			idle.Stop()
+			return
+		case <-idle.C:
+			return
+		}
+	}
+}
+
+// close ends the waiting workers and waits for every worker to end.
+func (p *workers) close() {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
