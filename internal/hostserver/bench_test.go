@@ -282,12 +282,11 @@ func reportCPU(b *testing.B, start time.Duration) {
 // BenchmarkRelayCall is one tools/call relayed to the fixture's echo, one
 // at a time: host stream in, upstream stdio out and back.
 func BenchmarkRelayCall(b *testing.B) {
-	benchEchoes(b, benchServer(b))
+	benchEchoes(b, newPipeHost(b, benchServer(b)))
 }
 
-// benchEchoes makes echo calls one at a time through s.
-func benchEchoes(b *testing.B, s *Server) {
-	h := newPipeHost(b, s)
+// benchEchoes makes echo calls one at a time as h.
+func benchEchoes(b *testing.B, h *pipeHost) {
 	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
@@ -306,15 +305,7 @@ func BenchmarkRelayCallParallel(b *testing.B) {
 // BenchmarkRelayCallModern is BenchmarkRelayCall from a 2026-07-28 host:
 // no initialize, each request stamped in its _meta.
 func BenchmarkRelayCallModern(b *testing.B) {
-	h := newPipeHostEra(b, benchServer(b), true)
-	b.ReportAllocs()
-	cpu := cpuTime()
-	for b.Loop() {
-		if err := h.echo(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportCPU(b, cpu)
+	benchEchoes(b, newPipeHostEra(b, benchServer(b), true))
 }
 
 // BenchmarkRelayCallParallelModern is BenchmarkRelayCallParallel from a
@@ -366,7 +357,7 @@ func BenchmarkRelayProgress(b *testing.B) {
 // per call. The fixture runs in a child process; the CPU counted is mcpx's
 // (host face, relay, HTTP client) and the bench host's (a net.Pipe).
 func BenchmarkRelayCallUpHTTP(b *testing.B) {
-	benchEchoes(b, benchServerHTTPUpstream(b))
+	benchEchoes(b, newPipeHost(b, benchServerHTTPUpstream(b)))
 }
 
 // BenchmarkRelayCallHTTP is one tools/call over Streamable HTTP in a
