@@ -105,6 +105,16 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
+// Unread returns what the reader holds and has not returned: the start of
+// a line whose end it has not read, and any bytes after it. It is meant
+// for after ReadLine failed (the stream was closed under it), to hand the
+// rest of the stream to another reader; the bytes of a line found
+// oversize are not kept and not returned.
+func (r *Reader) Unread() []byte {
+	b, _ := r.br.Peek(r.br.Buffered())
+	return append(append([]byte(nil), r.buf...), b...)
+}
+
 // LineBuffered reports whether a complete non-blank line is buffered: the
 // next ReadLine returns without reading from the stream. A relay that
 // writes what it reads can batch its writes while this holds, and flush

@@ -119,6 +119,27 @@ func TestReaderError(t *testing.T) {
 	if _, err := r.ReadLine(); !errors.Is(err, boom) {
 		t.Errorf("got %v, want the reader's error", err)
 	}
+	if got := string(r.Unread()); got != `{"a"` {
+		t.Errorf("Unread after the error: %q, want the partial line", got)
+	}
+}
+
+// TestReaderUnreadKeepsLaterBytes: bytes past the partial line that the
+// buffer holds are handed on too (a reader that returned data with its
+// error).
+func TestReaderUnreadKeepsLaterBytes(t *testing.T) {
+	boom := errors.New("boom")
+	src := iotest.DataErrReader(io.MultiReader(strings.NewReader("{\"x\":1}\n{\"y\""), iotest.ErrReader(boom)))
+	r := NewReaderSize(src, 0, 16)
+	if line, err := r.ReadLine(); err != nil || string(line) != `{"x":1}` {
+		t.Fatalf("got %q, %v", line, err)
+	}
+	if _, err := r.ReadLine(); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the reader's error", err)
+	}
+	if got := string(r.Unread()); got != `{"y"` {
+		t.Errorf("Unread: %q, want %q", got, `{"y"`)
+	}
 }
 
 func TestPeekID(t *testing.T) {
