@@ -14,7 +14,7 @@ import (
 // readLoop reads the host's messages until the stream ends. Quick requests
 // are answered inline, in order; requests that may wait are registered
 // here, before any later message is read, and run in their own goroutine.
-func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
+func (hs *hostSession) readLoop(r *jsonrpc.Reader, witness Witness) error {
 	for {
 		line, err := r.ReadLine()
 		if err != nil {
@@ -41,6 +41,9 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader) error {
 			}
 			fail(hs.out, msg.ID, rpcErr)
 			continue
+		}
+		if witness != nil {
+			witness.Saw(msg, line)
 		}
 		switch {
 		case msg.IsRequest():

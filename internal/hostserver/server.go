@@ -76,6 +76,20 @@ type nowWriter interface {
 	WriteNow(b []byte) int
 }
 
+// Witness is a Conn that is told what the session reads. A host's stdio
+// that `mcpx serve` handed to the daemon is one (localapi's handoff):
+// serve must be able to take the host back, answering what the daemon
+// read and never answered, and reading on where the daemon stopped.
+type Witness interface {
+	// Saw is called with each message read from the host, before it is
+	// handled, on the goroutine that reads; line is valid only during
+	// the call.
+	Saw(msg *jsonrpc.Message, line []byte)
+	// Unread is called once, as the session ends, with what had been
+	// read and not used: the start of the host's next message.
+	Unread(rest []byte)
+}
+
 // ServeConn serves one host until the host closes its side (its in-flight
 // calls are then cancelled as "host disconnected") or ctx ends (they end as
 // "mcpx is stopping", and the host is told so). It closes conn and returns
@@ -124,13 +138,18 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		stopping = true
 		end(relay.Stopping)
 	})
-	readErr := hs.readLoop(jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer))
+	witness, _ := conn.(Witness)
+	r := jsonrpc.NewReaderSize(conn, s.opts.MaxMessageBytes, hostReadBuffer)
+	readErr := hs.readLoop(r, witness)
 	if notStopped() {
 		end(relay.HostDisconnected)
 	} else {
 		<-stopped // that read ended because the stop closed conn
 	}
 	<-writerDone
+	if witness != nil {
+		witness.Unread(r.Unread())
+	}
 	s.watchLegacy(hs, nil)
 	s.leaveSurface(hs)
 	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
