@@ -29,6 +29,42 @@ const UpgradeProtocol = "mcpx-stdio"
 // HeaderVersion carries each side's build version.
 const HeaderVersion = "Mcpx-Version"
 
+// HeaderHandoff, "1" on an upgrade to PathStdio, offers to hand the host's
+// stdin and stdout to the daemon instead of forwarding them; the daemon's
+// 101 carries it back if it takes them. Then the client sends, in one
+// message on the socket, three descriptors: the host's input, the host's
+// output and a handoff table file (package handoff), and from then on the
+// socket carries only HandoffEvent lines, daemon to client. Either side
+// closing the socket ends the handoff.
+const HeaderHandoff = "Mcpx-Handoff"
+
+// HandoffEvent is one line the daemon writes on a handed-off host's socket:
+// what serve needs to take the host's stdio back if the daemon stops or
+// dies. One field is set.
+type HandoffEvent struct {
+	// Initialize is the host's initialize request, to replay on the next
+	// daemon.
+	Initialize json.RawMessage `json:"initialize,omitempty"`
+	// Initialized: the host sent notifications/initialized.
+	Initialized bool `json:"initialized,omitempty"`
+	// Add and Remove carry a request id the handoff table could not hold:
+	// read and not answered, then answered.
+	Add    json.RawMessage `json:"add,omitempty"`
+	Remove json.RawMessage `json:"remove,omitempty"`
+	// End says why the daemon gave the stdio back: HandoffHostLeft (the
+	// host closed its output: serve exits) or HandoffStopping.
+	End string `json:"end,omitempty"`
+	// Rest is what the daemon had read of the host's next message and
+	// not used: serve reads it before what is still in the pipe.
+	Rest []byte `json:"rest,omitempty"`
+}
+
+// Why a handoff ended (HandoffEvent.End).
+const (
+	HandoffHostLeft = "host-left"
+	HandoffStopping = "stopping"
+)
+
 // Host is the Host header the client sends; the daemon rejects others.
 const Host = "local-mcpx.sock"
 

@@ -26,14 +26,26 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	_, err = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " +
-		apitype.UpgradeProtocol + "\r\n" + apitype.HeaderVersion + ": " + h.opts.Version + "\r\n\r\n")
+	// A handoff needs a unix socket, and nothing sent after the request:
+	// the client sends its descriptors only once it has the 101.
+	uc, isUnix := conn.(*net.UnixConn)
+	handoff := r.Header.Get(apitype.HeaderHandoff) == "1" && isUnix && brw.Reader.Buffered() == 0
+	head := "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " +
+		apitype.UpgradeProtocol + "\r\n" + apitype.HeaderVersion + ": " + h.opts.Version + "\r\n"
+	if handoff {
+		head += apitype.HeaderHandoff + ": 1\r\n"
+	}
+	_, err = brw.WriteString(head + "\r\n")
 	if err == nil {
 		err = brw.Flush()
 	}
 	if err != nil {
 		conn.Close()
 		return nil // the response is gone with the connection
+	}
+	if handoff {
+		h.serveHandoff(uc)
+		return nil
 	}
 	u := &upgraded{Conn: conn, r: brw.Reader}
 	if c, ok := conn.(syscall.Conn); ok {

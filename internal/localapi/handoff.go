@@ -1,0 +1,285 @@
+package localapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/handoff"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/sock"
+)
+
+// handoffTimeout bounds the wait for the descriptors after the upgrade,
+// and each write of an event to serve.
+const handoffTimeout = 10 * time.Second
+
+// serveHandoff serves a host whose stdin and stdout `mcpx serve` hands
+// over on ctl (see apitype.HeaderHandoff): the daemon reads and writes the
+// host's pipes itself, and ctl carries only the events serve needs to take
+// the host back. It returns when the session has ended and serve was told
+// why.
+func (h *Handler) serveHandoff(ctl *net.UnixConn) {
+	defer ctl.Close()
+	_ = ctl.SetReadDeadline(time.Now().Add(handoffTimeout))
+	fds, err := sock.ReceiveFiles(ctl, 3)
+	_ = ctl.SetReadDeadline(time.Time{})
+	if err != nil {
+		h.log.Warn("host handoff: no descriptors", "err", err)
+		return
+	}
+	c, err := newHandoffConn(ctl, fds)
+	if err != nil {
+		h.log.Warn("host handoff refused", "err", err)
+		// Serve takes the host back and forwards it instead.
+		_ = writeEvent(ctl, &apitype.HandoffEvent{End: apitype.HandoffStopping})
+		return
+	}
+	watched := make(chan struct{})
+	go func() { // serve gone (killed, or stopping): end the session
+		defer close(watched)
+		var b [64]byte
+		for {
+			if _, err := ctl.Read(b[:]); err != nil {
+				c.ctlGone.Store(true)
+				c.Close()
+				return
+			}
+		}
+	}()
+	if err := h.opts.ServeHost(c); err != nil {
+		h.log.Warn("handed-off host ended with an error", "err", err)
+	}
+	c.Close()
+	if !c.ctlGone.Load() {
+		end := apitype.HandoffStopping
+		if c.hostEOF.Load() {
+			end = apitype.HandoffHostLeft
+		}
+		c.event(&apitype.HandoffEvent{End: end, Rest: c.rest})
+	}
+	ctl.Close() // ends the watcher
+	<-watched
+	c.table.Close()
+}
+
+// handoffConn is a host's stdio handed off by serve, as a hostserver.Conn
+// and Witness: it keeps the handoff table (requests read and not yet
+// answered) as the session reads and writes.
+type handoffConn struct {
+	in, out  *os.File
+	read     io.Reader        // in, with raw system calls (sock.RawReader)
+	writeNow func([]byte) int // out's (sock.NowWriter)
+	table    *handoff.Table
+	ctl      *net.UnixConn
+
+	hostEOF   atomic.Bool // the host closed its output
+	ctlGone   atomic.Bool // serve's socket ended
+	closeOnce sync.Once
+
+	// Guarded by wmu, held while writing to the host.
+	wmu     sync.Mutex
+	midLine bool   // the last write ended inside a line
+	lineID  string // that line's id if it is a response, else ""
+
+	// Guarded by cmu, held while writing an event.
+	cmu       sync.Mutex
+	overflow  map[string]bool // ids sent as Add events, not yet as Remove
+	overflowN atomic.Int32    // len(overflow), read without cmu
+
+	initialized bool   // the read goroutine's own
+	rest        []byte // Unread's; read after the session ended
+}
+
+// newHandoffConn takes ownership of fds: the host's input, its output and
+// the table file.
+func newHandoffConn(ctl *net.UnixConn, fds []int) (*handoffConn, error) {
+	defer syscall.Close(fds[2]) // mapped, or refused
+	for _, fd := range fds[:2] {
+		if err := sock.CheckStream(fd); err != nil {
+			syscall.Close(fds[0])
+			syscall.Close(fds[1])
+			return nil, err
+		}
+	}
+	table, err := handoff.Map(fds[2])
+	if err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, err
+	}
+	// Non-blocking, so that the runtime's poller waits on them and Close
+	// interrupts a read or a write.
+	_ = syscall.SetNonblock(fds[0], true)
+	_ = syscall.SetNonblock(fds[1], true)
+	c := &handoffConn{
+		in:       os.NewFile(uintptr(fds[0]), "host-stdin"),
+		out:      os.NewFile(uintptr(fds[1]), "host-stdout"),
+		table:    table,
+		ctl:      ctl,
+		overflow: map[string]bool{},
+	}
+	c.read = sock.RawReader(c.in)
+	c.writeNow = sock.NowWriter(c.out)
+	return c, nil
+}
+
+func (c *handoffConn) Read(p []byte) (int, error) {
+	n, err := c.read.Read(p)
+	switch {
+	case errors.Is(err, io.EOF):
+		c.hostEOF.Store(true)
+	case err != nil && c.ctlGone.Load():
+		return n, io.EOF // serve left: as if the host had
+	}
+	return n, err
+}
+
+func (c *handoffConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	n, err := c.out.Write(p)
+	c.wrote(p, n)
+	return n, err
+}
+
+// WriteNow writes what the host's pipe takes of p at once; 0 while another
+// write is under way.
+func (c *handoffConn) WriteNow(p []byte) int {
+	if !c.wmu.TryLock() {
+		return 0
+	}
+	defer c.wmu.Unlock()
+	n := c.writeNow(p)
+	c.wrote(p, n)
+	return n
+}
+
+// wrote notes that p[:n] went to the host: each response whose newline
+// went is answered. p holds whole lines from where a line starts (the
+// host face writes whole lines; a partial write's rest comes next).
+func (c *handoffConn) wrote(p []byte, n int) {
+	off := 0
+	for off < n {
+		if !c.midLine {
+			c.midLine = true
+			c.lineID = ""
+			if id, ok := jsonrpc.ResponseID(p[off:]); ok {
+				c.lineID = id.String()
+			}
+		}
+		i := bytes.IndexByte(p[off:n], '\n')
+		if i < 0 {
+			break
+		}
+		if c.lineID != "" {
+			c.settle(c.lineID)
+		}
+		c.midLine = false
+		off += i + 1
+	}
+	c.table.SetPartial(c.midLine)
+}
+
+// Close closes the daemon's descriptors of the host's pipes (serve keeps
+// its own, so the host sees nothing).
+func (c *handoffConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.in.Close()
+		c.out.Close()
+	})
+	return nil
+}
+
+// Saw (hostserver.Witness) tracks what the host asks. It runs on the
+// session's read goroutine, before the message is handled.
+func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) {
+	switch {
+	case msg.IsRequest():
+		if msg.Method == "initialize" {
+			c.event(&apitype.HandoffEvent{Initialize: bytes.Clone(line)})
+		}
+		c.track(msg.ID.String())
+	case msg.Method == "notifications/initialized":
+		if !c.initialized {
+			c.initialized = true
+			c.event(&apitype.HandoffEvent{Initialized: true})
+		}
+	case msg.Method == "notifications/cancelled":
+		// A cancelled request is never answered.
+		if obj, err := jsonrpc.ParseObject(msg.Params); err == nil {
+			if id, ok := obj.Get("requestId"); ok {
+				c.settle(string(bytes.TrimSpace(id)))
+			}
+		}
+	}
+}
+
+// Unread (hostserver.Witness) keeps what serve reads first if it takes
+// the host back.
+func (c *handoffConn) Unread(rest []byte) { c.rest = rest }
+
+// track records a request the session will answer.
+func (c *handoffConn) track(id string) {
+	if c.table.Add(id) == nil {
+		return
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if !c.overflow[id] {
+		c.overflow[id] = true
+		c.overflowN.Add(1)
+		c.eventLocked(&apitype.HandoffEvent{Add: json.RawMessage(id)})
+	}
+}
+
+// settle forgets a request that was answered or needs no answer.
+func (c *handoffConn) settle(id string) {
+	if c.table.Remove(id) || c.overflowN.Load() == 0 {
+		return
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.overflow[id] {
+		delete(c.overflow, id)
+		c.overflowN.Add(-1)
+		c.eventLocked(&apitype.HandoffEvent{Remove: json.RawMessage(id)})
+	}
+}
+
+func (c *handoffConn) event(ev *apitype.HandoffEvent) {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	c.eventLocked(ev)
+}
+
+// eventLocked writes ev to serve. If serve does not take it in time, it
+// is gone or stuck: the session ends, as when serve's socket ends.
+func (c *handoffConn) eventLocked(ev *apitype.HandoffEvent) {
+	if c.ctlGone.Load() {
+		return
+	}
+	if err := writeEvent(c.ctl, ev); err != nil {
+		c.ctlGone.Store(true)
+		c.Close()
+	}
+}
+
+// writeEvent writes one event line to serve.
+func writeEvent(ctl *net.UnixConn, ev *apitype.HandoffEvent) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	_ = ctl.SetWriteDeadline(time.Now().Add(handoffTimeout))
+	_, err = ctl.Write(append(b, '\n'))
+	return err
+}

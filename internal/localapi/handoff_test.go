@@ -1,0 +1,148 @@
+package localapi
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/handoff"
+	"mcpx/internal/jsonrpc"
+)
+
+// newTestHandoff is a handoffConn without pipes (its writes are fed to
+// wrote directly), with its table mapped a second time as serve would,
+// and serve's end of the event socket.
+func newTestHandoff(t *testing.T) (c *handoffConn, serve *handoff.Table, events *bufio.Reader) {
+	t.Helper()
+	f, err := handoff.Create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mine, err := handoff.Map(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if serve, err = handoff.Map(int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]*net.UnixConn, 2)
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "pair")
+		fc, err := net.FileConn(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = fc.(*net.UnixConn)
+	}
+	t.Cleanup(func() { conns[0].Close(); conns[1].Close(); mine.Close(); serve.Close() })
+	c = &handoffConn{table: mine, ctl: conns[0], overflow: map[string]bool{}}
+	return c, serve, bufio.NewReader(conns[1])
+}
+
+func saw(t *testing.T, c *handoffConn, line string) {
+	t.Helper()
+	msg, err := jsonrpc.Decode([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Saw(msg, []byte(line))
+}
+
+func pendingIDs(tb *handoff.Table) []string {
+	ids := tb.Pending()
+	slices.Sort(ids)
+	return ids
+}
+
+// TestHandoffTracksAnswersByTheByte: a request stays pending until the
+// newline of its answer is written, however the writes split the line;
+// notifications and requests to the host do not settle anything.
+func TestHandoffTracksAnswersByTheByte(t *testing.T) {
+	c, serve, _ := newTestHandoff(t)
+	saw(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	saw(t, c, `{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"b"}}`)
+	saw(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	if got := pendingIDs(serve); !slices.Equal(got, []string{`"two"`, `1`, `3`}) {
+		t.Fatalf("pending %q", got)
+	}
+
+	out := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}` + "\n" +
+		`{"jsonrpc":"2.0","id":9,"method":"elicitation/create","params":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"two","result":{"content":[{"type":"text","text":"long"}]}}` + "\n"
+	cut := strings.Index(out, `"two","result"`) + 20 // inside the answer to "two"
+	c.wrote([]byte(out), cut)
+	if got := pendingIDs(serve); !slices.Equal(got, []string{`"two"`, `3`}) {
+		t.Fatalf("after a write that ends inside the answer to \"two\": pending %q", got)
+	}
+	if !serve.Partial() {
+		t.Fatal("a line is partly written, and the table does not say so")
+	}
+	rest := []byte(out[cut:])
+	c.wrote(rest, len(rest)-1) // all but the newline
+	if got := pendingIDs(serve); !slices.Equal(got, []string{`"two"`, `3`}) {
+		t.Fatalf("before its newline: pending %q", got)
+	}
+	c.wrote(rest[len(rest)-1:], 1)
+	if got := pendingIDs(serve); !slices.Equal(got, []string{`3`}) {
+		t.Fatalf("after its newline: pending %q", got)
+	}
+	if serve.Partial() {
+		t.Fatal("partial after whole lines")
+	}
+	// An error answers too.
+	e := []byte(`{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}` + "\n")
+	c.wrote(e, len(e))
+	if got := pendingIDs(serve); len(got) != 0 {
+		t.Fatalf("pending %q after every answer", got)
+	}
+}
+
+// TestHandoffEvents: the handshake, a cancel, and ids the table cannot
+// hold reach serve as events; a cancelled request needs no answer.
+func TestHandoffEvents(t *testing.T) {
+	c, serve, events := newTestHandoff(t)
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`
+	saw(t, c, init)
+	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`) // once is told
+	saw(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}`)
+	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	long := `"` + strings.Repeat("L", handoff.MaxID) + `"`
+	saw(t, c, `{"jsonrpc":"2.0","id":`+long+`,"method":"tools/call","params":{}}`)
+	answer := []byte(`{"jsonrpc":"2.0","id":` + long + `,"result":{}}` + "\n")
+	c.wrote(answer, len(answer))
+
+	var got []apitype.HandoffEvent
+	_ = c.ctl.Close() // serve's reader sees the end after the events
+	for {
+		line, err := events.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		var ev apitype.HandoffEvent
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev)
+	}
+	if len(got) != 4 || string(got[0].Initialize) != init || !got[1].Initialized ||
+		string(got[2].Add) != long || string(got[3].Remove) != long {
+		t.Fatalf("events: %+v", got)
+	}
+	if ids := pendingIDs(serve); !slices.Equal(ids, []string{`0`}) {
+		t.Fatalf("pending %q: want only the unanswered initialize (5 was cancelled)", ids)
+	}
+}
