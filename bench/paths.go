@@ -257,7 +257,7 @@ func setupDaemonStdio(b *bench, p *path) error {
 		return err
 	}
 	p.gateway = []*proc{s.proc, d.proc}
-	p.note = "CPU and memory: the mcpx serve process (it forwards the host's stdio) and the daemon."
+	p.note = "CPU and memory: the mcpx serve process (it hands the host's stdio to the daemon) and the daemon."
 	return nil
 }
 

@@ -14,7 +14,9 @@ import (
 	"mcpx/internal/localclient"
 )
 
-// forwarder relays a host's stdio to the daemon. It reads both directions
+// forwarder connects a host's stdio to the daemon. Where it can, it first
+// hands the stdio to the daemon (handoff.go), and forwards only if the
+// daemon does not take it or gives it back. Forwarding, it reads both directions
 // message by message, so that it knows which host requests await an answer:
 // when the daemon's stream breaks (the daemon died or stopped), each of
 // them is answered at once with an error instead of hanging, and the next
@@ -26,8 +28,11 @@ import (
 // it hand a message to run's loop, which reconnects, and waits until the
 // loop has sent it, so that messages keep their order.
 type forwarder struct {
-	host    io.ReadWriteCloser
-	dial    func(ctx context.Context) (*localclient.HostStream, error)
+	host io.ReadWriteCloser
+	dial func(ctx context.Context) (*localclient.HostStream, error)
+	// handoff, if set, first offers the host's stdio to the daemon
+	// (handoff.go).
+	handoff handOffFunc
 	log     *slog.Logger
 	maxLine int
 
@@ -51,8 +56,14 @@ const replayID = `"mcpx-replayed-initialize"`
 // run relays until the host leaves (nil) or ctx ends.
 func (f *forwarder) run(ctx context.Context) error {
 	f.pending = map[string]bool{}
-	first, err := f.dial(ctx)
-	if err != nil {
+	var first *localclient.HostStream // nil: connect on the host's next message
+	var err error
+	if f.handoff != nil {
+		var hostLeft bool
+		if first, hostLeft, err = f.handOff(ctx); err != nil || hostLeft {
+			return err
+		}
+	} else if first, err = f.dial(ctx); err != nil {
 		return err
 	}
 	hostLines := make(chan []byte) // framed lines the reader could not send itself

@@ -27,7 +27,9 @@ func cmdServe() *command {
 Serve speaks MCP on stdin and stdout, every protocol revision, with the tools
 of every configured upstream server. By default it forwards the host's stream
 to the mcpx daemon for this config, starting the daemon if none runs, so that
-every host on the machine shares one set of upstream processes. With
+every host on the machine shares one set of upstream processes. When stdin
+and stdout are pipes or sockets it hands them to the daemon, which reads and
+writes them itself; MCPX_HANDOFF=off in the environment forwards instead. With
 --in-process it runs everything itself and stops its upstreams when the host
 leaves. Logs go to stderr.
 
@@ -96,6 +98,19 @@ from the shared daemon instead, set mcpx.http.listen in the config.`,
 					return c.DialHost(ctx)
 				},
 			}
+			if env.getenv("MCPX_HANDOFF") == "off" {
+				log.Debug("mcpx serve: forwarding the host's stdio (MCPX_HANDOFF=off)")
+			} else if err := canHandOff(stdio); err != nil {
+				log.Debug("mcpx serve: forwarding the host's stdio", "why", err)
+			} else {
+				f.handoff = func(ctx context.Context, table *os.File) (*localclient.Handoff, *localclient.HostStream, error) {
+					c, err := connect(ctx, env, cfg, paths)
+					if err != nil {
+						return nil, nil, err
+					}
+					return c.HandOff(ctx, stdio.inFD, stdio.outFD, int(table.Fd()))
+				}
+			}
 			return f.run(ctx)
 		},
 	}
@@ -129,6 +144,8 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 // made non-blocking, so that Close interrupts a pending Read and a Write
 // blocked on a host that stopped reading: mcpx can always shut down.
 type stdio struct {
+	inFD     int // this process's stdin, or -1 if in is not it
+	outFD    int // this process's stdout, or -1 if out is not it
 	in       io.ReadCloser
 	read     io.Reader // in, or a raw reader of it (sock.RawReader)
 	out      io.Writer
@@ -136,11 +153,11 @@ type stdio struct {
 }
 
 func newStdio(env *Env) *stdio {
-	s := &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout}
+	s := &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout, inFD: -1, outFD: -1}
 	if f, ok := env.Stdin.(*os.File); ok && f == os.Stdin {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
 			in := os.NewFile(f.Fd(), "stdin")
-			s.in, s.read = in, sock.RawReader(in)
+			s.in, s.read, s.inFD = in, sock.RawReader(in), int(f.Fd())
 		}
 	}
 	if s.read == nil {
@@ -149,7 +166,7 @@ func newStdio(env *Env) *stdio {
 	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
 			out := os.NewFile(f.Fd(), "stdout")
-			s.out, s.writeNow = out, sock.NowWriter(out)
+			s.out, s.writeNow, s.outFD = out, sock.NowWriter(out), int(f.Fd())
 		}
 	}
 	return s

@@ -38,9 +38,17 @@ func daemonPID(t *testing.T, e *mcpxtest.Env) int {
 // TestDaemonDiesUnderServe: when the daemon behind `mcpx serve` is killed
 // mid-call, the host's pending request is answered at once with an error
 // (not left hanging), and the host's next request reconnects — a new
-// daemon, the host's initialize replayed unseen — and works.
+// daemon, the host's initialize replayed unseen — and works. Both ways
+// serve connects a host to the daemon.
 func TestDaemonDiesUnderServe(t *testing.T) {
+	for _, way := range handoffWays {
+		t.Run(way, func(t *testing.T) { testDaemonDiesUnderServe(t, way) })
+	}
+}
+
+func testDaemonDiesUnderServe(t *testing.T, way string) {
 	e := mcpxtest.NewEnv(t)
+	setHandoff(e, way)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 	h := e.StartHost(mcpxtest.Daemon, cfg)
 	h.Initialize("2025-11-25")

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/handoff"
+	"mcpx/internal/localclient"
+	"mcpx/internal/sock"
+)
+
+// handOffFunc offers the host's stdio to the daemon with the table file
+// table (see localclient.Client.HandOff).
+type handOffFunc func(ctx context.Context, table *os.File) (*localclient.Handoff, *localclient.HostStream, error)
+
+// handOff hands the host's stdin and stdout to the daemon, which then
+// reads and writes them itself: one process less between host and
+// upstream on every message. It returns when the daemon gives them back:
+//
+//   - host left: the host closed its output, or ctx ended; serve is done.
+//   - a stream: the daemon did not take them; forward on the stream.
+//   - neither: the daemon stopped or died. The requests it had read and
+//     not answered are answered (as the forwarder answers its pending
+//     ones), what it had read of the next message is put back before the
+//     host's input, and the host's handshake is kept to replay: forward,
+//     reconnecting on the host's next message.
+//
+// An error is one of dialing the daemon, as the forwarder's first dial.
+func (f *forwarder) handOff(ctx context.Context) (stream *localclient.HostStream, hostLeft bool, err error) {
+	file, err := handoff.Create()
+	if err != nil {
+		f.log.Warn("mcpx serve: forwarding the host's stdio instead of handing it to the daemon", "err", err)
+		s, err := f.dial(ctx)
+		return s, false, err
+	}
+	defer file.Close()
+	table, err := handoff.Map(int(file.Fd()))
+	if err != nil {
+		f.log.Warn("mcpx serve: forwarding the host's stdio instead of handing it to the daemon", "err", err)
+		s, err := f.dial(ctx)
+		return s, false, err
+	}
+	defer table.Close()
+	h, s, err := f.handoff(ctx, file)
+	if err != nil || s != nil {
+		return s, false, err
+	}
+	f.log.Debug("mcpx serve: handed the host's stdio to the daemon")
+
+	stop := context.AfterFunc(ctx, func() { h.Close() })
+	defer stop()
+	overflow := map[string]bool{} // ids the daemon could not put in the table
+	var end *apitype.HandoffEvent
+	var readErr error
+	for end == nil {
+		ev, err := h.Next()
+		if err != nil {
+			readErr = err
+			break
+		}
+		switch {
+		case ev.Initialize != nil:
+			f.mu.Lock()
+			f.initialize = bytes.Clone(ev.Initialize)
+			f.mu.Unlock()
+		case ev.Initialized:
+			f.mu.Lock()
+			f.initialized = true
+			f.mu.Unlock()
+		case ev.Add != nil:
+			overflow[string(ev.Add)] = true
+		case ev.Remove != nil:
+			delete(overflow, string(ev.Remove))
+		case ev.End != "":
+			end = ev
+		}
+	}
+	h.Close()
+	if ctx.Err() != nil || end != nil && end.End == apitype.HandoffHostLeft {
+		return nil, true, nil
+	}
+
+	// The daemon is done with the host's stdio (its socket closes only
+	// once its session has ended, or with its process).
+	why := errors.New("the mcpx daemon went away (it stopped or died); the host's next request reconnects")
+	if end != nil {
+		why = errors.New("the mcpx daemon stopped; the host's next request reconnects")
+		f.log.Warn("mcpx serve: the daemon gave the host's stdio back; reconnecting on the host's next message")
+	} else {
+		f.log.Warn("mcpx serve: the daemon's socket ended (it died?); reconnecting on the host's next message", "err", readErr)
+	}
+	if table.Partial() {
+		f.toHostRaw([]byte{'\n'}) // end the line it was writing
+	}
+	f.mu.Lock()
+	for _, id := range table.Pending() {
+		f.pending[id] = true
+	}
+	for id := range overflow {
+		f.pending[id] = true
+	}
+	f.mu.Unlock()
+	f.answerPending(why)
+	if end != nil && len(end.Rest) > 0 {
+		f.host = &prefixed{ReadWriteCloser: f.host, r: io.MultiReader(bytes.NewReader(end.Rest), f.host)}
+	}
+	return nil, false, nil
+}
+
+// prefixed reads what another reader had read of a stream, then the stream.
+type prefixed struct {
+	io.ReadWriteCloser
+	r io.Reader
+}
+
+func (p *prefixed) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// canHandOff reports why the host's stdio cannot be handed to the daemon,
+// or nil if it can: both must be this process's own pipes or sockets.
+func canHandOff(s *stdio) error {
+	if s.inFD < 0 || s.outFD < 0 {
+		return errors.New("stdin or stdout is not this process's own")
+	}
+	for _, fd := range []int{s.inFD, s.outFD} {
+		if err := sock.CheckStream(fd); err != nil {
+			return fmt.Errorf("handing the host's stdio to the daemon: %w", err)
+		}
+	}
+	return nil
+}
