@@ -150,6 +150,7 @@ func Run(ctx context.Context, opts *Options) error {
 		<-serveErr
 	}
 	act.close()
+	api.Wait()
 	stopPool()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr

@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"mcpx/internal/apitype"
@@ -63,6 +64,7 @@ type Handler struct {
 	opts    Options
 	log     *slog.Logger
 	mux     *http.ServeMux
+	streams sync.WaitGroup // host streams' goroutines (stdio.go)
 }
 
 // New returns the local API handler.

@@ -43,33 +43,54 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 		conn.Close()
 		return nil // the response is gone with the connection
 	}
-	if handoff {
-		h.serveHandoff(uc)
-		return nil
+	// The session runs on a goroutine of its own, and the handler
+	// returns: net/http then lets go of the connection's buffers and the
+	// handler's stack, which an idle host would otherwise keep (10 KB).
+	var u *upgraded
+	if !handoff {
+		u = newUpgraded(conn, brw.Reader)
 	}
-	u := &upgraded{Conn: conn, r: brw.Reader}
-	if c, ok := conn.(syscall.Conn); ok {
-		u.writeNow = sock.NowWriter(c)
-		u.raw = sock.RawReader(c)
+	h.streams.Add(1)
+	go h.serveStream(uc, u)
+	return nil
+}
+
+// serveStream serves a host on u, or if u is nil, a host whose stdio is
+// handed over on uc.
+func (h *Handler) serveStream(uc *net.UnixConn, u *upgraded) {
+	defer h.streams.Done()
+	if u == nil {
+		h.serveHandoff(uc)
+		return
 	}
 	if err := h.opts.ServeHost(u); err != nil {
 		h.log.Warn("host stream ended with an error", "err", err)
 	}
-	return nil
 }
 
-// upgraded reads through the bufio.Reader that may hold bytes the client
-// sent right after its request.
+// Wait waits for the host streams the handler took over: they outlive
+// the requests that upgraded them. Call it once the servers that serve
+// the handler are shut down and the host sessions are told to stop.
+func (h *Handler) Wait() { h.streams.Wait() }
+
+// upgraded reads through the bufio.Reader that holds bytes the client
+// sent right after its request, if it did.
 type upgraded struct {
 	net.Conn
-	r        *bufio.Reader
+	r        *bufio.Reader    // nil if it held none
 	raw      io.Reader        // reads with raw system calls (see sock.RawReader); nil: through r
 	writeNow func([]byte) int // nil if the connection has no descriptor
 }
 
 func (u *upgraded) Read(p []byte) (int, error) {
-	if u.raw == nil || u.r.Buffered() > 0 {
-		return u.r.Read(p)
+	if u.r != nil {
+		if u.r.Buffered() > 0 {
+			return u.r.Read(p)
+		}
+		u.r = nil // done with it
+	}
+	if u.raw == nil {
+		return u.Conn.Read(p)
 	}
 	return u.raw.Read(p)
 }
@@ -81,6 +102,18 @@ func (u *upgraded) WriteNow(p []byte) int {
 		return 0
 	}
 	return u.writeNow(p)
+}
+
+func newUpgraded(conn net.Conn, r *bufio.Reader) *upgraded {
+	u := &upgraded{Conn: conn}
+	if r.Buffered() > 0 { // the client sent them right after its request
+		u.r = r
+	}
+	if c, ok := conn.(syscall.Conn); ok {
+		u.writeNow = sock.NowWriter(c)
+		u.raw = sock.RawReader(c)
+	}
+	return u
 }
 
 var _ io.ReadWriteCloser = (*upgraded)(nil)
