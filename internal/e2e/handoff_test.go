@@ -25,6 +25,18 @@ import (
 // every message (MCPX_HANDOFF=off, and the way back after a handoff ends).
 var handoffWays = []string{"handoff", "forward"}
 
+// forEachWay runs f as a subtest for each way, with an installation set
+// to it and a config with one demo server.
+func forEachWay(t *testing.T, f func(t *testing.T, way string, e *mcpxtest.Env, cfg string)) {
+	for _, way := range handoffWays {
+		t.Run(way, func(t *testing.T) {
+			e := mcpxtest.NewEnv(t)
+			setHandoff(e, way)
+			f(t, way, e, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+		})
+	}
+}
+
 func setHandoff(e *mcpxtest.Env, way string) {
 	if way == "forward" {
 		e.Vars["MCPX_HANDOFF"] = "off"
@@ -142,35 +154,38 @@ func openFiles(t *testing.T, pid int) map[string]bool {
 	return files
 }
 
+// startInitialized starts serve on pipes with a host that has done its
+// handshake (2025-11-25).
+func startInitialized(t *testing.T, e *mcpxtest.Env, cfg string) (*servePipes, *lineHost) {
+	t.Helper()
+	p := startServePipes(t, e, cfg)
+	h := &lineHost{t: t, w: p.in, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go h.read(p.out)
+	h.send(initializeLine)
+	h.response(`1`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p, h
+}
+
 const initializeLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
 // TestServeHandsStdioToDaemon: by default the daemon holds the host's
 // pipes itself (serve is out of the message path); with MCPX_HANDOFF=off
 // it does not. Either way the host is served.
 func TestServeHandsStdioToDaemon(t *testing.T) {
-	for _, way := range handoffWays {
-		t.Run(way, func(t *testing.T) {
-			e := mcpxtest.NewEnv(t)
-			setHandoff(e, way)
-			cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
-			p := startServePipes(t, e, cfg)
-			h := &lineHost{t: t, w: p.in, wake: make(chan struct{}, 1), done: make(chan struct{})}
-			go h.read(p.out)
-			h.send(initializeLine)
-			h.response(`1`)
-			h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-			h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__echo","arguments":{"way":"` + way + `"}}}`)
-			if m := h.response(`2`); m.Error != nil || !strings.Contains(string(m.Result), `"way":"`+way+`"`) {
-				t.Fatalf("call: %s", m.Encode())
-			}
-			daemonFiles := openFiles(t, daemonPID(t, e))
-			in, out := pipeID(t, p.cmd.Process.Pid, 0), pipeID(t, p.cmd.Process.Pid, 1)
-			held := daemonFiles[in] && daemonFiles[out]
-			if held != (way == "handoff") {
-				t.Errorf("the daemon holds the host's pipes (%s, %s): %v, want %v", in, out, held, way == "handoff")
-			}
-		})
-	}
+	forEachWay(t, func(t *testing.T, way string, e *mcpxtest.Env, cfg string) {
+		p, h := startInitialized(t, e, cfg)
+		h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__echo","arguments":{"way":"` + way + `"}}}`)
+		if m := h.response(`2`); m.Error != nil || !strings.Contains(string(m.Result), `"way":"`+way+`"`) {
+			t.Fatalf("call: %s", m.Encode())
+		}
+		daemonFiles := openFiles(t, daemonPID(t, e))
+		in, out := pipeID(t, p.cmd.Process.Pid, 0), pipeID(t, p.cmd.Process.Pid, 1)
+		held := daemonFiles[in] && daemonFiles[out]
+		if held != (way == "handoff") {
+			t.Errorf("the daemon holds the host's pipes (%s, %s): %v, want %v", in, out, held, way == "handoff")
+		}
+	})
 }
 
 // TestDaemonStopsMidMessage: the daemon stops (`mcpx stop`) while it has
@@ -179,46 +194,36 @@ func TestServeHandsStdioToDaemon(t *testing.T) {
 // by the next daemon: nothing the host sent is lost, whichever process
 // had read it.
 func TestDaemonStopsMidMessage(t *testing.T) {
-	for _, way := range handoffWays {
-		t.Run(way, func(t *testing.T) {
-			e := mcpxtest.NewEnv(t)
-			setHandoff(e, way)
-			cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
-			p := startServePipes(t, e, cfg)
-			h := &lineHost{t: t, w: p.in, wake: make(chan struct{}, 1), done: make(chan struct{})}
-			go h.read(p.out)
-			h.send(initializeLine)
-			h.response(`1`)
-			h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-			h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__wait","arguments":{"seconds":30},"_meta":{"` + markerKey + `":"midstop"}}}`)
-			upstreamRequest(e, "demo", "midstop")
+	forEachWay(t, func(t *testing.T, way string, e *mcpxtest.Env, cfg string) {
+		p, h := startInitialized(t, e, cfg)
+		h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__wait","arguments":{"seconds":30},"_meta":{"` + markerKey + `":"midstop"}}}`)
+		upstreamRequest(e, "demo", "midstop")
 
-			next := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__echo","arguments":{"after":"stop"}}}` + "\n"
-			if _, err := p.in.WriteString(next[:40]); err != nil {
-				t.Fatal(err)
+		next := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"demo__echo","arguments":{"after":"stop"}}}` + "\n"
+		if _, err := p.in.WriteString(next[:40]); err != nil {
+			t.Fatal(err)
+		}
+		waitBuffered(t, p.in, "the start of a request", func(n int) bool { return n == 0 })
+		if stdout, stderr, code := e.Run(waitLong, "stop", "--config", cfg); code != 0 {
+			t.Fatalf("mcpx stop exited %d: %s%s", code, stdout, stderr)
+		}
+		if m := h.response(`2`); m.Error == nil || m.Error.Code != codeStopping {
+			t.Errorf("the call in flight: %s, want error %d", m.Encode(), codeStopping)
+		}
+		if _, err := p.in.WriteString(next[40:]); err != nil {
+			t.Fatal(err)
+		}
+		if m := h.response(`3`); m.Error != nil || !strings.Contains(string(m.Result), `"after":"stop"`) {
+			t.Fatalf("the request finished after the stop: %s", m.Encode())
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, m := range h.recv {
+			if m.IsResponse() && m.ID.String() != "1" && m.ID.String() != "2" && m.ID.String() != "3" {
+				t.Errorf("a response to a request the host never sent: %s", m.Encode())
 			}
-			waitBuffered(t, p.in, "the start of a request", func(n int) bool { return n == 0 })
-			if stdout, stderr, code := e.Run(waitLong, "stop", "--config", cfg); code != 0 {
-				t.Fatalf("mcpx stop exited %d: %s%s", code, stdout, stderr)
-			}
-			if m := h.response(`2`); m.Error == nil || m.Error.Code != codeStopping {
-				t.Errorf("the call in flight: %s, want error %d", m.Encode(), codeStopping)
-			}
-			if _, err := p.in.WriteString(next[40:]); err != nil {
-				t.Fatal(err)
-			}
-			if m := h.response(`3`); m.Error != nil || !strings.Contains(string(m.Result), `"after":"stop"`) {
-				t.Fatalf("the request finished after the stop: %s", m.Encode())
-			}
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			for _, m := range h.recv {
-				if m.IsResponse() && m.ID.String() != "1" && m.ID.String() != "2" && m.ID.String() != "3" {
-					t.Errorf("a response to a request the host never sent: %s", m.Encode())
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestDaemonKilledMidLine: the daemon dies in the middle of writing a
@@ -292,12 +297,7 @@ func TestDaemonDiesWithManyCallsUnderServe(t *testing.T) {
 	const calls = 300
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(map[string]any{"maxConcurrentCalls": calls, "maxCallsPerHost": calls}, mcpxtest.Demo{Name: "demo"})
-	p := startServePipes(t, e, cfg)
-	h := &lineHost{t: t, w: p.in, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go h.read(p.out)
-	h.send(initializeLine)
-	h.response(`1`)
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p, h := startInitialized(t, e, cfg)
 	var batch strings.Builder
 	for i := range calls {
 		// Long string ids, some too long for the table.

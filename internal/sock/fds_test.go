@@ -26,14 +26,19 @@ func unixPair(t *testing.T) (a, b *net.UnixConn) {
 	return conn(fds[0]), conn(fds[1])
 }
 
-func TestSendFilesCarriesPipes(t *testing.T) {
-	a, b := unixPair(t)
+func pipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+func TestSendFilesCarriesPipes(t *testing.T) {
+	a, b := unixPair(t)
+	r, w := pipe(t)
 	if err := SendFiles(a, int(r.Fd()), int(w.Fd())); err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +62,7 @@ func TestSendFilesCarriesPipes(t *testing.T) {
 
 func TestReceiveFilesWantsTheCount(t *testing.T) {
 	a, b := unixPair(t)
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, _ := pipe(t)
 	if err := SendFiles(a, int(r.Fd())); err != nil {
 		t.Fatal(err)
 	}
