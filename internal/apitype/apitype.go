@@ -33,10 +33,29 @@ const HeaderVersion = "Mcpx-Version"
 // stdin and stdout to the daemon instead of forwarding them; the daemon's
 // 101 carries it back if it takes them. Then the client sends, in one
 // message on the socket, three descriptors: the host's input, the host's
-// output and a handoff table file (package handoff), and from then on the
-// socket carries only HandoffEvent lines, daemon to client. Either side
-// closing the socket ends the handoff.
+// output and a handoff table file (package handoff), then one
+// HandoffStart line; from then on the socket carries only HandoffEvent
+// lines, daemon to client. Either side closing the socket ends the
+// handoff.
 const HeaderHandoff = "Mcpx-Handoff"
+
+// HandoffStart is what the client had of the host's stream when it hands
+// it over again, after a daemon gave it back: the daemon reads it before
+// the host's input. Empty the first time.
+type HandoffStart struct {
+	// Replay is the host's initialize with the id HandoffReplayID, to
+	// serve the host's session as it was; its answer is not written to
+	// the host.
+	Replay json.RawMessage `json:"replay,omitempty"`
+	// Initialized: the host had sent notifications/initialized.
+	Initialized bool `json:"initialized,omitempty"`
+	// Rest is what the client had read of the host's messages and not
+	// sent anywhere.
+	Rest []byte `json:"rest,omitempty"`
+}
+
+// HandoffReplayID is the id of a replayed initialize.
+const HandoffReplayID = `"mcpx-replayed-initialize"`
 
 // HandoffEvent is one line the daemon writes on a handed-off host's socket:
 // what serve needs to take the host's stdio back if the daemon stops or

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/localclient"
 )
@@ -32,9 +33,10 @@ type forwarder struct {
 	dial func(ctx context.Context) (*localclient.HostStream, error)
 	// handoff, if set, first offers the host's stdio to the daemon
 	// (handoff.go).
-	handoff handOffFunc
-	log     *slog.Logger
-	maxLine int
+	handoff   handOffFunc
+	noHandoff bool // the daemon did not take the host: forward from then on
+	log       *slog.Logger
+	maxLine   int
 
 	wmu sync.Mutex // serialises writes to the host
 
@@ -51,30 +53,54 @@ type forwarder struct {
 }
 
 // replayID is the id of a replayed initialize; its answer is not relayed.
-const replayID = `"mcpx-replayed-initialize"`
+const replayID = apitype.HandoffReplayID
 
 // run relays until the host leaves (nil) or ctx ends.
 func (f *forwarder) run(ctx context.Context) error {
 	f.pending = map[string]bool{}
-	var first *localclient.HostStream // nil: connect on the host's next message
-	var err error
-	if f.handoff != nil {
-		var hostLeft bool
-		if first, hostLeft, err = f.handOff(ctx); err != nil || hostLeft {
+	if f.handoff == nil {
+		first, err := f.dial(ctx)
+		if err != nil {
 			return err
 		}
-	} else if first, err = f.dial(ctx); err != nil {
+		_, err = f.forward(ctx, first)
 		return err
 	}
+	// Hand the host to the daemon; forward when the daemon gives it back,
+	// and hand it over again on the host's next message.
+	var start *apitype.HandoffStart // what serve has of the host's stream; nil the first time
+	for {
+		first, hostLeft, err := f.handOff(ctx, start)
+		if err != nil || hostLeft {
+			return err
+		}
+		if start, err = f.forward(ctx, first); start == nil {
+			return err
+		}
+	}
+}
+
+// forward relays on first (nil: connect on the host's next message) until
+// the host leaves (nil) or ctx ends. If the host can be handed off and
+// the daemon went away, it stops at the host's next message instead and
+// returns what it had read of the host, to hand over with the host.
+func (f *forwarder) forward(ctx context.Context, first *localclient.HostStream) (*apitype.HandoffStart, error) {
 	hostLines := make(chan []byte) // framed lines the reader could not send itself
 	sent := make(chan struct{})    // run's loop is done with the last of them
 	hostErr := make(chan error, 1)
 	writeErr := make(chan streamError, 1) // the reader's write to the daemon failed
 	stopRead := make(chan struct{})
+	regain := make(chan struct{})    // closed: the reader stops and hands its unread bytes on
+	regained := make(chan []byte, 1) // the reader's unread bytes
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer close(stopRead)
-	defer f.host.Close() // unblocks the host reader on every way out
+	handingOff := false
+	defer func() {
+		if !handingOff {
+			f.host.Close() // unblocks the host reader on every way out
+		}
+	}()
 	wg.Add(1)
 	go func() { // the host's messages, what arrived together at a time
 		defer wg.Done()
@@ -97,6 +123,9 @@ func (f *forwarder) run(ctx context.Context) error {
 			select {
 			case <-sent:
 				return true
+			case <-regain:
+				regained <- r.Unread()
+				return false
 			case <-stopRead:
 				return false
 			}
@@ -159,12 +188,17 @@ func (f *forwarder) run(ctx context.Context) error {
 	for {
 		select {
 		case lines := <-hostLines:
+			if stream == nil && f.handoff != nil && !f.noHandoff {
+				close(regain)
+				handingOff = true
+				return f.handoffStart(append(lines, <-regained...)), nil
+			}
 			if stream == nil {
 				s, err := f.reconnect(ctx)
 				if err != nil {
 					f.trackAll(lines)
 					f.answerPending(err)
-					return err
+					return nil, err
 				}
 				connect(s)
 			}
@@ -193,15 +227,15 @@ func (f *forwarder) run(ctx context.Context) error {
 				<-down
 			}
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-				return nil
+				return nil, nil
 			}
-			return err
+			return nil, err
 		case <-ctx.Done():
 			if stream != nil {
 				stream.Close()
 				<-down
 			}
-			return nil
+			return nil, nil
 		}
 	}
 }

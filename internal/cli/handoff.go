@@ -10,13 +10,14 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/handoff"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/localclient"
 	"mcpx/internal/sock"
 )
 
 // handOffFunc offers the host's stdio to the daemon with the table file
 // table (see localclient.Client.HandOff).
-type handOffFunc func(ctx context.Context, table *os.File) (*localclient.Handoff, *localclient.HostStream, error)
+type handOffFunc func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (*localclient.Handoff, *localclient.HostStream, error)
 
 // handOff hands the host's stdin and stdout to the daemon, which then
 // reads and writes them itself: one process less between host and
@@ -30,25 +31,46 @@ type handOffFunc func(ctx context.Context, table *os.File) (*localclient.Handoff
 //     host's input, and the host's handshake is kept to replay: forward,
 //     reconnecting on the host's next message.
 //
-// An error is one of dialing the daemon, as the forwarder's first dial.
-func (f *forwarder) handOff(ctx context.Context) (stream *localclient.HostStream, hostLeft bool, err error) {
-	file, err := handoff.Create()
-	if err != nil {
-		f.log.Warn("mcpx serve: forwarding the host's stdio instead of handing it to the daemon", "err", err)
+// start is what serve has of the host's stream when it hands the host over
+// again (nil the first time); if the host is not handed over, it is read
+// again by the forwarder. An error is one of dialing the daemon, as the
+// forwarder's dial; the requests in start are answered with it.
+func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (stream *localclient.HostStream, hostLeft bool, err error) {
+	forward := func(why error) (*localclient.HostStream, bool, error) {
+		f.noHandoff = true
+		if start != nil { // the forwarder reads it, reconnecting
+			f.host = &prefixed{ReadWriteCloser: f.host, pre: start.Rest}
+			return nil, false, nil
+		}
+		f.log.Warn("mcpx serve: forwarding the host's stdio instead of handing it to the daemon", "err", why)
 		s, err := f.dial(ctx)
 		return s, false, err
+	}
+	file, err := handoff.Create()
+	if err != nil {
+		return forward(err)
 	}
 	defer file.Close()
 	table, err := handoff.Map(int(file.Fd()))
 	if err != nil {
-		f.log.Warn("mcpx serve: forwarding the host's stdio instead of handing it to the daemon", "err", err)
-		s, err := f.dial(ctx)
-		return s, false, err
+		return forward(err)
 	}
 	defer table.Close()
-	h, s, err := f.handoff(ctx, file)
-	if err != nil || s != nil {
-		return s, false, err
+	h, s, err := f.handoff(ctx, file, start)
+	if err != nil {
+		if start != nil {
+			f.trackAll(start.Rest)
+			f.answerPending(err)
+		}
+		return nil, false, err
+	}
+	if s != nil {
+		if start == nil {
+			f.noHandoff = true // an older daemon
+			return s, false, nil
+		}
+		s.Close() // an older daemon: forward, replaying the handshake
+		return forward(nil)
 	}
 	f.log.Debug("mcpx serve: handed the host's stdio to the daemon")
 
@@ -107,18 +129,47 @@ func (f *forwarder) handOff(ctx context.Context) (stream *localclient.HostStream
 	f.mu.Unlock()
 	f.answerPending(why)
 	if end != nil && len(end.Rest) > 0 {
-		f.host = &prefixed{ReadWriteCloser: f.host, r: io.MultiReader(bytes.NewReader(end.Rest), f.host)}
+		f.host = &prefixed{ReadWriteCloser: f.host, pre: end.Rest}
 	}
 	return nil, false, nil
 }
 
-// prefixed reads what another reader had read of a stream, then the stream.
-type prefixed struct {
-	io.ReadWriteCloser
-	r io.Reader
+// handoffStart is what the next daemon needs of the host's stream: its
+// handshake to replay, and rest, what serve read and did not send.
+func (f *forwarder) handoffStart(rest []byte) *apitype.HandoffStart {
+	if p, ok := f.host.(*prefixed); ok { // what it had not read of that yet
+		rest = append(rest, p.pre...)
+		f.host = p.ReadWriteCloser
+	}
+	start := &apitype.HandoffStart{Rest: rest}
+	f.mu.Lock()
+	init, initialized := f.initialize, f.initialized
+	f.mu.Unlock()
+	if init != nil {
+		if msg, err := jsonrpc.Decode(init); err == nil {
+			msg.ID = jsonrpc.IDFromRaw(replayID)
+			start.Replay = msg.Encode()
+			start.Initialized = initialized
+		}
+	}
+	return start
 }
 
-func (p *prefixed) Read(b []byte) (int, error) { return p.r.Read(b) }
+// prefixed reads pre, what another reader had read of a stream, then the
+// stream.
+type prefixed struct {
+	io.ReadWriteCloser
+	pre []byte
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.pre) > 0 {
+		n := copy(b, p.pre)
+		p.pre = p.pre[n:]
+		return n, nil
+	}
+	return p.ReadWriteCloser.Read(b)
+}
 
 // canHandOff reports why the host's stdio cannot be handed to the daemon,
 // or nil if it can: both must be this process's own pipes or sockets.

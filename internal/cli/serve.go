@@ -10,6 +10,7 @@ import (
 	"os"
 	"syscall"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/localclient"
 	"mcpx/internal/sock"
@@ -103,12 +104,12 @@ from the shared daemon instead, set mcpx.http.listen in the config.`,
 			} else if err := canHandOff(stdio); err != nil {
 				log.Debug("mcpx serve: forwarding the host's stdio", "why", err)
 			} else {
-				f.handoff = func(ctx context.Context, table *os.File) (*localclient.Handoff, *localclient.HostStream, error) {
+				f.handoff = func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (*localclient.Handoff, *localclient.HostStream, error) {
 					c, err := connect(ctx, env, cfg, paths)
 					if err != nil {
 						return nil, nil, err
 					}
-					return c.HandOff(ctx, stdio.inFD, stdio.outFD, int(table.Fd()))
+					return c.HandOff(ctx, stdio.inFD, stdio.outFD, int(table.Fd()), start)
 				}
 			}
 			return f.run(ctx)

@@ -179,13 +179,18 @@ func TestServeHandsStdioToDaemon(t *testing.T) {
 		if m := h.response(`2`); m.Error != nil || !strings.Contains(string(m.Result), `"way":"`+way+`"`) {
 			t.Fatalf("call: %s", m.Encode())
 		}
-		daemonFiles := openFiles(t, daemonPID(t, e))
-		in, out := pipeID(t, p.cmd.Process.Pid, 0), pipeID(t, p.cmd.Process.Pid, 1)
-		held := daemonFiles[in] && daemonFiles[out]
-		if held != (way == "handoff") {
-			t.Errorf("the daemon holds the host's pipes (%s, %s): %v, want %v", in, out, held, way == "handoff")
-		}
+		checkHandedOff(t, e, p, way == "handoff")
 	})
+}
+
+// checkHandedOff checks whether the daemon holds serve's stdin and stdout.
+func checkHandedOff(t *testing.T, e *mcpxtest.Env, p *servePipes, want bool) {
+	t.Helper()
+	daemonFiles := openFiles(t, daemonPID(t, e))
+	in, out := pipeID(t, p.cmd.Process.Pid, 0), pipeID(t, p.cmd.Process.Pid, 1)
+	if held := daemonFiles[in] && daemonFiles[out]; held != want {
+		t.Errorf("the daemon holds the host's pipes (%s, %s): %v, want %v", in, out, held, want)
+	}
 }
 
 // TestDaemonStopsMidMessage: the daemon stops (`mcpx stop`) while it has
@@ -216,6 +221,7 @@ func TestDaemonStopsMidMessage(t *testing.T) {
 		if m := h.response(`3`); m.Error != nil || !strings.Contains(string(m.Result), `"after":"stop"`) {
 			t.Fatalf("the request finished after the stop: %s", m.Encode())
 		}
+		checkHandedOff(t, e, p, way == "handoff") // to the next daemon too
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		for _, m := range h.recv {
@@ -288,6 +294,7 @@ func TestDaemonKilledMidLine(t *testing.T) {
 			break
 		}
 	}
+	checkHandedOff(t, e, p, true) // to the next daemon
 }
 
 // TestDaemonDiesWithManyCallsUnderServe: more calls in flight than the

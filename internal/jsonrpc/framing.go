@@ -31,6 +31,7 @@ type Reader struct {
 	br    *bufio.Reader
 	limit int
 	buf   []byte
+	held  bool // buf holds the start of a line not returned (ReadLine failed)
 }
 
 // NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
@@ -58,6 +59,7 @@ const prefixKeep = 4 << 10
 // the reader moves past it. At the end of the stream it returns io.EOF; a
 // final line without a newline is returned first.
 func (r *Reader) ReadLine() ([]byte, error) {
+	r.held = true // until a line is returned
 	for {
 		r.buf = r.buf[:0]
 		over := false
@@ -86,14 +88,17 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				if len(line) == 0 {
 					return nil, io.EOF
 				}
+				r.held = false
 				return line, nil
 			}
 			if over && errors.Is(err, io.EOF) {
+				r.held = false
 				return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 			}
 			return nil, err
 		}
 		if over {
+			r.held = false
 			return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 		}
 		line := bytes.TrimRight(r.buf, "\r\n")
@@ -101,18 +106,23 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		if len(line) == 0 {
 			continue
 		}
+		r.held = false
 		return line, nil
 	}
 }
 
-// Unread returns what the reader holds and has not returned: the start of
-// a line whose end it has not read, and any bytes after it. It is meant
-// for after ReadLine failed (the stream was closed under it), to hand the
-// rest of the stream to another reader; the bytes of a line found
-// oversize are not kept and not returned.
+// Unread returns what the reader holds and has not returned: after
+// ReadLine failed (the stream was closed under it), the start of a line
+// whose end it had not read; and the bytes read past the last line. It
+// hands the rest of the stream to another reader. The bytes of a line
+// found oversize are not kept and not returned.
 func (r *Reader) Unread() []byte {
 	b, _ := r.br.Peek(r.br.Buffered())
-	return append(append([]byte(nil), r.buf...), b...)
+	var out []byte
+	if r.held {
+		out = append(out, r.buf...)
+	}
+	return append(out, b...)
 }
 
 // LineBuffered reports whether a complete non-blank line is buffered: the

@@ -142,6 +142,18 @@ func TestReaderUnreadKeepsLaterBytes(t *testing.T) {
 	}
 }
 
+// TestReaderUnreadAfterALine: after a line was returned, Unread gives
+// what follows it, never the line again.
+func TestReaderUnreadAfterALine(t *testing.T) {
+	r := NewReader(strings.NewReader("{\"a\":1}\n{\"b\":2}\n{\"c\""), 0)
+	if line, err := r.ReadLine(); err != nil || string(line) != `{"a":1}` {
+		t.Fatalf("got %q, %v", line, err)
+	}
+	if got := string(r.Unread()); got != "{\"b\":2}\n{\"c\"" {
+		t.Errorf("Unread after a line: %q", got)
+	}
+}
+
 func TestPeekID(t *testing.T) {
 	tests := []struct {
 		in   string

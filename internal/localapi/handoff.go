@@ -31,12 +31,20 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 	defer ctl.Close()
 	_ = ctl.SetReadDeadline(time.Now().Add(handoffTimeout))
 	fds, err := sock.ReceiveFiles(ctl, 3)
-	_ = ctl.SetReadDeadline(time.Time{})
 	if err != nil {
 		h.log.Warn("host handoff: no descriptors", "err", err)
 		return
 	}
-	c, err := newHandoffConn(ctl, fds)
+	var start apitype.HandoffStart
+	if err := json.NewDecoder(ctl).Decode(&start); err != nil {
+		h.log.Warn("host handoff: no start", "err", err)
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return
+	}
+	_ = ctl.SetReadDeadline(time.Time{})
+	c, err := newHandoffConn(ctl, fds, &start)
 	if err != nil {
 		h.log.Warn("host handoff refused", "err", err)
 		// Serve takes the host back and forwards it instead.
@@ -96,12 +104,17 @@ type handoffConn struct {
 	overflowN atomic.Int32    // len(overflow), read without cmu
 
 	initialized bool   // the read goroutine's own
+	pre         []byte // read before in: HandoffStart's; the read goroutine's own
 	rest        []byte // Unread's; read after the session ended
+
+	// dropReplay: the answer to a replayed initialize is still to come,
+	// and is not written to the host (guarded by wmu).
+	dropReplay bool
 }
 
 // newHandoffConn takes ownership of fds: the host's input, its output and
 // the table file.
-func newHandoffConn(ctl *net.UnixConn, fds []int) (*handoffConn, error) {
+func newHandoffConn(ctl *net.UnixConn, fds []int, start *apitype.HandoffStart) (*handoffConn, error) {
 	defer syscall.Close(fds[2]) // mapped, or refused
 	for _, fd := range fds[:2] {
 		if err := sock.CheckStream(fd); err != nil {
@@ -129,10 +142,23 @@ func newHandoffConn(ctl *net.UnixConn, fds []int) (*handoffConn, error) {
 	}
 	c.read = sock.RawReader(c.in)
 	c.writeNow = sock.NowWriter(c.out)
+	if start.Replay != nil {
+		c.pre = append(append(c.pre, start.Replay...), '\n')
+		c.dropReplay = true
+	}
+	if start.Initialized {
+		c.pre = append(c.pre, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"...)
+	}
+	c.pre = append(c.pre, start.Rest...)
 	return c, nil
 }
 
 func (c *handoffConn) Read(p []byte) (int, error) {
+	if len(c.pre) > 0 {
+		n := copy(p, c.pre)
+		c.pre = c.pre[n:]
+		return n, nil
+	}
 	n, err := c.read.Read(p)
 	switch {
 	case errors.Is(err, io.EOF):
@@ -146,9 +172,7 @@ func (c *handoffConn) Read(p []byte) (int, error) {
 func (c *handoffConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	n, err := c.out.Write(p)
-	c.wrote(p, n)
-	return n, err
+	return c.write(p, c.out.Write)
 }
 
 // WriteNow writes what the host's pipe takes of p at once; 0 while another
@@ -158,9 +182,57 @@ func (c *handoffConn) WriteNow(p []byte) int {
 		return 0
 	}
 	defer c.wmu.Unlock()
-	n := c.writeNow(p)
-	c.wrote(p, n)
+	n, _ := c.write(p, func(b []byte) (int, error) { return c.writeNow(b), nil })
 	return n
+}
+
+// write writes p with w and notes what went, leaving out the answer to a
+// replayed initialize: the host had its own answer from an earlier
+// daemon. It reports that answer's bytes as written.
+func (c *handoffConn) write(p []byte, w func([]byte) (int, error)) (int, error) {
+	i, j := -1, -1
+	if c.dropReplay {
+		i, j = replayAnswer(p, c.midLine)
+	}
+	if i < 0 {
+		n, err := w(p)
+		c.wrote(p, n)
+		return n, err
+	}
+	n, err := w(p[:i])
+	c.wrote(p[:i], n)
+	if n < i || err != nil {
+		return n, err
+	}
+	c.dropReplay = false
+	m, err := w(p[j:])
+	c.wrote(p[j:], m)
+	return j + m, err
+}
+
+// replayAnswer finds the line that answers a replayed initialize in p
+// (from a line start: midLine says whether p starts inside a line) and
+// returns where it starts and where the next line starts; -1 if none.
+func replayAnswer(p []byte, midLine bool) (int, int) {
+	prefix := []byte(`{"jsonrpc":"2.0","id":` + apitype.HandoffReplayID + `,`)
+	for off := 0; off < len(p); {
+		if midLine {
+			k := bytes.IndexByte(p[off:], '\n')
+			if k < 0 {
+				return -1, -1
+			}
+			off += k + 1
+		}
+		midLine = true
+		if bytes.HasPrefix(p[off:], prefix) {
+			k := bytes.IndexByte(p[off:], '\n')
+			if k < 0 {
+				return off, len(p)
+			}
+			return off, off + k + 1
+		}
+	}
+	return -1, -1
 }
 
 // wrote notes that p[:n] went to the host: each response whose newline
@@ -203,6 +275,8 @@ func (c *handoffConn) Close() error {
 // session's read goroutine, before the message is handled.
 func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) {
 	switch {
+	case msg.IsRequest() && msg.ID.String() == apitype.HandoffReplayID:
+		// serve's replay: serve answers nothing for it
 	case msg.IsRequest():
 		if msg.Method == "initialize" {
 			c.event(&apitype.HandoffEvent{Initialize: bytes.Clone(line)})

@@ -146,3 +146,40 @@ func TestHandoffEvents(t *testing.T) {
 		t.Fatalf("pending %q: want only the unanswered initialize (5 was cancelled)", ids)
 	}
 }
+
+// TestHandoffDropsTheReplayAnswer: the answer to a replayed initialize is
+// left out of what the host gets, whatever the writes' sizes, and counted
+// as written; the rest goes through whole.
+func TestHandoffDropsTheReplayAnswer(t *testing.T) {
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}` + "\n"
+	replay := `{"jsonrpc":"2.0","id":` + apitype.HandoffReplayID + `,"result":{"protocolVersion":"2025-11-25"}}` + "\n"
+	answer := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	for _, step := range []int{1, 7, 64, 1 << 10} {
+		c, serve, _ := newTestHandoff(t)
+		c.dropReplay = true
+		saw(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`)
+		var host []byte
+		w := func(b []byte) (int, error) { // a pipe that takes step bytes at a time
+			n := min(len(b), step)
+			host = append(host, b[:n]...)
+			return n, nil
+		}
+		p := []byte(progress + replay + answer)
+		for len(p) > 0 {
+			n, err := c.write(p, w)
+			if err != nil || n == 0 {
+				t.Fatalf("step %d: wrote %d, %v", step, n, err)
+			}
+			p = p[n:]
+		}
+		if string(host) != progress+answer {
+			t.Errorf("step %d: the host got %q", step, host)
+		}
+		if ids := serve.Pending(); len(ids) != 0 || serve.Partial() {
+			t.Errorf("step %d: pending %q, partial %v after every answer", step, ids, serve.Partial())
+		}
+		if c.dropReplay {
+			t.Errorf("step %d: still waiting for the replay's answer", step)
+		}
+	}
+}

@@ -49,22 +49,26 @@ func (s *HostStream) Close() error { return s.conn.Close() }
 // DialHost opens a host stream: the daemon serves MCP on it as if the host
 // were connected to it directly.
 func (c *Client) DialHost(ctx context.Context) (*HostStream, error) {
-	s, _, err := c.dialHost(ctx, nil)
+	s, _, err := c.dialHost(ctx, nil, nil)
 	return s, err
 }
 
 // HandOff offers the host's stdio to the daemon: in and out are the host's
 // pipes (its output, read; its input, written) and table a handoff table
-// file (package handoff). If the daemon takes them it serves the host on
+// file (package handoff), and start what serve had of the host's stream
+// (nil the first time). If the daemon takes them it serves the host on
 // them itself, and the returned Handoff carries its events; if it does
 // not (an older daemon), the returned HostStream forwards as DialHost's
 // does. The caller keeps its own descriptors either way.
-func (c *Client) HandOff(ctx context.Context, in, out, table int) (*Handoff, *HostStream, error) {
-	s, h, err := c.dialHost(ctx, []int{in, out, table})
+func (c *Client) HandOff(ctx context.Context, in, out, table int, start *apitype.HandoffStart) (*Handoff, *HostStream, error) {
+	if start == nil {
+		start = &apitype.HandoffStart{}
+	}
+	s, h, err := c.dialHost(ctx, []int{in, out, table}, start)
 	return h, s, err
 }
 
-func (c *Client) dialHost(ctx context.Context, fds []int) (*HostStream, *Handoff, error) {
+func (c *Client) dialHost(ctx context.Context, fds []int, start *apitype.HandoffStart) (*HostStream, *Handoff, error) {
 	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -108,6 +112,14 @@ func (c *Client) dialHost(ctx context.Context, fds []int) (*HostStream, *Handoff
 	}
 	if fds != nil && resp.Header.Get(apitype.HeaderHandoff) == "1" {
 		if err := sock.SendFiles(uc, fds...); err != nil {
+			uc.Close()
+			return nil, nil, fmt.Errorf("handing the host to the daemon: %w", err)
+		}
+		b, err := json.Marshal(start)
+		if err == nil {
+			_, err = uc.Write(append(b, '\n'))
+		}
+		if err != nil {
 			uc.Close()
 			return nil, nil, fmt.Errorf("handing the host to the daemon: %w", err)
 		}
