@@ -72,6 +72,15 @@ func (a *asks) Accepts(method string, params json.RawMessage) bool {
 	return a.asker != nil && a.asker.Can(method, params)
 }
 
+// anyQueued reports whether a question waits to be taken. A ready signal
+// does not say so by itself: a taker may have taken the question that
+// sent it along with an earlier one.
+func (a *asks) anyQueued() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.queued) > 0
+}
+
 // Handle implements upstream.InboundHandler.
 func (a *asks) Handle(in *upstream.Inbound) {
 	a.mu.Lock()

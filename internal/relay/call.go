@@ -360,6 +360,14 @@ wait:
 		case <-req.Done():
 			return req.Result()
 		case <-a.ready:
+			if !a.anyQueued() {
+				// A stale signal: a hold took this question with an
+				// earlier one (Handle queues, then signals). Holding now
+				// would ask the host nothing (an input_required without
+				// inputRequests, seen from server-everything's two
+				// roots/list requests in a row).
+				continue
+			}
 			if c.Holdable {
 				return nil, errHold
 			}
