@@ -95,6 +95,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				r.held = false
 				return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 			}
+			r.held = !over // an oversize line's kept prefix is not its start to hand on
 			return nil, err
 		}
 		if over {

@@ -357,3 +357,17 @@ func TestWriterConcurrent(t *testing.T) {
 		t.Errorf("got %d messages, want %d", got, want)
 	}
 }
+
+// TestReaderUnreadMidOversize: a stream cut in the middle of a line
+// already found oversize hands on no part of it (its kept prefix is not
+// the line's start as read).
+func TestReaderUnreadMidOversize(t *testing.T) {
+	boom := errors.New("boom")
+	r := NewReaderSize(io.MultiReader(strings.NewReader(`{"id":1,"x":"`+strings.Repeat("x", 100)), iotest.ErrReader(boom)), 32, 16)
+	if _, err := r.ReadLine(); !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the reader's error", err)
+	}
+	if got := r.Unread(); len(got) != 0 {
+		t.Errorf("Unread: %q, want nothing", got)
+	}
+}
