@@ -71,10 +71,12 @@ type HandoffEvent struct {
 	Add    json.RawMessage `json:"add,omitempty"`
 	Remove json.RawMessage `json:"remove,omitempty"`
 	// End says why the daemon gave the stdio back: HandoffHostLeft (the
-	// host closed its output: serve exits) or HandoffStopping.
+	// host closed its output: serve exits), HandoffStopping or
+	// HandoffRefused.
 	End string `json:"end,omitempty"`
-	// Rest is what the daemon had read of the host's next message and
-	// not used: serve reads it before what is still in the pipe.
+	// Rest is what the daemon had read of the host's messages (or had
+	// from HandoffStart.Rest) and not used: serve reads it before what
+	// is still in the pipe.
 	Rest []byte `json:"rest,omitempty"`
 }
 
@@ -82,6 +84,9 @@ type HandoffEvent struct {
 const (
 	HandoffHostLeft = "host-left"
 	HandoffStopping = "stopping"
+	// HandoffRefused: the daemon cannot serve a handed-off host (the
+	// table file is not one it knows); serve forwards instead.
+	HandoffRefused = "refused"
 )
 
 // Host is the Host header the client sends; the daemon rejects others.

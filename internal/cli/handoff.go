@@ -106,6 +106,9 @@ func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (s
 	if ctx.Err() != nil || end != nil && end.End == apitype.HandoffHostLeft {
 		return nil, true, nil
 	}
+	if end != nil && end.End == apitype.HandoffRefused {
+		f.noHandoff = true // this daemon will not take it again
+	}
 
 	// The daemon is done with the host's stdio (its socket closes only
 	// once its session has ended, or with its process).

@@ -47,8 +47,8 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 	c, err := newHandoffConn(ctl, fds, &start)
 	if err != nil {
 		h.log.Warn("host handoff refused", "err", err)
-		// Serve takes the host back and forwards it instead.
-		_ = writeEvent(ctl, &apitype.HandoffEvent{End: apitype.HandoffStopping})
+		// Serve takes the host back, with what it had sent, and forwards.
+		_ = writeEvent(ctl, &apitype.HandoffEvent{End: apitype.HandoffRefused, Rest: start.Rest})
 		return
 	}
 	watched := make(chan struct{})
@@ -72,7 +72,7 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 		if c.hostEOF.Load() {
 			end = apitype.HandoffHostLeft
 		}
-		c.event(&apitype.HandoffEvent{End: end, Rest: c.rest})
+		c.event(&apitype.HandoffEvent{End: end, Rest: c.unread()})
 	}
 	ctl.Close() // ends the watcher
 	<-watched
@@ -105,6 +105,8 @@ type handoffConn struct {
 
 	initialized bool   // the read goroutine's own
 	pre         []byte // read before in: HandoffStart's; the read goroutine's own
+	preSkip     int    // how much of pre is serve's replay, not the host's bytes
+	preStarted  bool   // the session read from pre
 	rest        []byte // Unread's; read after the session ended
 
 	// dropReplay: the answer to a replayed initialize is still to come,
@@ -149,14 +151,27 @@ func newHandoffConn(ctl *net.UnixConn, fds []int, start *apitype.HandoffStart) (
 	if start.Initialized {
 		c.pre = append(c.pre, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"...)
 	}
+	c.preSkip = len(c.pre)
 	c.pre = append(c.pre, start.Rest...)
 	return c, nil
+}
+
+// unread is what the session did not use of the host's stream, for serve:
+// what its reader held (Unread), then what it never read of pre, less
+// serve's own replay if the session read nothing at all (it never ran:
+// the daemon was stopping).
+func (c *handoffConn) unread() []byte {
+	left := c.pre
+	if !c.preStarted {
+		left = left[min(c.preSkip, len(left)):]
+	}
+	return append(c.rest, left...)
 }
 
 func (c *handoffConn) Read(p []byte) (int, error) {
 	if len(c.pre) > 0 {
 		n := copy(p, c.pre)
-		c.pre = c.pre[n:]
+		c.pre, c.preStarted = c.pre[n:], true
 		return n, nil
 	}
 	n, err := c.read.Read(p)
@@ -189,7 +204,19 @@ func (c *handoffConn) WriteNow(p []byte) int {
 // write writes p with w and notes what went, leaving out the answer to a
 // replayed initialize: the host had its own answer from an earlier
 // daemon. It reports that answer's bytes as written.
-func (c *handoffConn) write(p []byte, w func([]byte) (int, error)) (int, error) {
+func (c *handoffConn) write(p []byte, write func([]byte) (int, error)) (int, error) {
+	w := func(b []byte) (int, error) {
+		if len(b) == 0 {
+			return 0, nil
+		}
+		// Partial until wrote says otherwise: a write that blocks (a
+		// host that reads slowly) may be cut by the daemon's death at
+		// any byte, and serve must then end the line before its own.
+		// Killed after a whole write but before wrote, serve writes an
+		// empty line, which readers skip.
+		c.table.SetPartial(true)
+		return write(b)
+	}
 	i, j := -1, -1
 	if c.dropReplay {
 		i, j = replayAnswer(p, c.midLine)

@@ -3,16 +3,19 @@ package localapi
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/handoff"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/sock"
 )
 
 // newTestHandoff is a handoffConn without pipes (its writes are fed to
@@ -32,6 +35,15 @@ func newTestHandoff(t *testing.T) (c *handoffConn, serve *handoff.Table, events 
 	if serve, err = handoff.Map(int(f.Fd())); err != nil {
 		t.Fatal(err)
 	}
+	daemon, serveEnd := socketPair(t)
+	t.Cleanup(func() { mine.Close(); serve.Close() })
+	c = &handoffConn{table: mine, ctl: daemon, overflow: map[string]bool{}}
+	return c, serve, bufio.NewReader(serveEnd)
+}
+
+// socketPair is two connected unix sockets, closed at the test's end.
+func socketPair(t *testing.T) (a, b *net.UnixConn) {
+	t.Helper()
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +58,8 @@ func newTestHandoff(t *testing.T) (c *handoffConn, serve *handoff.Table, events 
 		}
 		conns[i] = fc.(*net.UnixConn)
 	}
-	t.Cleanup(func() { conns[0].Close(); conns[1].Close(); mine.Close(); serve.Close() })
-	c = &handoffConn{table: mine, ctl: conns[0], overflow: map[string]bool{}}
-	return c, serve, bufio.NewReader(conns[1])
+	t.Cleanup(func() { conns[0].Close(); conns[1].Close() })
+	return conns[0], conns[1]
 }
 
 func saw(t *testing.T, c *handoffConn, line string) {
@@ -181,5 +192,66 @@ func TestHandoffDropsTheReplayAnswer(t *testing.T) {
 		if c.dropReplay {
 			t.Errorf("step %d: still waiting for the replay's answer", step)
 		}
+	}
+}
+
+// TestHandoffGivesBackWhatItDidNotServe: a daemon that cannot take a
+// handed-over host (a table file it does not know), or takes it and never
+// reads (stopping), gives serve back the host's bytes serve had sent it,
+// without serve's own replay, and says which.
+func TestHandoffGivesBackWhatItDidNotServe(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		badTable bool
+		wantEnd  string
+	}{
+		{"refused", true, apitype.HandoffRefused},
+		{"never-read", false, apitype.HandoffStopping},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New(nil, nil, &Options{ServeHost: func(conn io.ReadWriteCloser) error { return conn.Close() }})
+			serve, daemon := socketPair(t)
+			done := make(chan struct{})
+			go func() { defer close(done); h.serveHandoff(daemon) }()
+			defer func() { serve.Close(); <-done }()
+
+			inR, inW, _ := os.Pipe()
+			outR, outW, _ := os.Pipe()
+			defer func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() }()
+			table, err := handoff.Create()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer table.Close()
+			if tc.badTable {
+				if err := table.Truncate(handoff.Size / 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := sock.SendFiles(serve, int(inR.Fd()), int(outW.Fd()), int(table.Fd())); err != nil {
+				t.Fatal(err)
+			}
+			hostBytes := `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":4,`
+			start, _ := json.Marshal(&apitype.HandoffStart{
+				Replay:      json.RawMessage(`{"jsonrpc":"2.0","id":` + apitype.HandoffReplayID + `,"method":"initialize","params":{}}`),
+				Initialized: true,
+				Rest:        []byte(hostBytes),
+			})
+			if _, err := serve.Write(append(start, '\n')); err != nil {
+				t.Fatal(err)
+			}
+			_ = serve.SetReadDeadline(time.Now().Add(10 * time.Second))
+			line, err := bufio.NewReader(serve).ReadBytes('\n')
+			if err != nil {
+				t.Fatalf("no event: %v", err)
+			}
+			var ev apitype.HandoffEvent
+			if err := json.Unmarshal(line, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.End != tc.wantEnd || string(ev.Rest) != hostBytes {
+				t.Fatalf("event end %q rest %q, want %q and the host's bytes %q", ev.End, ev.Rest, tc.wantEnd, hostBytes)
+			}
+		})
 	}
 }

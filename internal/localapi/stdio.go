@@ -22,6 +22,15 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.ServeHost == nil {
 		return statusErr(http.StatusNotImplemented, errors.New("host streams are not served here"))
 	}
+	// Counted before the hijack: once hijacked, the connection is no
+	// longer the server's, and Wait must not miss its goroutine.
+	h.streams.Add(1)
+	started := false
+	defer func() {
+		if !started {
+			h.streams.Done()
+		}
+	}()
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return err
@@ -50,7 +59,7 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 	if !handoff {
 		u = newUpgraded(conn, brw.Reader)
 	}
-	h.streams.Add(1)
+	started = true
 	go h.serveStream(uc, u)
 	return nil
 }
