@@ -72,13 +72,25 @@ func (a *asks) Accepts(method string, params json.RawMessage) bool {
 	return a.asker != nil && a.asker.Can(method, params)
 }
 
-// anyQueued reports whether a question waits to be taken. A ready signal
-// does not say so by itself: a taker may have taken the question that
-// sent it along with an earlier one.
-func (a *asks) anyQueued() bool {
+// woken handles a ready signal for a call waiting on its upstream: it
+// reports true if the call is to be held for its host's input (holdable:
+// a 2026-07-28 host), else starts asking the host the queued questions.
+// A signal with nothing queued is stale: a hold took its question along
+// with an earlier one (Handle queues, then signals), and holding again
+// would ask the host nothing (an input_required without inputRequests,
+// seen with server-everything's two roots/list requests in a row).
+func (a *asks) woken(holdable bool, q *questionCtx) bool {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.queued) > 0
+	queued := len(a.queued) > 0
+	a.mu.Unlock()
+	if !queued {
+		return false
+	}
+	if holdable {
+		return true
+	}
+	a.start(q.get())
+	return false
 }
 
 // Handle implements upstream.InboundHandler.

@@ -360,18 +360,9 @@ wait:
 		case <-req.Done():
 			return req.Result()
 		case <-a.ready:
-			if !a.anyQueued() {
-				// A stale signal: a hold took this question with an
-				// earlier one (Handle queues, then signals). Holding now
-				// would ask the host nothing (an input_required without
-				// inputRequests, seen from server-everything's two
-				// roots/list requests in a row).
-				continue
-			}
-			if c.Holdable {
+			if a.woken(c.Holdable, q) {
 				return nil, errHold
 			}
-			a.start(q.get())
 		case <-ctx.Done():
 			break wait
 		}
