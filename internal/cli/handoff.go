@@ -28,8 +28,9 @@ type handOffFunc func(ctx context.Context, table *os.File, start *apitype.Handof
 //   - neither: the daemon stopped or died. The requests it had read and
 //     not answered are answered (as the forwarder answers its pending
 //     ones), what it had read of the next message is put back before the
-//     host's input, and the host's handshake is kept to replay: forward,
-//     reconnecting on the host's next message.
+//     host's input, and the host's handshake is kept to replay. At the
+//     host's next message the forwarder hands the host over again (or,
+//     where it cannot, forwards, reconnecting).
 //
 // start is what serve has of the host's stream when it hands the host over
 // again (nil the first time); if the host is not handed over, it is read
