@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ var specs = []pathSpec{
 	{"inproc-legacy", "mcpx serve --in-process, upstream pinned 2025-11-25", groupStdio, "direct", false, setupInProcessLegacy},
 	{"inproc-b", "mcpx serve --in-process, B (-mcpx-b, -env-b)", groupStdio, "direct", false, setupInProcessB},
 	{"daemon", "mcpx serve (daemon)", groupStdio, "direct", false, setupDaemonStdio},
+	{"daemon-fwd", "mcpx serve (daemon), forwarding (MCPX_HANDOFF=off)", groupStdio, "direct", false, setupDaemonStdioForward},
 
 	{"direct26", "direct (fixture on stdio), 2026-07-28", groupStdio26, "direct26", false, setupDirect},
 	{"relay26", "bare relay, 2026-07-28", groupStdio26, "direct26", false, setupRelay},
@@ -88,7 +90,12 @@ func (b *bench) recordFile(name string) string { return filepath.Join(b.work, "r
 
 // stdioPath starts argv and opens a stdio host on it.
 func (b *bench) stdioPath(p *path, name string, argv []string) (*spawned, error) {
-	s, err := spawn(b.logs, name, argv, spawnOpts{env: b.env, stdinPipe: true, stdoutPipe: true})
+	return b.stdioPathEnv(p, name, argv, nil)
+}
+
+// stdioPathEnv is stdioPath with extra environment for argv.
+func (b *bench) stdioPathEnv(p *path, name string, argv, extraEnv []string) (*spawned, error) {
+	s, err := spawn(b.logs, name, argv, spawnOpts{env: append(slices.Clip(b.env), extraEnv...), stdinPipe: true, stdoutPipe: true})
 	if err != nil {
 		return nil, err
 	}
@@ -247,17 +254,28 @@ func (b *bench) mcpxOutput(args ...string) (string, error) {
 }
 
 func setupDaemonStdio(b *bench, p *path) error {
+	return b.daemonStdio(p, nil, "CPU and memory: the mcpx serve process (it hands the host's stdio to the daemon) and the daemon.")
+}
+
+// setupDaemonStdioForward is the daemon path as it was before serve
+// handed the host's stdio off, and as it is where it cannot: serve
+// forwards every message. Beside "daemon", in the same rounds.
+func setupDaemonStdioForward(b *bench, p *path) error {
+	return b.daemonStdio(p, []string{"MCPX_HANDOFF=off"}, "CPU and memory: the mcpx serve process (it forwards every message) and the daemon.")
+}
+
+func (b *bench) daemonStdio(p *path, extraEnv []string, note string) error {
 	d, err := b.sharedDaemon()
 	if err != nil {
 		return err
 	}
 	p.record, p.tools = d.record, "demo__"
-	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--config", d.config})
+	s, err := b.stdioPathEnv(p, p.id, []string{b.mcpx, "serve", "--config", d.config}, extraEnv)
 	if err != nil {
 		return err
 	}
 	p.gateway = []*proc{s.proc, d.proc}
-	p.note = "CPU and memory: the mcpx serve process (it hands the host's stdio to the daemon) and the daemon."
+	p.note = note
 	return nil
 }
 
