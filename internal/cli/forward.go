@@ -13,6 +13,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/localclient"
+	"mcpx/internal/mcp"
 )
 
 // forwarder connects a host's stdio to the daemon. Where it can, it first
@@ -54,6 +55,24 @@ type forwarder struct {
 
 // replayID is the id of a replayed initialize; its answer is not relayed.
 const replayID = apitype.HandoffReplayID
+
+// replay returns the host's initialize with the id replayID, to replay on
+// a new daemon, and whether the host had sent notifications/initialized;
+// nil if the host sent no initialize.
+func (f *forwarder) replay() (line []byte, initialized bool) {
+	f.mu.Lock()
+	init, initialized := f.initialize, f.initialized
+	f.mu.Unlock()
+	if init == nil {
+		return nil, false
+	}
+	msg, err := jsonrpc.Decode(init)
+	if err != nil {
+		return nil, false
+	}
+	msg.ID = jsonrpc.IDFromRaw(replayID)
+	return msg.Encode(), initialized
+}
 
 // run relays until the host leaves (nil) or ctx ends.
 func (f *forwarder) run(ctx context.Context) error {
@@ -323,17 +342,15 @@ func (f *forwarder) track(line []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case msg.Method == "initialize" && msg.IsRequest():
+	case msg.Method == mcp.MethodInitialize && msg.IsRequest():
 		f.initialize = append([]byte(nil), line...)
 		f.pending[msg.ID.String()] = true
-	case msg.Method == "notifications/initialized":
+	case msg.Method == mcp.MethodInitialized:
 		f.initialized = true
-	case msg.Method == "notifications/cancelled":
+	case msg.Method == mcp.MethodCancelled:
 		// A cancelled request is never answered.
-		if obj, err := jsonrpc.ParseObject(msg.Params); err == nil {
-			if id, ok := obj.Get("requestId"); ok {
-				delete(f.pending, string(bytes.TrimSpace(id)))
-			}
+		if id, ok := mcp.CancelledRequestID(msg.Params); ok {
+			delete(f.pending, id)
 		}
 	case msg.IsRequest():
 		f.pending[msg.ID.String()] = true
@@ -393,17 +410,10 @@ func (f *forwarder) reconnect(ctx context.Context) (*localclient.HostStream, err
 	if err != nil {
 		return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
 	}
-	f.mu.Lock()
-	init, initialized := f.initialize, f.initialized
-	f.mu.Unlock()
-	if init != nil {
-		msg, err := jsonrpc.Decode(init)
-		if err == nil {
-			msg.ID = jsonrpc.IDFromRaw(replayID)
-			if _, err := stream.Write(append(msg.Encode(), '\n')); err != nil {
-				stream.Close()
-				return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
-			}
+	if replay, initialized := f.replay(); replay != nil {
+		if _, err := stream.Write(append(replay, '\n')); err != nil {
+			stream.Close()
+			return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
 		}
 		if initialized {
 			if _, err := stream.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {

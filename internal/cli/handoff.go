@@ -10,7 +10,6 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/handoff"
-	"mcpx/internal/jsonrpc"
 	"mcpx/internal/localclient"
 	"mcpx/internal/sock"
 )
@@ -146,16 +145,7 @@ func (f *forwarder) handoffStart(rest []byte) *apitype.HandoffStart {
 		f.host = p.ReadWriteCloser
 	}
 	start := &apitype.HandoffStart{Rest: rest}
-	f.mu.Lock()
-	init, initialized := f.initialize, f.initialized
-	f.mu.Unlock()
-	if init != nil {
-		if msg, err := jsonrpc.Decode(init); err == nil {
-			msg.ID = jsonrpc.IDFromRaw(replayID)
-			start.Replay = msg.Encode()
-			start.Initialized = initialized
-		}
-	}
+	start.Replay, start.Initialized = f.replay()
 	return start
 }
 

@@ -15,6 +15,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/handoff"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/sock"
 )
 
@@ -305,21 +306,19 @@ func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) {
 	case msg.IsRequest() && msg.ID.String() == apitype.HandoffReplayID:
 		// serve's replay: serve answers nothing for it
 	case msg.IsRequest():
-		if msg.Method == "initialize" {
+		if msg.Method == mcp.MethodInitialize {
 			c.event(&apitype.HandoffEvent{Initialize: bytes.Clone(line)})
 		}
 		c.track(msg.ID.String())
-	case msg.Method == "notifications/initialized":
+	case msg.Method == mcp.MethodInitialized:
 		if !c.initialized {
 			c.initialized = true
 			c.event(&apitype.HandoffEvent{Initialized: true})
 		}
-	case msg.Method == "notifications/cancelled":
+	case msg.Method == mcp.MethodCancelled:
 		// A cancelled request is never answered.
-		if obj, err := jsonrpc.ParseObject(msg.Params); err == nil {
-			if id, ok := obj.Get("requestId"); ok {
-				c.settle(string(bytes.TrimSpace(id)))
-			}
+		if id, ok := mcp.CancelledRequestID(msg.Params); ok {
+			c.settle(id)
 		}
 	}
 }
