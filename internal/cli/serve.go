@@ -150,6 +150,7 @@ type stdio struct {
 	in       io.ReadCloser
 	read     io.Reader // in, or a raw reader of it (sock.RawReader)
 	out      io.Writer
+	write    io.Writer        // out, or a raw writer of it (sock.RawWriter)
 	writeNow func([]byte) int // nil unless stdout is this process's own
 }
 
@@ -167,14 +168,17 @@ func newStdio(env *Env) *stdio {
 	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
 			out := os.NewFile(f.Fd(), "stdout")
-			s.out, s.writeNow, s.outFD = out, sock.NowWriter(out), int(f.Fd())
+			s.out, s.write, s.writeNow, s.outFD = out, sock.RawWriter(out), sock.NowWriter(out), int(f.Fd())
 		}
+	}
+	if s.write == nil {
+		s.write = s.out
 	}
 	return s
 }
 
 func (s *stdio) Read(p []byte) (int, error)  { return s.read.Read(p) }
-func (s *stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+func (s *stdio) Write(p []byte) (int, error) { return s.write.Write(p) }
 
 // WriteNow writes what stdout takes of p at once, without waiting.
 func (s *stdio) WriteNow(p []byte) int {

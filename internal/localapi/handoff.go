@@ -86,6 +86,7 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 type handoffConn struct {
 	in, out  *os.File
 	read     io.Reader        // in, with raw system calls (sock.RawReader)
+	writeAll io.Writer        // out, with raw system calls (sock.RawWriter)
 	writeNow func([]byte) int // out's (sock.NowWriter)
 	table    *handoff.Table
 	ctl      *net.UnixConn
@@ -144,6 +145,10 @@ func newHandoffConn(ctl *net.UnixConn, fds []int, start *apitype.HandoffStart) (
 		overflow: map[string]bool{},
 	}
 	c.read = sock.RawReader(c.in)
+	c.writeAll = sock.RawWriter(c.out)
+	if c.writeAll == nil {
+		c.writeAll = c.out
+	}
 	c.writeNow = sock.NowWriter(c.out)
 	if start.Replay != nil {
 		c.pre = append(append(c.pre, start.Replay...), '\n')
@@ -188,7 +193,7 @@ func (c *handoffConn) Read(p []byte) (int, error) {
 func (c *handoffConn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return c.write(p, c.out.Write)
+	return c.write(p, c.writeAll.Write)
 }
 
 // WriteNow writes what the host's pipe takes of p at once; 0 while another
