@@ -36,8 +36,11 @@ type forwarder struct {
 	// (handoff.go).
 	handoff   handOffFunc
 	noHandoff bool // the daemon did not take the host: forward from then on
-	log       *slog.Logger
-	maxLine   int
+	// detach, if set, takes the host's stdio out of this process's poller
+	// while the daemon has it (stdio.Detach).
+	detach  func()
+	log     *slog.Logger
+	maxLine int
 
 	wmu sync.Mutex // serialises writes to the host
 

@@ -73,6 +73,9 @@ func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (s
 		return forward(nil)
 	}
 	f.log.Debug("mcpx serve: handed the host's stdio to the daemon")
+	if f.detach != nil {
+		f.detach() // nothing reads or writes the host here until the daemon gives it back
+	}
 
 	stop := context.AfterFunc(ctx, func() { h.Close() })
 	defer stop()

@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"syscall"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/localclient"
-	"mcpx/internal/sock"
 )
 
 func cmdServe() *command {
@@ -104,6 +102,7 @@ from the shared daemon instead, set mcpx.http.listen in the config.`,
 			} else if err := canHandOff(stdio); err != nil {
 				log.Debug("mcpx serve: forwarding the host's stdio", "why", err)
 			} else {
+				f.detach = stdio.Detach
 				f.handoff = func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (*localclient.Handoff, *localclient.HostStream, error) {
 					c, err := connect(ctx, env, cfg, paths)
 					if err != nil {
@@ -139,62 +138,6 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it; \"mcpx token --name NAME\" a host's own)\n", file)
 	}
 	return env.ServeHTTP(ctx, cfg, ln, tokens, log)
-}
-
-// stdio is this process's stdin and stdout as one connection. Both are
-// made non-blocking, so that Close interrupts a pending Read and a Write
-// blocked on a host that stopped reading: mcpx can always shut down.
-type stdio struct {
-	inFD     int // this process's stdin, or -1 if in is not it
-	outFD    int // this process's stdout, or -1 if out is not it
-	in       io.ReadCloser
-	read     io.Reader // in, or a raw reader of it (sock.RawReader)
-	out      io.Writer
-	write    io.Writer        // out, or a raw writer of it (sock.RawWriter)
-	writeNow func([]byte) int // nil unless stdout is this process's own
-}
-
-func newStdio(env *Env) *stdio {
-	s := &stdio{in: io.NopCloser(env.Stdin), out: env.Stdout, inFD: -1, outFD: -1}
-	if f, ok := env.Stdin.(*os.File); ok && f == os.Stdin {
-		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			in := os.NewFile(f.Fd(), "stdin")
-			s.in, s.read, s.inFD = in, sock.RawReader(in), int(f.Fd())
-		}
-	}
-	if s.read == nil {
-		s.read = s.in
-	}
-	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
-		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
-			out := os.NewFile(f.Fd(), "stdout")
-			s.out, s.write, s.writeNow, s.outFD = out, sock.RawWriter(out), sock.NowWriter(out), int(f.Fd())
-		}
-	}
-	if s.write == nil {
-		s.write = s.out
-	}
-	return s
-}
-
-func (s *stdio) Read(p []byte) (int, error)  { return s.read.Read(p) }
-func (s *stdio) Write(p []byte) (int, error) { return s.write.Write(p) }
-
-// WriteNow writes what stdout takes of p at once, without waiting.
-func (s *stdio) WriteNow(p []byte) int {
-	if s.writeNow == nil {
-		return 0
-	}
-	return s.writeNow(p)
-}
-
-// Close closes stdin and, when it is this process's own, stdout.
-func (s *stdio) Close() error {
-	err := s.in.Close()
-	if c, ok := s.out.(*os.File); ok && c != os.Stdout {
-		c.Close()
-	}
-	return err
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

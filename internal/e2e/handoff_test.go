@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,6 +192,45 @@ func checkHandedOff(t *testing.T, e *mcpxtest.Env, p *servePipes, want bool) {
 	if held := daemonFiles[in] && daemonFiles[out]; held != want {
 		t.Errorf("the daemon holds the host's pipes (%s, %s): %v, want %v", in, out, held, want)
 	}
+	// Serve reads the host's stdin through its poller when it forwards;
+	// when the daemon has it, serve's poller must not watch it, or every
+	// message would wake serve too.
+	if polled := polledFiles(t, p.cmd.Process.Pid)[in]; polled == want {
+		t.Errorf("serve's poller watches the host's stdin (%s): %v, want %v", in, polled, !want)
+	}
+}
+
+// polledFiles returns what the epoll instances of process pid watch, as
+// openFiles names pipes ("pipe:[inode]"), from /proc/<pid>/fdinfo.
+func polledFiles(t *testing.T, pid int) map[string]bool {
+	t.Helper()
+	links, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	files := map[string]bool{}
+	for _, l := range links {
+		if s, err := os.Readlink(l); err != nil || s != "anon_inode:[eventpoll]" {
+			continue
+		}
+		info, err := os.ReadFile(strings.Replace(l, "/fd/", "/fdinfo/", 1))
+		if err != nil {
+			continue // closed since
+		}
+		for line := range strings.Lines(string(info)) {
+			_, hex, ok := strings.Cut(line, " ino:")
+			if !strings.HasPrefix(line, "tfd:") || !ok {
+				continue
+			}
+			hex, _, _ = strings.Cut(hex, " ")
+			ino, err := strconv.ParseUint(hex, 16, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", l, line, err)
+			}
+			files[fmt.Sprintf("pipe:[%d]", ino)] = true
+		}
+	}
+	if len(files) == 0 {
+		t.Fatalf("process %d: no epoll instance watches anything", pid)
+	}
+	return files
 }
 
 // TestDaemonStopsMidMessage: the daemon stops (`mcpx stop`) while it has
