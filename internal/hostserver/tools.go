@@ -107,6 +107,9 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		HostKey:     hs.hostKey(),
 		Resume:      resumeOf(req),
 	}
+	if ctx == req.ctx {
+		call.Cancel = req.cancel // run cancels it after this returns
+	}
 	// live reports whether the host still expects to hear of this request:
 	// not once it cancelled it or left. A host's cancel ends ctx on the
 	// reader goroutine, before anything read after it is answered; checked

@@ -127,6 +127,11 @@ type Call struct {
 	HostKey string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
+	// Cancel, if set, cancels the ctx given to CallTool, which is this
+	// call's alone (a host request's): the call's timers end it with
+	// their cause, instead of a context of the call's own (one less per
+	// call), and the caller cancels it once CallTool has returned.
+	Cancel context.CancelCauseFunc
 }
 
 // Resume is a 2026-07-28 host's retry: its requestState and
@@ -199,8 +204,11 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		return nil, stateError(errStateForged)
 	}
 	idle, max := r.Timeouts(call.Server, call.IdleTimeout, call.MaxTimeout)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	cancel := call.Cancel
+	if cancel == nil {
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+	}
 	// The call's state holds the call, its timer, its questions and its
 	// call slot: one allocation.
 	st := &callState{c: call, entry: e, idle: idle}
