@@ -41,7 +41,7 @@ var seq atomic.Int64
 
 // echo makes one echo call with distinct arguments and checks the result.
 func echo(p *path) (*call, error) {
-	args := []byte(`{"n":` + strconv.FormatInt(seq.Add(1), 10) + `}`)
+	args, want := p.echoArgs(seq.Add(1))
 	c, err := p.h.start(p.tool("echo"), args, false)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func echo(p *path) (*call, error) {
 		c.abandon()
 		return nil, err
 	}
-	if !bytes.Contains(res, args) {
+	if !bytes.Contains(res, want) {
 		return nil, fmt.Errorf("echo %s answered %.200s", args, res)
 	}
 	return c, nil
@@ -147,7 +147,7 @@ func (b *bench) latencyN(p *path, r *round) {
 		})
 	}
 	time.Sleep(10 * time.Millisecond) // every worker at the barrier
-	ups := upstreamPIDs(p.record, pids)
+	ups := upstreamPIDs(p, pids)
 	cpu0, host0, up0 := cpuOf(pids), selfCPU(), cpuOf(ups)
 	start := time.Now()
 	end = start.Add(b.cfg.latN)

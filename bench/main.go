@@ -239,10 +239,10 @@ func run(cfg config) int {
 				b.latency1(p, rd)
 				b.latencyN(p, rd)
 			}
-			if cfg.figures["burst"] {
+			if cfg.figures["burst"] && !p.everything {
 				b.burst(p, rd)
 			}
-			if cfg.figures["cancel"] {
+			if cfg.figures["cancel"] && !p.everything {
 				b.cancel(p, rd)
 			}
 			for _, e := range rd.errs {

@@ -31,14 +31,21 @@ type path struct {
 	h       host
 	tail    *recordTail
 	note    string // said under the table
+	// everything marks a path whose upstream is server-everything (npm)
+	// rather than the demo fixture: its echo takes a message, and it
+	// keeps no record (no burst or cancel figures). upArgv is its command
+	// line after the node binary, as /proc shows it.
+	everything bool
+	upArgv     []string
 }
 
 // Groups of paths: what the host speaks, and what the upstream speaks.
 const (
-	groupStdio     = "host stdio, upstream stdio"
-	groupStdio26   = "host stdio 2026-07-28, upstream stdio (mcpx speaks 2026-07-28 to both)"
-	groupHTTP      = "host HTTP, upstream stdio (direct: the fixture over HTTP)"
-	groupStdioHTTP = "host stdio, upstream HTTP"
+	groupStdio      = "host stdio, upstream stdio"
+	groupStdio26    = "host stdio 2026-07-28, upstream stdio (mcpx speaks 2026-07-28 to both)"
+	groupHTTP       = "host HTTP, upstream stdio (direct: the fixture over HTTP)"
+	groupStdioHTTP  = "host stdio, upstream HTTP"
+	groupEverything = "host stdio, upstream server-everything (npm, stdio; the setting of the issue's floor)"
 )
 
 // pathSpec says how to set a path up.
@@ -75,6 +82,21 @@ var specs = []pathSpec{
 
 	{"inproc-uphttp", "mcpx --in-process, HTTP upstream", groupStdioHTTP, "http26", false, setupInProcessUpHTTP},
 	{"supergateway-stdio", "supergateway --streamableHttp", groupStdioHTTP, "http", true, setupSupergatewayStdio},
+
+	{"direct-se", "direct (server-everything on stdio)", groupEverything, "direct-se", true, setupEverything},
+	{"relay-se", "bare relay, server-everything", groupEverything, "direct-se", true, setupEverything},
+	{"inproc-se", "mcpx serve --in-process, server-everything", groupEverything, "direct-se", true, setupEverything},
+}
+
+// echoArgs returns the arguments of an echo call that make it distinct
+// (n), and what its result must hold.
+func (p *path) echoArgs(n int64) (args, want []byte) {
+	s := strconv.FormatInt(n, 10)
+	if p.everything {
+		return []byte(`{"message":"n-` + s + `"}`), []byte(`Echo: n-` + s + `"`)
+	}
+	args = []byte(`{"n":` + s + `}`)
+	return args, args
 }
 
 // tool returns the name of the demo's tool on p.
@@ -499,4 +521,40 @@ func waitPort(addr string, timeout time.Duration, p *proc) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// setupEverything puts server-everything, the upstream the issue's floor
+// was measured against, behind the path's way: directly, behind the bare
+// relay, or behind mcpx serve --in-process (which speaks 2025-11-25 to
+// it: server-everything knows no later revision). Only latency,
+// throughput and CPU are measured; it has no record to time cancels by.
+func setupEverything(b *bench, p *path) error {
+	p.everything = true
+	// The path's id, an argument server-everything ignores, tells its
+	// process from the other paths' in /proc.
+	p.upArgv = []string{filepath.Join(b.nodeModules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio", "mcpx-bench-" + p.id}
+	up := append([]string{b.node}, p.upArgv...)
+	switch p.id {
+	case "direct-se":
+		_, err := b.stdioPathEnv(p, p.id, up, nil)
+		return err
+	case "relay-se":
+		s, err := b.stdioPathEnv(p, p.id, append([]string{b.self, "relay", "--"}, up...), nil)
+		if err != nil {
+			return err
+		}
+		p.gateway = []*proc{s.proc}
+		return nil
+	}
+	cfg, err := b.writeConfig(p.id, map[string]any{"command": up[0], "args": up[1:]}, nil)
+	if err != nil {
+		return err
+	}
+	p.tools = "demo__"
+	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--in-process", "--config", cfg})
+	if err != nil {
+		return err
+	}
+	p.gateway = []*proc{s.proc}
+	return nil
 }

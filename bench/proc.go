@@ -225,19 +225,24 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// upstreamPIDs are the processes running the demo fixture that records
-// to record: the upstream behind a path, wherever it was started. The
-// gateway's pids are left out (the bare relay's command line holds the
-// fixture's).
-func upstreamPIDs(record string, gateway []int) []int {
-	if record == "" {
+// upstreamPIDs are the processes of the upstream behind p, wherever it
+// was started: the demo fixture recording to p's record, or p's
+// server-everything. The gateway's pids are left out (the bare relay's
+// command line holds the upstream's), and so is mcpx's supervising shim,
+// whose command line ends with the upstream's: the upstream's own argv[1]
+// is demo, or server-everything's script.
+func upstreamPIDs(p *path, gateway []int) []int {
+	want, first := "\x00-record\x00"+p.record+"\x00", "demo\x00"
+	switch {
+	case p.everything:
+		want, first = "\x00"+strings.Join(p.upArgv, "\x00")+"\x00", p.upArgv[0]+"\x00"
+	case p.record == "":
 		return nil
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	want := []byte("\x00-record\x00" + record + "\x00")
 	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -245,9 +250,7 @@ func upstreamPIDs(record string, gateway []int) []int {
 			continue
 		}
 		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		// argv[1] is demo: the fixture itself, not mcpx's supervising
-		// shim, whose command line ends with the fixture's.
-		if err == nil && bytes.Contains(append(cmd, 0), want) && bytes.HasPrefix(argv1(cmd), []byte("demo\x00")) {
+		if err == nil && bytes.Contains(append(cmd, 0), []byte(want)) && bytes.HasPrefix(argv1(cmd), []byte(first)) {
 			pids = append(pids, pid)
 		}
 	}

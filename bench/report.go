@@ -366,6 +366,7 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 	}{
 		{"relay", []string{"inproc", "inproc-legacy", "inproc-b", "daemon"}},
 		{"relay26", []string{"inproc26", "daemon26"}},
+		{"relay-se", []string{"inproc-se"}},
 	} {
 		relay, haveRelay := sums[cmp.relay]
 		for _, id := range cmp.ids {
