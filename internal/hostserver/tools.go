@@ -165,6 +165,11 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 	if !req.modern && !mayNameResultEdits(res) {
 		return res // nothing for resultOf to remove: as it would return it
 	}
+	if !req.modern {
+		if short, ok := withoutComplete(res); ok {
+			return short // what resultOf would return, unparsed
+		}
+	}
 	obj, err := jsonrpc.ParseObject(res)
 	if err != nil {
 		return res
@@ -187,6 +192,26 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 // among its bytes; most results have none of those, and are not parsed.
 func mayNameResultEdits(res []byte) bool {
 	return bytes.Contains(res, []byte("resultType")) || bytes.Contains(res, []byte("serverInfo")) || bytes.Contains(res, []byte(`\u`))
+}
+
+// completeSuffix is how a 2026-07-28 upstream's result most often ends:
+// its resultType, last.
+const completeSuffix = `,"resultType":"complete"}`
+
+// withoutComplete returns res without its resultType, for a legacy host,
+// when res ends with completeSuffix and nothing else in it is for
+// resultOf (no other "resultType", no "serverInfo", no \u escape): what
+// resultOf returns then, without parsing res (the suffix cannot be inside
+// a string, whose quotes are escaped, nor a nested object's, which would
+// end with two braces). ok is false otherwise.
+func withoutComplete(res []byte) (short []byte, ok bool) {
+	if !bytes.HasSuffix(res, []byte(completeSuffix)) || bytes.Count(res, []byte("resultType")) != 1 ||
+		bytes.Contains(res, []byte("serverInfo")) || bytes.Contains(res, []byte(`\u`)) {
+		return nil, false
+	}
+	short = make([]byte, 0, len(res)-len(completeSuffix)+1)
+	short = append(short, res[:len(res)-len(completeSuffix)]...)
+	return append(short, '}'), true
 }
 
 func msMeta(meta *jsonrpc.Object, key string) time.Duration {
