@@ -135,7 +135,7 @@ direct path. docs/benchmarks.md says what each figure means.
 	fs.IntVar(&c.inflight, "inflight", 32, "calls in flight for throughput")
 	fs.IntVar(&c.bursts, "bursts", 5, "progress bursts per round and path")
 	fs.IntVar(&c.burstSize, "burst-size", 200, "progress notifications per burst")
-	fs.IntVar(&c.cancels, "cancels", 30, "cancellations per round and path")
+	fs.IntVar(&c.cancels, "cancels", 100, "cancellations per round and path (pooled over rounds: under 100 in all, the p99 is the slowest)")
 	fs.DurationVar(&c.cancelWait, "cancel-wait", 2*time.Second, "how long a cancellation may take to reach the upstream before it counts as never")
 	fs.IntVar(&c.memHosts, "mem-hosts", 100, "idle hosts for the daemon's memory")
 	fs.IntVar(&c.memCalls, "mem-calls", 1000, "calls in flight for the daemon's memory")
@@ -188,12 +188,31 @@ direct path. docs/benchmarks.md says what each figure means.
 	return c, nil
 }
 
+// run measures, prints the tables and returns the exit code: 1 when a
+// path could not be set up, or a round or the memory phase failed (after
+// the tables, which say what was measured).
 func run(cfg config) int {
+	rep, err := measure(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	rep.print(os.Stdout)
+	if n := rep.failures(); n > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d failure(s), said above\n", n)
+		return 1
+	}
+	return 0
+}
+
+// measure runs the rounds and the memory phase, and stops every process it
+// started. Failures within a round are printed as they happen and kept in
+// the report; an error means nothing was measured.
+func measure(cfg config) (*report, error) {
 	b := &bench{cfg: cfg}
 	var err error
 	if b.work, err = os.MkdirTemp("", "mcpxb-"); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+		return nil, err
 	}
 	workDir.Store(&b.work)
 	if cfg.keep {
@@ -202,8 +221,7 @@ func run(cfg config) int {
 		defer func() { stopAll(); os.RemoveAll(b.work) }()
 	}
 	if err := b.prepare(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+		return nil, err
 	}
 	started := time.Now()
 	var paths []*path
@@ -218,12 +236,10 @@ func run(cfg config) int {
 		p := &path{id: s.id, label: s.label, group: s.group, base: s.base}
 		fmt.Fprintf(os.Stderr, "bench: starting %s\n", s.id)
 		if err := s.setup(b, p); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", s.id, err)
-			return 1
+			return nil, fmt.Errorf("%s: %w", s.id, err)
 		}
 		if err := warm(p, 200, 8); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: warm-up: %v\n", s.id, err)
-			return 1
+			return nil, fmt.Errorf("%s: warm-up: %w", s.id, err)
 		}
 		paths = append(paths, p)
 	}
@@ -279,9 +295,7 @@ func run(cfg config) int {
 			fmt.Fprintf(os.Stderr, "bench: memory: %s\n", e)
 		}
 	}
-	rep := &report{cfg: cfg, paths: paths, results: results, mems: mems, mem: mem, took: time.Since(started), machine: b.machine()}
-	rep.print(os.Stdout)
-	return 0
+	return &report{cfg: cfg, paths: paths, results: results, mems: mems, mem: mem, took: time.Since(started), machine: b.machine()}, nil
 }
 
 // prepare builds mcpx (unless given), finds node and sets the environment:
