@@ -104,6 +104,9 @@ func (r *rawReader) read(fd uintptr) bool {
 			continue
 		}
 		r.n, r.errno = int(r1), e
+		if e == 0 && r1 > 0 {
+			raceAcquireIO(fd)
+		}
 		return e != syscall.EAGAIN
 	}
 }
@@ -138,6 +141,7 @@ func (w *rawWriter) Write(b []byte) (int, error) {
 // write is the poller's function of a Write: w.mu is held.
 func (w *rawWriter) write(fd uintptr) bool {
 	b := w.b
+	raceReleaseIO(fd)
 	for w.written < len(b) {
 		rest := b[w.written:]
 		r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))

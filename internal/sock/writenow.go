@@ -52,6 +52,7 @@ func (w *nowWriter) Write(b []byte) int {
 func (w *nowWriter) write(fd uintptr) bool {
 	// A raw call: the descriptor is non-blocking, so the write never
 	// waits in the kernel (see RawReader).
+	raceReleaseIO(fd)
 	r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.b[0])), uintptr(len(w.b)))
 	if e == 0 {
 		w.n = int(r1)
