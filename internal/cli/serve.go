@@ -12,6 +12,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/localclient"
+	"mcpx/internal/sock"
 )
 
 func cmdServe() *command {
@@ -137,7 +138,7 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 	} else {
 		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it; \"mcpx token --name NAME\" a host's own)\n", file)
 	}
-	return env.ServeHTTP(ctx, cfg, ln, tokens, log)
+	return env.ServeHTTP(ctx, cfg, sock.RawTCPListener(ln), tokens, log)
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

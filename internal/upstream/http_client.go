@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"mcpx/internal/sock"
 )
 
 // httpShared is what a pool's HTTP upstreams share: one client, so that
@@ -55,7 +57,7 @@ const (
 func newHTTPShared() *httpShared {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           sock.RawTCPDial((&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext),
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   tlsHandshakeTimeout,
 		IdleConnTimeout:       idleConnTimeout,
