@@ -42,7 +42,7 @@ var seq atomic.Int64
 // echo makes one echo call with distinct arguments and checks the result.
 func echo(p *path) (*call, error) {
 	args, want := p.echoArgs(seq.Add(1))
-	c, err := p.h.start(p.tool("echo"), args, false)
+	c, err := p.h.start(p.tool("echo"), args, startOpts{})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (b *bench) burst(p *path, r *round) {
 	n := b.cfg.burstSize
 	for i := -1; i < b.cfg.bursts; i++ { // i == -1: warm-up
 		args := []byte(`{"count":` + strconv.Itoa(n) + `,"n":` + strconv.FormatInt(seq.Add(1), 10) + `}`)
-		c, err := p.h.start(p.tool("burst"), args, true)
+		c, err := p.h.start(p.tool("burst"), args, startOpts{progress: true})
 		if err != nil {
 			r.fail("burst: %v", err)
 			return
@@ -202,9 +202,15 @@ func (b *bench) burst(p *path, r *round) {
 
 // cancel starts a silent long call (wait), waits until the upstream has it,
 // cancels it as the host, and times until the upstream records the
-// cancellation: the upstream's clock against the bench's, both the
-// machine's.
+// cancellation of that request: the upstream's clock against the bench's,
+// both the machine's. The request is known by a tag in its _meta, and
+// its cancellation by the upstream's id of it; a cancellation the
+// upstream recorded for no running request (one that overtook its
+// request) did not cancel the call, and counts as never.
 func (b *bench) cancel(p *path, r *round) {
+	// giveUpAfter cancellations never seen, and none seen, end the path's
+	// cancellations for the round.
+	const giveUpAfter = 5
 	if p.tail == nil {
 		t, err := openTail(p.record)
 		if err != nil {
@@ -215,29 +221,35 @@ func (b *bench) cancel(p *path, r *round) {
 	}
 	for i := -1; i < b.cfg.cancels; i++ { // i == -1: warm-up
 		p.tail.skip()
-		args := []byte(`{"seconds":30,"text":"c-` + strconv.FormatInt(seq.Add(1), 10) + `"}`)
-		c, err := p.h.start(p.tool("wait"), args, false)
+		tag := "c-" + strconv.FormatInt(seq.Add(1), 10)
+		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":30,"text":"`+tag+`"}`), startOpts{tag: tag})
 		if err != nil {
 			r.fail("cancel: %v", err)
 			return
 		}
-		if _, err := p.tail.await(func(e *event) bool { return e.Event == "request" && e.Tool == "wait" }, 10*time.Second); err != nil {
+		req, err := p.tail.await(func(e *event) bool { return e.Event == "request" && e.tag() == tag }, 10*time.Second)
+		if err != nil {
 			c.abandon()
 			r.fail("cancel: the upstream never got the call: %v", err)
 			return
 		}
 		t0 := c.cancel()
-		e, err := p.tail.await(func(e *event) bool { return e.Event == "cancelled" }, b.cfg.cancelWait)
+		e, err := p.tail.await(func(e *event) bool {
+			return e.Event == "cancelled" && bytes.Equal(e.RequestID, req.ID) && e.Known != nil && *e.Known
+		}, b.cfg.cancelWait)
 		c.abandon()
 		if i < 0 {
 			continue
 		}
 		if err != nil {
 			r.missed++
+			if r.missed >= giveUpAfter && len(r.cancels) == 0 {
+				return // the path does not cancel: no need to wait a hundred times to say so
+			}
 			continue
 		}
 		r.cancels = append(r.cancels, e.At.Sub(t0.Round(0)))
 		// Let the upstream end the call before the next one.
-		_, _ = p.tail.await(func(e *event) bool { return e.Event == "finished" && e.Tool == "wait" }, time.Second)
+		_, _ = p.tail.await(func(e *event) bool { return e.Event == "finished" && bytes.Equal(e.ID, req.ID) }, time.Second)
 	}
 }

@@ -14,11 +14,24 @@ import (
 // It is safe for concurrent use.
 type host interface {
 	// start sends a tools/call of tool with args (a JSON object) and
-	// returns at once. With progress, the request carries a progress token
-	// and the call records the progress it gets.
-	start(tool string, args []byte, progress bool) (*call, error)
+	// returns at once.
+	start(tool string, args []byte, o startOpts) (*call, error)
 	close()
 }
+
+// startOpts are a call's options.
+type startOpts struct {
+	// progress: the request carries a progress token and the call records
+	// the progress it gets.
+	progress bool
+	// tag, if set, goes in the request's _meta as tagKey, for the
+	// fixture's record of it: a gateway passes it on as it is, where it
+	// gives requests ids and progress tokens of its own.
+	tag string
+}
+
+// tagKey is the _meta member that carries startOpts.tag.
+const tagKey = "dev.mcpx.bench/call"
 
 // call is one tools/call in flight.
 type call struct {
@@ -110,7 +123,15 @@ type progressParams struct {
 
 // requestLine encodes a tools/call request. meta holds extra _meta
 // members (already encoded, without braces), or is empty.
-func requestLine(id int64, tool string, args []byte, token bool, meta string) []byte {
+func requestLine(id int64, tool string, args []byte, o startOpts, meta string) []byte {
+	if o.tag != "" {
+		tag := strconv.Quote(tagKey) + ":" + strconv.Quote(o.tag)
+		if meta != "" {
+			tag += ","
+		}
+		meta = tag + meta
+	}
+	token := o.progress
 	b := make([]byte, 0, 160+len(args)+len(meta))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)

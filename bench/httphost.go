@@ -106,7 +106,7 @@ func (h *httpHost) post(ctx context.Context, body []byte, hdr map[string]string)
 	return resp, nil
 }
 
-func (h *httpHost) start(tool string, args []byte, progress bool) (*call, error) {
+func (h *httpHost) start(tool string, args []byte, o startOpts) (*call, error) {
 	c := newCall(h.ids.Add(1))
 	var hdr map[string]string
 	meta := ""
@@ -114,7 +114,7 @@ func (h *httpHost) start(tool string, args []byte, progress bool) (*call, error)
 		hdr = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
 		meta = modernMeta
 	}
-	body := requestLine(c.id, tool, args, progress, meta)
+	body := requestLine(c.id, tool, args, o, meta)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.abandon = cancel
 	if h.modern {

@@ -196,7 +196,7 @@ func (b *bench) memoryPhase() *memResult {
 	res.calls = memStep{before: settle(d.proc.pid()), n: b.cfg.memCalls}
 	var calls []*call
 	for i := range b.cfg.memCalls {
-		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":300,"text":"m-`+strconv.Itoa(i)+`"}`), false)
+		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":300,"text":"m-`+strconv.Itoa(i)+`"}`), startOpts{})
 		if err != nil {
 			return fail("call %d: %v", i, err)
 		}

@@ -12,11 +12,27 @@ import (
 // event is a line of the demo's record file (-record): what the upstream
 // saw and when, by its own clock.
 type event struct {
-	Event  string    `json:"event"`
-	Tool   string    `json:"tool"`
-	Reason string    `json:"reason"`
-	Known  *bool     `json:"known"`
-	At     time.Time `json:"at"`
+	Event     string          `json:"event"`
+	ID        json.RawMessage `json:"id"`
+	RequestID json.RawMessage `json:"requestId"`
+	Tool      string          `json:"tool"`
+	Reason    string          `json:"reason"`
+	Known     *bool           `json:"known"`
+	Meta      json.RawMessage `json:"meta"`
+	At        time.Time       `json:"at"`
+}
+
+// tag returns the request's startOpts.tag, "" if it has none.
+func (e *event) tag() string {
+	if len(e.Meta) == 0 {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	var tag string
+	if json.Unmarshal(e.Meta, &m) != nil || json.Unmarshal(m[tagKey], &tag) != nil {
+		return ""
+	}
+	return tag
 }
 
 // recordTail reads a record file as the upstream appends to it.

@@ -102,12 +102,12 @@ func (h *stdioHost) register() *call {
 	return c
 }
 
-func (h *stdioHost) start(tool string, args []byte, progress bool) (*call, error) {
+func (h *stdioHost) start(tool string, args []byte, o startOpts) (*call, error) {
 	c := h.register()
 	if c == nil {
 		return nil, h.err
 	}
-	line := requestLine(c.id, tool, args, progress, h.meta)
+	line := requestLine(c.id, tool, args, o, h.meta)
 	c.sent = time.Now()
 	if err := h.write(line); err != nil {
 		return nil, err
