@@ -2,7 +2,7 @@
 // bare relay and two npm gateways, on one machine in one run, and prints
 // one table with ratios to the direct path:
 //
-//	go run ./bench                      # everything, about 5 minutes
+//	go run ./bench                      # everything, about 4 minutes
 //	go run ./bench -paths direct,relay,inproc -figures lat -rounds 5
 //
 // Every gateway runs as its own process, as a user runs it: the mcpx
