@@ -204,9 +204,9 @@ func (b *bench) burst(p *path, r *round) {
 // cancels it as the host, and times until the upstream records the
 // cancellation of that request: the upstream's clock against the bench's,
 // both the machine's. The request is known by a tag in its _meta, and
-// its cancellation by the upstream's id of it; a cancellation the
-// upstream recorded for no running request (one that overtook its
-// request) did not cancel the call, and counts as never.
+// its cancellation by the upstream's id of it; a cancellation that named
+// another request, or none running, did not cancel the call, and counts
+// as never.
 func (b *bench) cancel(p *path, r *round) {
 	// giveUpAfter cancellations never seen, and none seen, end the path's
 	// cancellations for the round.
