@@ -22,18 +22,18 @@ func RawTCP(c net.Conn) net.Conn {
 	if !ok {
 		return c
 	}
-	r, w := RawReader(tc), RawWriter(tc)
-	if r == nil || w == nil {
+	rc, ok := nonBlocking(tc) // once for both directions
+	if !ok {
 		return c
 	}
-	return &rawTCPConn{TCPConn: tc, r: r, w: w}
+	return &rawTCPConn{TCPConn: tc, r: newRawReader(rc), w: newRawWriter(rc)}
 }
 
 // rawTCPConn is RawTCP's connection.
 type rawTCPConn struct {
 	*net.TCPConn
-	r io.Reader
-	w io.Writer
+	r *rawReader
+	w *rawWriter
 }
 
 func (c *rawTCPConn) Read(p []byte) (int, error) {

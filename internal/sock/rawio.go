@@ -25,6 +25,10 @@ func RawReader(c syscall.Conn) io.Reader {
 	if !ok {
 		return nil
 	}
+	return newRawReader(rc)
+}
+
+func newRawReader(rc syscall.RawConn) *rawReader {
 	r := &rawReader{rc: rc}
 	r.fn = r.read
 	return r
@@ -38,6 +42,10 @@ func RawWriter(c syscall.Conn) io.Writer {
 	if !ok {
 		return nil
 	}
+	return newRawWriter(rc)
+}
+
+func newRawWriter(rc syscall.RawConn) *rawWriter {
 	w := &rawWriter{rc: rc}
 	w.fn = w.write
 	return w
