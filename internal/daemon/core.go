@@ -22,6 +22,7 @@ import (
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
@@ -40,6 +41,15 @@ type Options struct {
 	// Shim is the executable that supervises each stdio upstream (see
 	// upstream.Supervision); "" starts upstreams directly.
 	Shim string
+	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
+	// directory's (config.Paths.OAuthDir), and none when that cannot be
+	// located.
+	OAuthDir string
+	// OAuthBrowser, when set, lets the core sign in to a server that asks
+	// by itself, showing the authorization URL with it (headless sign-in:
+	// tests and the conformance suite). Unset, such a call fails with an
+	// error that says to run mcpx login.
+	OAuthBrowser oauth.Browser
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -69,6 +79,7 @@ func newCore(opts *Options) *core {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()

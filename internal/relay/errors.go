@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/upstream"
 )
 
@@ -11,12 +13,13 @@ import (
 // They lie outside JSON-RPC's reserved range, so no host mistakes them for
 // an upstream's own.
 const (
-	CodeUpstreamFailed = -31000 // the upstream could not start, or died during the call
-	CodeTimeout        = -31001 // an mcpx timer ended the call
-	CodeStopping       = -31002 // mcpx is shutting down
-	CodeInterrupted    = -31003 // a person interrupted the call
-	CodeBusy           = -31004 // the upstream's call slots and queue left no room (*BusyError)
-	CodeHostLimit      = -31005 // the host has as many requests in flight as it may (*HostLimitError)
+	CodeUpstreamFailed = -31000                 // the upstream could not start, or died during the call
+	CodeTimeout        = -31001                 // an mcpx timer ended the call
+	CodeStopping       = -31002                 // mcpx is shutting down
+	CodeInterrupted    = -31003                 // a person interrupted the call
+	CodeBusy           = -31004                 // the upstream's call slots and queue left no room (*BusyError)
+	CodeHostLimit      = -31005                 // the host has as many requests in flight as it may (*HostLimitError)
+	CodeSignInRequired = mcp.CodeSignInRequired // the upstream needs a sign-in (*oauth.SignInError)
 )
 
 // RPCError turns why a call to server failed into the JSON-RPC error a host
@@ -43,7 +46,14 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var exit *upstream.ExitError
 	var busy *BusyError
 	var hostLimit *HostLimitError
+	var signIn *oauth.SignInError
 	switch c, isCause := CauseOf(err); {
+	case errors.As(err, &signIn):
+		extra := map[string]any{"login": "mcpx login " + signIn.Server, "reason": signIn.Reason}
+		if len(signIn.Scopes) > 0 {
+			extra["scopes"] = signIn.Scopes
+		}
+		return mk(CodeSignInRequired, "sign_in_required", signIn.Error(), extra)
 	case errors.As(err, &busy):
 		reason := "queue_timeout"
 		if busy.Full {

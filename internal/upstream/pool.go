@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -46,6 +47,10 @@ type Options struct {
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *Supervision
+	// Authorize, when set, wraps the round tripper of each HTTP server's
+	// requests (the server's sign-in: internal/oauth). A server whose
+	// config sets an Authorization header is left as it is.
+	Authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -118,6 +123,7 @@ func NewPool(cfg *config.Config, opts *Options) *Pool {
 	if opts != nil {
 		p.opts = *opts
 	}
+	p.http.authorize = p.opts.Authorize
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -253,8 +259,10 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 	a.sess, a.err = s, err
 	if err != nil {
 		sl.lastErr, sl.lastEnd = err, time.Now()
-		sl.failures++
-		sl.retryAt = time.Now().Add(startBackoff(sl.failures))
+		if !needsSignIn(err) { // a sign-in is the user's to do: then at once
+			sl.failures++
+			sl.retryAt = time.Now().Add(startBackoff(sl.failures))
+		}
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, sl.cfg.Name)

@@ -1,0 +1,34 @@
+package daemon
+
+import (
+	"log/slog"
+	"net/http"
+
+	"mcpx/internal/config"
+	"mcpx/internal/oauth"
+)
+
+// authorizer returns the pool's wrapper of HTTP servers' round trippers:
+// each server's sign-in, read from the sign-in directory (which `mcpx
+// login` writes: every host of the machine shares it) and refreshed here.
+// nil when there is no directory for them.
+func (o *Options) authorizer(log *slog.Logger) func(*config.Server, http.RoundTripper) http.RoundTripper {
+	dir := o.OAuthDir
+	if dir == "" {
+		p, err := config.DefaultPaths(nil)
+		if err != nil {
+			log.Warn("no state directory: upstream sign-ins are off", "err", err)
+			return nil
+		}
+		dir = p.OAuthDir()
+	}
+	store := &oauth.Store{Dir: dir}
+	browser := o.OAuthBrowser
+	return func(srv *config.Server, base http.RoundTripper) http.RoundTripper {
+		client := &oauth.Client{HTTP: &http.Client{Transport: base}}
+		return &oauth.Transport{
+			Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Store: store, Client: client,
+			Base: base, Browser: browser, Log: log.With("server", srv.Name),
+		}
+	}
+}
