@@ -24,8 +24,9 @@ func cmdStatus() *command {
 Status shows the daemon serving this config (it does not start one): its
 socket, its MCP endpoint on TCP and the file of the token it requires, the
 hosts connected, each upstream server (state, pid, protocol revision, calls
-in flight) and every call in flight with its latest progress. Exit status 3
-when no daemon runs.`,
+in flight), every call in flight with its latest progress, and each HTTP
+server's sign-in (mcpx login) with its token's expiry. Exit status 3 when no
+daemon runs.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -42,6 +43,9 @@ when no daemon runs.`,
 			st, err := c.Status(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
+				if !asJSON {
+					printSignIns(env.Stdout, cfg, paths, time.Now())
+				}
 				return &exitError{ExitTransport, errSilent}
 			}
 			if err != nil {
@@ -53,6 +57,7 @@ when no daemon runs.`,
 				return enc.Encode(st)
 			}
 			printStatus(env, st, time.Now())
+			printSignIns(env.Stdout, cfg, paths, time.Now())
 			return nil
 		},
 	}
