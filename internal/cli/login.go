@@ -51,15 +51,12 @@ Login needs no daemon: it runs here, where the browser is.`,
 			ctx, cancel := context.WithTimeoutCause(ctx, loginTimeout, errors.New("the sign-in was not finished within 5 minutes"))
 			defer cancel()
 			client := &oauth.Client{HTTP: &http.Client{Timeout: 30 * time.Second}}
-			rec, err := client.Login(ctx, oauth.LoginRequest{
+			rec, err := client.SignIn(ctx, oauth.LoginRequest{
 				Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Previous: prev,
 				Browser: browser(env),
-			})
+			}, store.Save)
 			if err != nil {
 				return fmt.Errorf("signing in to %q: %w", srv.Name, err)
-			}
-			if err := store.Save(rec); err != nil {
-				return err
 			}
 			fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", srv.Name, expiry(rec, time.Now()))
 			return nil

@@ -61,6 +61,7 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
+	signIns *oauth.SignIns // nil when there is no sign-in directory
 	pool    *upstream.Pool
 	relay   *relay.Relay
 	catalog *catalog.Catalog
@@ -100,7 +101,12 @@ func newCore(opts *Options) *core {
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
 	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	c := &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	if dir := opts.oauthDir(log); dir != "" {
+		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+		r.SetSignIns(c.signIns)
+	}
+	return c
 }
 
 // runPool runs the pool until stop is closed and reports its end on done.
@@ -114,6 +120,9 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		if c.signIns != nil {
+			c.signIns.Close() // the sign-ins hosts started and left unfinished
+		}
 	}
 }
 

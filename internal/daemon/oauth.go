@@ -13,14 +13,9 @@ import (
 // login` writes: every host of the machine shares it) and refreshed here.
 // nil when there is no directory for them.
 func (o *Options) authorizer(log *slog.Logger) func(*config.Server, http.RoundTripper) http.RoundTripper {
-	dir := o.OAuthDir
+	dir := o.oauthDir(log)
 	if dir == "" {
-		p, err := config.DefaultPaths(nil)
-		if err != nil {
-			log.Warn("no state directory: upstream sign-ins are off", "err", err)
-			return nil
-		}
-		dir = p.OAuthDir()
+		return nil
 	}
 	store := &oauth.Store{Dir: dir}
 	browser := o.OAuthBrowser
@@ -31,4 +26,18 @@ func (o *Options) authorizer(log *slog.Logger) func(*config.Server, http.RoundTr
 			Base: base, Browser: browser, Log: log.With("server", srv.Name),
 		}
 	}
+}
+
+// oauthDir is the sign-in directory: OAuthDir, else the state
+// directory's; "" when there is none.
+func (o *Options) oauthDir(log *slog.Logger) string {
+	if o.OAuthDir != "" {
+		return o.OAuthDir
+	}
+	p, err := config.DefaultPaths(nil)
+	if err != nil {
+		log.Warn("no state directory: upstream sign-ins are off", "err", err)
+		return ""
+	}
+	return p.OAuthDir()
 }

@@ -76,7 +76,7 @@ func signInAsUser(authURL string) error {
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "mcpx received the sign-in response") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "mcpx received the sign-in response and is signed in") {
 		return fmt.Errorf("the sign-in ended at %s with HTTP %d: %s", resp.Request.URL.Redacted(), resp.StatusCode, body)
 	}
 	return nil

@@ -21,6 +21,11 @@ type callback struct {
 	srv         *http.Server
 	wg          sync.WaitGroup
 	got         chan url.Values
+	// outcome carries what the browser is told once the sign-in is over
+	// (the code exchanged and the tokens stored, or not): the redirect's
+	// answer waits for it, so that a host that retries once its user's
+	// browser shows the page finds the sign-in stored.
+	outcome chan string
 }
 
 // listen opens the redirect listener: on fixed, which must be an http URL
@@ -43,7 +48,7 @@ func listen(fixed string) (*callback, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening for the sign-in redirect: %w", err)
 	}
-	cb := &callback{ln: ln, path: path, got: make(chan url.Values, 1)}
+	cb := &callback{ln: ln, path: path, got: make(chan url.Values, 1), outcome: make(chan string, 1)}
 	if fixed != "" {
 		cb.redirectURI = fixed
 	} else {
@@ -68,10 +73,36 @@ func (cb *callback) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	select {
 	case cb.got <- q:
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "mcpx received the sign-in response. You can close this window.\n")
 	default:
 		http.Error(w, "a sign-in response already arrived", http.StatusConflict)
+		return
+	}
+	msg := "mcpx received the sign-in response, but took too long to finish the sign-in; see mcpx's output."
+	t := time.NewTimer(outcomeWait)
+	defer t.Stop()
+	select {
+	case msg = <-cb.outcome:
+	case <-t.C:
+	case <-r.Context().Done():
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, msg+"\n")
+}
+
+// outcomeWait bounds how long the redirect's answer waits for the token
+// exchange.
+const outcomeWait = 30 * time.Second
+
+// finish tells the browser how the sign-in ended.
+func (cb *callback) finish(err error) {
+	msg := "mcpx received the sign-in response and is signed in. You can close this window."
+	if err != nil {
+		msg = "mcpx could not complete the sign-in: " + err.Error()
+	}
+	select {
+	case cb.outcome <- msg:
+	default:
 	}
 }
 
@@ -88,9 +119,10 @@ func (cb *callback) close() {
 // checks it: the state must be the one sent (else the response is
 // discarded), and the iss parameter must be the issuer as RFC 9207 §2.4
 // and the 2026-07-28 spec's table say, before the code goes anywhere.
-func (cb *callback) await(ctx context.Context, authURL string, browser Browser, state string, md *ServerMetadata) (string, error) {
+// stop, always to be called once the browser has been told the outcome
+// (finish), ends the browser's part and waits for it.
+func (cb *callback) await(ctx context.Context, authURL string, browser Browser, state string, md *ServerMetadata) (code string, stop func(), err error) {
 	bctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	berr := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -98,21 +130,25 @@ func (cb *callback) await(ctx context.Context, authURL string, browser Browser, 
 		defer wg.Done()
 		berr <- browser(bctx, authURL)
 	}()
-	defer wg.Wait()
+	stop = func() {
+		cancel()
+		wg.Wait()
+	}
 	var q url.Values
 	for q == nil {
 		select {
 		case q = <-cb.got:
 		case err := <-berr:
 			if err != nil {
-				return "", fmt.Errorf("showing the authorization URL: %w", err)
+				return "", stop, fmt.Errorf("showing the authorization URL: %w", err)
 			}
 			berr = nil // shown; keep waiting for the redirect
 		case <-ctx.Done():
-			return "", fmt.Errorf("waiting for the sign-in redirect: %w", context.Cause(ctx))
+			return "", stop, fmt.Errorf("waiting for the sign-in redirect: %w", context.Cause(ctx))
 		}
 	}
-	return checkResponse(q, state, md)
+	code, err = checkResponse(q, state, md)
+	return code, stop, err
 }
 
 // ErrStateMismatch: the redirect's state is not the one mcpx sent.

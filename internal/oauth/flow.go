@@ -39,6 +39,16 @@ type LoginRequest struct {
 // Login runs the authorization code flow for one server and returns the
 // record to store.
 func (c *Client) Login(ctx context.Context, req LoginRequest) (*Record, error) {
+	return c.login(ctx, req, nil)
+}
+
+// SignIn is Login and then save, before the browser's page says the
+// sign-in is done.
+func (c *Client) SignIn(ctx context.Context, req LoginRequest, save func(*Record) error) (*Record, error) {
+	return c.login(ctx, req, save)
+}
+
+func (c *Client) login(ctx context.Context, req LoginRequest, save func(*Record) error) (rec *Record, err error) {
 	if req.Browser == nil {
 		return nil, errors.New("no way to show the authorization URL")
 	}
@@ -83,10 +93,13 @@ func (c *Client) Login(ctx context.Context, req LoginRequest) (*Record, error) {
 	resourceOpt := oauth2.SetAuthURLParam("resource", resource)
 	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), resourceOpt)
 
-	code, err := cb.await(ctx, authURL, req.Browser, state, md)
+	code, stopBrowser, err := cb.await(ctx, authURL, req.Browser, state, md)
+	defer stopBrowser()
 	if err != nil {
+		cb.finish(err)
 		return nil, err
 	}
+	defer func() { cb.finish(err) }() // before stopBrowser: the browser waits for it
 	xctx := context.WithValue(ctx, oauth2.HTTPClient, c.limitedClient())
 	tok, err := conf.Exchange(xctx, code, oauth2.VerifierOption(verifier), resourceOpt)
 	if err != nil {
@@ -95,13 +108,18 @@ func (c *Client) Login(ctx context.Context, req LoginRequest) (*Record, error) {
 	if !strings.EqualFold(tok.Type(), "bearer") {
 		return nil, fmt.Errorf("the token endpoint issued a %q token; mcpx sends bearer tokens only", tok.Type())
 	}
-	rec := &Record{
+	rec = &Record{
 		Server: req.Server, ServerURL: req.URL, Resource: resource, Metadata: *md, Client: *reg, Scopes: scopes,
 		Token:    Token{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry},
 		SignedIn: time.Now(),
 	}
 	if s, ok := tok.Extra("scope").(string); ok {
 		rec.Token.Scope = s
+	}
+	if save != nil {
+		if err := save(rec); err != nil {
+			return nil, err
+		}
 	}
 	return rec, nil
 }

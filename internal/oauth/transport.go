@@ -223,12 +223,9 @@ func (t *Transport) authorize(ctx context.Context, ch *Challenge, prev *Record) 
 	if cur := t.current(); cur != nil && (prev == nil || cur.Token.AccessToken != prev.Token.AccessToken) {
 		return nil // signed in meanwhile
 	}
-	rec, err := t.Client.Login(ctx, LoginRequest{Server: t.Server, URL: t.URL, Settings: t.Settings, Challenge: ch, Previous: prev, Browser: t.Browser})
+	rec, err := t.Client.SignIn(ctx, LoginRequest{Server: t.Server, URL: t.URL, Settings: t.Settings, Challenge: ch, Previous: prev, Browser: t.Browser}, t.Store.Save)
 	if err != nil {
 		return fmt.Errorf("signing in to %q: %w", t.Server, err)
-	}
-	if err := t.Store.Save(rec); err != nil {
-		return err
 	}
 	t.Log.Info("signed in to the server", "scopes", rec.Scopes, "expiry", rec.Token.Expiry)
 	return nil
