@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"mcpx/internal/config"
 )
 
 // testServer is an authorization server and a protected MCP endpoint in
@@ -247,5 +249,34 @@ func TestParseChallenge(t *testing.T) {
 	ch, ok := ParseChallenge(h)
 	if !ok || ch.Error != "insufficient_scope" || strings.Join(ch.Scopes, ",") != "a,b" || ch.ResourceMetadata != "https://s/.well-known/oauth-protected-resource" {
 		t.Fatalf("got %+v %v", ch, ok)
+	}
+}
+
+func TestSignInsForHosts(t *testing.T) {
+	ts := newTestServer(t)
+	s := &SignIns{Store: &Store{Dir: t.TempDir()}}
+	srv := &config.Server{Name: "s", URL: ts.URL + "/mcp"}
+	u1, err := s.Begin(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u2, err := s.Begin(srv)
+	if err != nil || u2 != u1 {
+		t.Fatalf("a second host got %q, %v; want the running sign-in's URL", u2, err)
+	}
+	if err := follow(testCtx(t), u1); err != nil {
+		t.Fatal(err)
+	}
+	// The browser's page answered once the sign-in was stored.
+	if rec, err := s.Store.Load("s"); err != nil || rec.Token.AccessToken != "at-authorization_code" {
+		t.Fatalf("the stored sign-in: %v", err)
+	}
+	// One left unfinished ends with Close.
+	if _, err := s.Begin(&config.Server{Name: "t", URL: ts.URL + "/mcp"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := s.Begin(srv); !errors.Is(err, ErrSignInsClosed) {
+		t.Fatalf("Begin after Close: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"mcpx/internal/config"
@@ -130,20 +129,6 @@ func (c *Client) registerDynamic(ctx context.Context, md *ServerMetadata, redire
 	r := &Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, How: "dynamic"}
 	r.AuthMethod = authMethod(md, r.ClientSecret != "", out.AuthMethod)
 	return r, nil
-}
-
-// setClientAuth authenticates a token or revocation request as r's method
-// says (RFC 6749 §2.3.1: the id and secret form-encoded in Basic).
-func (r *Registration) setClientAuth(req *http.Request, form url.Values) {
-	switch r.AuthMethod {
-	case "client_secret_basic":
-		req.SetBasicAuth(url.QueryEscape(r.ClientID), url.QueryEscape(r.ClientSecret))
-	case "client_secret_post":
-		form.Set("client_id", r.ClientID)
-		form.Set("client_secret", r.ClientSecret)
-	default:
-		form.Set("client_id", r.ClientID)
-	}
 }
 
 // SettingsOf returns a server's config "oauth" object as Settings.
