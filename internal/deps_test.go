@@ -48,6 +48,11 @@ var rules = []rule{
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{pkg: "conformfixture", allowed: []string{}, why: "conformfixture is the conformance suite's fixture server, on the go-sdk alone: nothing of mcpx grades mcpx"},
 	{
+		pkg:     "supervise",
+		allowed: []string{"config"},
+		why:     "supervise runs child processes: it knows nothing of MCP and builds on config alone",
+	},
+	{
 		pkg:   "upstream",
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
