@@ -9,6 +9,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/outq"
 	"mcpx/internal/sock"
 	"mcpx/internal/supervise"
 )
@@ -16,7 +17,7 @@ import (
 // stdioTransport is a child process speaking newline-delimited JSON-RPC on
 // its stdin and stdout.
 type stdioTransport struct {
-	q      *writeQueue
+	q      *outq.Queue
 	proc   *supervise.Process
 	stderr *stderrLog
 }
@@ -38,10 +39,9 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	log := opts.log.With("server", srv.Name, "pid", proc.PID())
 	log.Info("upstream started", "command", srv.Command)
 	limit := max(4*opts.maxMessage, 64<<20)
-	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
-	t.q.try = sock.NowWriter(proc.Stdin)
 	s.conn = newConn(srv.Name, log)
-	t.q.shared = func() bool { return s.conn.Pending() > 1 }
+	q := newWriteQueue(limit, sock.NowWriter(proc.Stdin), func() bool { return s.conn.Pending() > 1 })
+	t := &stdioTransport{q: q, proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t
@@ -49,7 +49,7 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		t.q.run(proc.Stdin, writeStall, func(err error) {
+		runWriter(t.q, proc.Stdin, writeStall, func(err error) {
 			// Unless the session already ended (then the write failed
 			// because of it), the upstream stopped reading: end it.
 			exit := &ExitError{Server: srv.Name, Status: err.Error()}
@@ -66,19 +66,19 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 }
 
 // send queues msg for the writer; it never waits for the upstream.
-func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.push(msg.Encode()) }
+func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.Push(msg.Encode()) }
 
-func (t *stdioTransport) sendLine(line []byte) error { return t.q.push(line) }
+func (t *stdioTransport) sendLine(line []byte) error { return t.q.Push(line) }
 
 func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-	return t.q.push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
+	return t.q.Push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
 }
 
 // stop flushes what is queued (a last cancellation) within grace, then
 // stops the process as the spec says.
 func (t *stdioTransport) stop(grace time.Duration) {
-	t.q.drain(grace)
+	t.q.Drain(grace)
 	t.proc.Stop(grace)
 }
 
@@ -106,7 +106,7 @@ func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, l
 	if s.conn.fail(exit) == exit {
 		log.Warn("upstream ended", "status", status, "readErr", err)
 	}
-	t.q.close()
+	t.q.Close()
 	if alive {
 		t.proc.Stop(s.grace)
 	}
