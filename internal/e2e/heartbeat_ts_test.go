@@ -83,6 +83,7 @@ func TestHeartbeatTSHosts(t *testing.T) {
 					}
 					r := runTimerHost(t, node, interop, e, spec)
 					checkHeartbeats(t, r)
+					beats, took := len(r.Progress), r.ElapsedMs
 					if n, c := waitCalls(e); n != 1 || c != 0 {
 						t.Errorf("the upstream ran %d wait calls and got %d cancellations, want 1 and 0", n, c)
 					}
@@ -110,7 +111,7 @@ func TestHeartbeatTSHosts(t *testing.T) {
 					if n, _ := waitCalls(e); n != 2 {
 						t.Errorf("the upstream ran %d wait calls for the two hosts, want 2", n)
 					}
-					t.Logf("%s %s %s: %d heartbeats over %.0f ms; without them the host gave up after %.0f ms", sdk, transport, mode, len(r.Progress), r.ElapsedMs, r.ElapsedMs)
+					t.Logf("%s %s %s: %d heartbeats over %.0f ms; without them the host gave up after %.0f ms", sdk, transport, mode, beats, took, r.ElapsedMs)
 				})
 			})
 		}
