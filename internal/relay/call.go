@@ -436,7 +436,7 @@ type callState struct {
 	asks asks
 	slot slot
 	q    questionCtx
-	hb   heartbeat // guarded by mu
+	hb   *heartbeat // guarded by mu; nil: no heartbeats
 
 	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
 	last   float64

@@ -47,9 +47,10 @@ func wantsHeartbeats(c *Call) bool {
 	return p.ResetOnProgress && p.Timeout > 0 && c.HostToken != nil && c.Progress != nil
 }
 
-// heartbeat is a call's heartbeat state, guarded by its callState's mu.
+// heartbeat is a call's heartbeat state, guarded by its callState's mu;
+// made only for a call that gets heartbeats.
 type heartbeat struct {
-	every    time.Duration // 0: no heartbeats
+	every    time.Duration
 	t        *time.Timer
 	stopped  bool
 	label    string    // the tool as the host named it
@@ -71,7 +72,8 @@ func (st *callState) startHeartbeat(since time.Time, label string) {
 	}
 	st.mu.Lock() // the first beat may be due at once
 	defer st.mu.Unlock()
-	hb := &st.hb
+	hb := &heartbeat{}
+	st.hb = hb
 	hb.every = max(c.HostProfile.Timeout/heartbeatEvery, minHeartbeat)
 	now := time.Now()
 	if since.IsZero() || since.After(now) {
@@ -86,9 +88,8 @@ func (st *callState) startHeartbeat(since time.Time, label string) {
 func (st *callState) stopHeartbeat() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	hb := &st.hb
-	hb.stopped = true
-	if hb.t != nil {
+	if hb := st.hb; hb != nil {
+		hb.stopped = true
 		hb.t.Stop()
 	}
 }
@@ -98,7 +99,7 @@ func (st *callState) stopHeartbeat() {
 func (st *callState) beat() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	hb := &st.hb
+	hb := st.hb
 	if hb.stopped {
 		return
 	}
@@ -128,7 +129,7 @@ func (st *callState) beat() {
 // notification, passed on or not): the heartbeats' "no news" counts from
 // it. st.mu is held.
 func (st *callState) newsLocked() {
-	if st.hb.every != 0 {
+	if st.hb != nil {
 		st.hb.lastNews = time.Now()
 	}
 }
@@ -138,8 +139,8 @@ func (st *callState) newsLocked() {
 // sent something, and the value is raised above the last heartbeat's if
 // it is not above it already. st.mu is held.
 func (st *callState) forwardLocked(obj *jsonrpc.Object, v float64) {
-	hb := &st.hb
-	if hb.every == 0 {
+	hb := st.hb
+	if hb == nil {
 		return
 	}
 	if hb.any && v <= hb.sent {
