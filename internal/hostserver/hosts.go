@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 
@@ -86,7 +87,7 @@ func (hs *hostSession) hostProfile(req *request) hostprofile.Profile {
 	name := hs.clientName
 	hs.mu.Unlock()
 	if req.modern {
-		name = metaClientName(req.hostMeta())
+		name = hs.srv.clientName(req.hostMeta())
 		hs.mu.Lock()
 		hs.clientName, hs.version = name, req.version
 		hs.mu.Unlock()
@@ -94,13 +95,32 @@ func (hs *hostSession) hostProfile(req *request) hostprofile.Profile {
 	return hs.srv.relay.HostProfile(name)
 }
 
-// metaClientName returns the name in a 2026-07-28 request's clientInfo;
-// "" if it has none.
-func metaClientName(meta *jsonrpc.Object) string {
+// clientMemo is the last clientInfo a 2026-07-28 request sent and its
+// name: the next request of the same host is read without a parse or an
+// allocation (three a call less, BenchmarkRelayCallModern).
+type clientMemo struct {
+	raw  []byte
+	name string
+}
+
+// clientName returns the name in a 2026-07-28 request's clientInfo ("" if
+// it has none), remembering the last clientInfo read.
+func (s *Server) clientName(meta *jsonrpc.Object) string {
 	raw, ok := meta.Get(mcp.MetaClientInfo)
 	if !ok {
 		return ""
 	}
+	if m := s.lastClient.Load(); m != nil && bytes.Equal(m.raw, raw) {
+		return m.name
+	}
+	name := clientInfoName(raw)
+	s.lastClient.Store(&clientMemo{raw: bytes.Clone(raw), name: name})
+	return name
+}
+
+// clientInfoName returns the name member of a clientInfo object, raw; ""
+// if it is not an object with a string name.
+func clientInfoName(raw []byte) string {
 	info, err := jsonrpc.ParseObject(raw)
 	if err != nil {
 		return ""

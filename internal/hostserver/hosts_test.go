@@ -6,9 +6,11 @@ import (
 	"mcpx/internal/jsonrpc"
 )
 
-// TestMetaClientName: a 2026-07-28 request's clientInfo.name, and "" (the
-// default profile) for whatever else a host sends there.
-func TestMetaClientName(t *testing.T) {
+// TestClientName: a 2026-07-28 request's clientInfo.name, and "" (the
+// default profile) for whatever else a host sends there; the same again,
+// as the memo of the last one answers it, and after another.
+func TestClientName(t *testing.T) {
+	s := &Server{}
 	for _, tc := range []struct{ meta, want string }{
 		{`{"io.modelcontextprotocol/clientInfo":{"name":"claude-code","version":"2.1"}}`, "claude-code"},
 		{`{"io.modelcontextprotocol/clientInfo":{"name":"Visual Studio Code"}}`, "Visual Studio Code"},
@@ -23,8 +25,10 @@ func TestMetaClientName(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := metaClientName(meta); got != tc.want {
-			t.Errorf("metaClientName(%s) = %q, want %q", tc.meta, got, tc.want)
+		for i := range 2 {
+			if got := s.clientName(meta); got != tc.want {
+				t.Errorf("clientName(%s) #%d = %q, want %q", tc.meta, i+1, got, tc.want)
+			}
 		}
 	}
 }

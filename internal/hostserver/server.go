@@ -43,6 +43,8 @@ type Server struct {
 	hostsMu sync.Mutex                // for Hosts
 	streams map[*hostSession]struct{} // stream connections being served
 	faces   []*HTTP                   // the HTTP faces made by HTTP
+
+	lastClient atomic.Pointer[clientMemo] // hosts.go
 }
 
 // New returns a Server.
