@@ -77,7 +77,7 @@ type nowWriter interface {
 }
 
 // Witness is a Conn that is told what the session reads. A host's stdio
-// that `mcpx serve` handed to the daemon is one (localapi's handoff):
+// that `mcpx serve` handed to the daemon is one (package hoststream):
 // serve must be able to take the host back, answering what the daemon
 // read and never answered, and reading on where the daemon stopped.
 type Witness interface {
