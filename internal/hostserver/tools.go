@@ -104,7 +104,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
 		Host:        hs.id,
-		HostKey:     hs.hostKey(),
+		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),
 	}
 	if ctx == req.ctx {
