@@ -167,9 +167,13 @@ const hostReadBuffer = 4 << 10
 
 // hostSession is one host connection's state.
 type hostSession struct {
-	srv      *Server
-	id       string
-	out      *connSink
+	srv *Server
+	id  string
+	out *connSink
+	// base is the parent of the session's request contexts: the values
+	// of ServeConn's ctx without its end (requests end only through the
+	// registry, each with its own cause). Not a service's ctx: it lives
+	// exactly as long as the session.
 	base     context.Context
 	handlers sync.WaitGroup
 	// httpPrincipal is who an HTTP session's requests come from (see
