@@ -238,8 +238,9 @@ func (hs *hostSession) setClosing() {
 	hs.mu.Unlock()
 }
 
-// spawn runs req (run) in a handler goroutine unless the session is closing: one
-// that ran an earlier request and waits for another, or a new one.
+// dispatch hands req to a handler goroutine that executes it, unless the
+// session is closing: one that ran an earlier request and waits for
+// another, or a new one.
 //
 // A handler goroutine outgrows its first stack on the way to the upstream
 // (the relay's frames are deep), and the runtime copies it to a larger
@@ -247,7 +248,7 @@ func (hs *hostSession) setClosing() {
 // stays for the next request keeps its stack. It stays while requests
 // keep coming, for workerIdle after its last, and ends at once when the
 // session closes; each is counted in handlers.
-func (hs *hostSession) spawn(req *request) bool {
+func (hs *hostSession) dispatch(req *request) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closing {
@@ -255,7 +256,7 @@ func (hs *hostSession) spawn(req *request) bool {
 	}
 	if hs.shared != nil {
 		hs.handlers.Add(1)
-		hs.shared.run(hs, req)
+		hs.shared.dispatch(hs, req)
 		return true
 	}
 	if hs.stop == nil {
@@ -267,20 +268,20 @@ func (hs *hostSession) spawn(req *request) bool {
 	default:
 	}
 	hs.handlers.Add(1)
-	go hs.handle(req, hs.work, hs.stop)
+	go hs.handlerLoop(req, hs.work, hs.stop)
 	return true
 }
 
 // workerIdle is how long a handler goroutine waits for another request.
 const workerIdle = time.Second
 
-// handle runs req, then each request spawn hands it, until it has waited
-// workerIdle for one or stop is closed.
-func (hs *hostSession) handle(req *request, work <-chan *request, stop <-chan struct{}) {
+// handlerLoop executes req, then each request dispatch hands it, until it
+// has waited workerIdle for one or stop is closed.
+func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-chan struct{}) {
 	defer hs.handlers.Done()
 	var idle *time.Timer
 	for {
-		hs.run(req)
+		hs.execute(req)
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
 		} else {
