@@ -25,7 +25,8 @@ type request struct {
 	// Set by admit, for the handler goroutine (execute): the request's
 	// context, its cancel and its handler; and the storage of its
 	// answeredSink and hostAsker, so that they take no allocation of
-	// their own.
+	// their own. Saves two allocations a request (BenchmarkRelayCall,
+	// allocs/op, in internal/hostserver).
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	handler   handler
@@ -45,7 +46,8 @@ type request struct {
 
 // handler serves one request that admit dispatches to a handler goroutine. A
 // method expression, (*hostSession).toolsCall say, is one without an
-// allocation per request, as a method value would be.
+// allocation per request, as a method value would be. Saves one
+// allocation a request (BenchmarkRelayCall, allocs/op).
 type handler func(hs *hostSession, ctx context.Context, req *request)
 
 func (hs *hostSession) instructions() string {

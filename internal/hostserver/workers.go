@@ -11,7 +11,9 @@ import (
 // be new for every request, and every one would grow its stack on the
 // way to the upstream again (see dispatch). A worker that ran one request's
 // handler waits workerIdle for the next request of any session, keeping
-// its stack, its idle timer and the channels it waits on.
+// its stack, its idle timer and the channels it waits on. Saves a
+// goroutine's stack growth per request (BenchmarkRelayCallHTTPModern,
+// ns/op, in internal/hostserver).
 //
 // The session still counts the request in its handlers (its setClosing
 // and handlers.Wait mean what they mean for a session's own goroutines);
