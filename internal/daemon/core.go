@@ -24,6 +24,7 @@ import (
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
+	"mcpx/internal/supervise"
 	"mcpx/internal/upstream"
 )
 
@@ -39,7 +40,7 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// supervise.Options); "" starts upstreams directly.
 	Shim string
 	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
 	// directory's (config.Paths.OAuthDir), and none when that cannot be
@@ -79,7 +80,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
@@ -115,7 +116,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	return func() {
 		cancel()

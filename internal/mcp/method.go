@@ -27,11 +27,6 @@ const (
 	CodeHeaderMismatch             = -32020 // 2026-07-28
 	CodeMissingRequiredCapability  = -32021 // 2026-07-28
 	CodeUnsupportedProtocolVersion = -32022 // 2026-07-28
-
-	// CodeSignInRequired is mcpx's own: the upstream needs the user to
-	// sign in (mcpx login SERVER) before mcpx can reach it. Beside the
-	// relay's other codes, outside JSON-RPC's reserved range.
-	CodeSignInRequired = -31006
 )
 
 // _meta keys of the 2026-07-28 revision and of progress.
