@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,11 +65,21 @@ func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 	t.Helper()
 	bin := oidcBinary(t)
 	port := FreePort(t)
+	if u, err := url.Parse(redirectURI); err == nil {
+		for port == u.Port() { // the redirect's port, free too a moment ago
+			port = FreePort(t)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(os.Environ(), "PORT="+port, "REDIRECT_URI="+redirectURI)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs, err := os.CreateTemp(t.TempDir(), "oidc-*.log")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer logs.Close() // the child has its own descriptor
+	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -87,7 +97,8 @@ func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the OpenID provider did not answer within 30s: %v\n%s", err, logs.String())
+			out, _ := os.ReadFile(logs.Name())
+			t.Fatalf("the OpenID provider did not answer within 30s: %v\n%s", err, out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
