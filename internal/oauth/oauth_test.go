@@ -280,3 +280,30 @@ func TestSignInsForHosts(t *testing.T) {
 		t.Fatalf("Begin after Close: %v", err)
 	}
 }
+
+// A step-up the transport cannot do itself is noted: the next sign-in
+// requests the scopes the server asked for with the earlier ones.
+func TestStepUpNotedForTheNextSignIn(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="write"`)
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer ts.Close()
+	store := &Store{Dir: t.TempDir()}
+	if err := store.Save(&Record{Server: "s", ServerURL: ts.URL, Scopes: []string{"read"}, Token: Token{AccessToken: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	tr := &Transport{Server: "s", URL: ts.URL, Store: store, Client: &Client{}, Base: http.DefaultTransport}
+	_, err := (&http.Client{Transport: tr}).Get(ts.URL)
+	var se *SignInError
+	if !errors.As(err, &se) || strings.Join(se.Scopes, " ") != "write" {
+		t.Fatalf("got %v, want a SignInError asking for write", err)
+	}
+	rec, err := store.Load("s")
+	if err != nil || strings.Join(rec.Scopes, " ") != "read write" {
+		t.Fatalf("the stored scopes: %v %v, want read write", rec.Scopes, err)
+	}
+	if got := chooseScopes(nil, &Challenge{}, nil, rec); strings.Join(got, " ") != "read write" {
+		t.Fatalf("the next sign-in requests %v", got)
+	}
+}

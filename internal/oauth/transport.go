@@ -148,6 +148,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if t.Browser == nil || authorizations >= maxAuthorizations || (req.Body != nil && req.GetBody == nil) {
 			discard(resp)
+			if rec != nil && len(ch.Scopes) > 0 {
+				t.remember(ch.Scopes)
+			}
 			return nil, &SignInError{Server: t.Server, Reason: why, Scopes: ch.Scopes}
 		}
 		discard(resp)
@@ -214,6 +217,35 @@ func (t *Transport) refresh(ctx context.Context, rec *Record) (*Record, error) {
 	t.Log.Info("refreshed the server's access token", "expiry", next.Token.Expiry)
 	t.rec, t.recMod = &next, t.Store.modTime(t.Server)
 	return &next, nil
+}
+
+// remember adds the scopes a server asked for to the stored sign-in's, so
+// that the next sign-in (mcpx login, or one a host is asked to complete)
+// requests them with the ones granted before: a step-up done by the user.
+func (t *Transport) remember(scopes []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	unlock, err := t.Store.lock(t.Server)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	cur := t.currentLocked()
+	if cur == nil || !missingScopes(cur, scopes) {
+		return
+	}
+	next := *cur
+	next.Scopes = slices.Clone(cur.Scopes)
+	for _, s := range scopes {
+		if !slices.Contains(next.Scopes, s) {
+			next.Scopes = append(next.Scopes, s)
+		}
+	}
+	if err := t.Store.Save(&next); err != nil {
+		t.Log.Warn("cannot note the scopes the server asked for", "err", err)
+		return
+	}
+	t.rec, t.recMod = &next, t.Store.modTime(t.Server)
 }
 
 // authorize runs the authorization flow for ch and stores the result.
