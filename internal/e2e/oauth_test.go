@@ -39,7 +39,18 @@ import (
 // value is a file each run appends a line to (the count of prompts).
 const oauthBrowserEnv = "MCPX_E2E_OAUTH_BROWSER"
 
+// oauthFollowEnv makes the test binary a user agent that only follows
+// the authorization server's redirects (one that approves at once).
+const oauthFollowEnv = "MCPX_E2E_OAUTH_FOLLOW"
+
 func init() {
+	if os.Getenv(oauthFollowEnv) != "" {
+		if err := headlessBrowser(context.Background(), os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintf(os.Stderr, "headless browser: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if log := os.Getenv(oauthBrowserEnv); log != "" {
 		if err := signInAsUser(os.Args[len(os.Args)-1]); err != nil {
 			fmt.Fprintf(os.Stderr, "headless browser: %v\n", err)
