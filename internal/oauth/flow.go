@@ -52,15 +52,15 @@ func (c *Client) login(ctx context.Context, req LoginRequest, save func(*Record)
 	if req.Browser == nil {
 		return nil, errors.New("no way to show the authorization URL")
 	}
-	ch := req.Challenge
+	ch, refused := req.Challenge, true
 	if ch == nil {
-		got, err := c.challenge(ctx, req.URL)
+		got, r, err := c.challenge(ctx, req.URL)
 		if err != nil {
 			return nil, err
 		}
-		ch = got
+		ch, refused = got, r
 	}
-	resource, md, prmScopes, err := c.discover(ctx, req.URL, ch)
+	resource, md, prmScopes, err := c.discover(ctx, req.URL, ch, refused)
 	if err != nil {
 		return nil, err
 	}
@@ -124,34 +124,41 @@ func (c *Client) login(ctx context.Context, req LoginRequest, save func(*Record)
 	return rec, nil
 }
 
-// challenge asks the server without a token and returns its challenge:
-// an empty one when it answers 401 or 403 without a Bearer challenge, or
-// does not refuse at all (its metadata may still declare a sign-in).
-func (c *Client) challenge(ctx context.Context, serverURL string) (*Challenge, error) {
+// challenge asks the server without a token and returns its challenge
+// (an empty one when it has no Bearer challenge) and whether it refused
+// with 401 or 403 (if not, its metadata may still declare a sign-in).
+func (c *Client) challenge(ctx context.Context, serverURL string) (*Challenge, bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("asking the server: %w", unwrapURLError(err))
+		return nil, false, fmt.Errorf("asking the server: %w", unwrapURLError(err))
 	}
 	resp.Body.Close()
 	ch, _ := ParseChallenge(resp.Header)
-	return &ch, nil
+	return &ch, resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden, nil
 }
+
+// ErrNoSignIn: the server neither refused mcpx nor publishes protected
+// resource metadata.
+var ErrNoSignIn = errors.New("the server answers without asking for a sign-in and publishes no protected resource metadata: it needs none")
 
 // discover finds the resource, the authorization server's checked
 // metadata and the resource's scopes_supported. A server without
 // protected resource metadata is treated as the 2025-03-26 revision did:
 // its origin is the authorization server, with metadata at the root
 // well-known URI or, failing that, the default endpoints /authorize,
-// /token and /register.
-func (c *Client) discover(ctx context.Context, serverURL string, ch *Challenge) (resource string, md *ServerMetadata, scopes []string, err error) {
+// /token and /register; that, only if the server refused mcpx.
+func (c *Client) discover(ctx context.Context, serverURL string, ch *Challenge, refused bool) (resource string, md *ServerMetadata, scopes []string, err error) {
 	prm, err := c.DiscoverResource(ctx, serverURL, ch)
 	var none *noMetadataError
+	if errors.As(err, &none) && !refused {
+		return "", nil, nil, ErrNoSignIn
+	}
 	if errors.As(err, &none) && ch.ResourceMetadata == "" {
 		md, lerr := c.legacyServer(ctx, serverURL)
 		if lerr != nil {

@@ -307,3 +307,18 @@ func TestStepUpNotedForTheNextSignIn(t *testing.T) {
 		t.Fatalf("the next sign-in requests %v", got)
 	}
 }
+
+func TestLoginToAServerThatNeedsNone(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{}}`)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	_, err := (&Client{}).Login(testCtx(t), LoginRequest{Server: "s", URL: ts.URL + "/mcp", Browser: follow})
+	if !errors.Is(err, ErrNoSignIn) {
+		t.Fatalf("got %v, want ErrNoSignIn", err)
+	}
+}
