@@ -25,6 +25,7 @@ type Relay struct {
 	reg  *Registry
 	lim  *limiter
 	log  *slog.Logger
+	obs  Observer // nil: nobody listens (observe.go)
 
 	sealer *sealer // requestState of held calls (hold.go)
 	holds  holds
@@ -177,6 +178,16 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if r.obs == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
+		return r.callToolHoldable(ctx, e, c)
+	}
+	o := r.begin(e, &c)
+	res, err := r.callToolHoldable(ctx, e, c)
+	r.end(&o, res, err)
+	return res, err
+}
+
+func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	res, err := r.callTool(ctx, e, c)
 	if !c.Holdable {
 		return res, err
@@ -211,7 +222,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	}
 	// The call's state holds the call, its timer, its questions and its
 	// call slot: one allocation.
-	st := &callState{c: call, entry: e, idle: idle}
+	st := &callState{c: call, entry: e, idle: idle, obs: r.obs}
 	c := &st.c
 	st.call = c
 	timer := &st.ct
@@ -353,7 +364,10 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	res, err := r.await(ctx, q, sess, c, req, a)
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		r.log.Debug("call sent upstream", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID)
+	}
+	res, err := r.await(ctx, q, sess, c, req, a, e)
 	return res, req, err
 }
 
@@ -361,7 +375,7 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 // started (asked of a legacy host), or, for a Holdable call, ends the
 // wait with errHold and req still running. If ctx ends first, req is
 // cancelled upstream and ctx's cause returned.
-func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
+func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks, e *Entry) (json.RawMessage, error) {
 wait:
 	for {
 		select {
@@ -382,7 +396,7 @@ wait:
 	default:
 	}
 	if sess.Cancel(req, Reason(cause)) {
-		r.log.Info("cancelled upstream call", "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
+		r.log.Info("cancelled upstream call", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
 	}
 	return nil, cause
 }
@@ -393,6 +407,7 @@ type callState struct {
 	entry *Entry
 	idle  time.Duration
 	timer *callTimer // the call's idle timer (and hard maximum)
+	obs   Observer   // nil: nobody listens
 
 	// What callTool's call holds, here so that it takes one allocation:
 	// call points to c, timer to ct (a resumed call's are its own).
@@ -458,6 +473,9 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	if st.entry != nil {
 		total, message := progressStatus(obj)
 		st.entry.update(value, total, message)
+	}
+	if st.obs != nil {
+		st.obs.ProgressAdvanced(CallInfo{ID: callID(st.entry), Server: st.call.Server, Tool: st.call.Tool, Host: st.call.Host})
 	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return

@@ -46,6 +46,7 @@ func (p *Pool) endedLocked(sl *slot, s *Session) {
 	now := time.Now()
 	sl.sess = nil
 	sl.lastErr, sl.lastEnd = s.Err(), now
+	p.observeEndLocked(s)
 	if errors.Is(s.Err(), ErrStopped) {
 		return // stopped by mcpx: no crash
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *Supervision
+	// Observer, if set, is told of starts, failed starts and crashes
+	// (observe.go).
+	Observer Observer
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -97,6 +100,7 @@ type slot struct {
 	sess      *Session
 	starting  *attempt
 	starts    int
+	up        bool // a session of it has started (for Observer's restart)
 	lastErr   error
 	lastEnd   time.Time
 	// hosts are the sessions of a perHost server's hosts, by host key
@@ -258,6 +262,9 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, sl.cfg.Name)
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStartFailed(sl.cfg.Name, err)
+		}
 	} else if p.closed || sl.retired {
 		a.sess, a.err = nil, ErrClosed
 		if sl.retired {
@@ -277,6 +284,10 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		sl.touched = time.Now()
 		sl.idleTools = nil
 		p.eras[sl.cfg.Name] = s.version
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStarted(sl.cfg.Name, sl.up)
+		}
+		sl.up = true
 		p.wg.Add(1)
 		go p.watch(sl, s)
 	}
