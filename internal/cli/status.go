@@ -16,7 +16,7 @@ import (
 
 func cmdStatus() *command {
 	var configPath string
-	var asJSON bool
+	var asJSON, watch bool
 	return &command{
 		name:  "status",
 		short: "show the daemon, each upstream server and the calls in flight",
@@ -25,10 +25,16 @@ Status shows the daemon serving this config (it does not start one): its
 socket, its MCP endpoint on TCP and the file of the token it requires, the
 hosts connected, each upstream server (state, pid, protocol revision, calls
 in flight) and every call in flight with its latest progress. Exit status 3
-when no daemon runs.`,
+when no daemon runs.
+
+With --watch it keeps watching until interrupted: on a terminal it redraws
+the status four times a second; otherwise it prints a timestamped line per
+change (a server's state, hosts connected, a call started, its progress, its
+end), and ends with exit status 3 when the daemon stops.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			fs.BoolVar(&watch, "watch", false, "keep watching: redraw on a terminal, a line per change otherwise")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
@@ -46,6 +52,12 @@ when no daemon runs.`,
 			}
 			if err != nil {
 				return err
+			}
+			if watch && asJSON {
+				return usagef("--watch and --json do not go together")
+			}
+			if watch {
+				return watchStatus(ctx, env, c)
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)

@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
 )
 
@@ -57,7 +58,9 @@ type core struct {
 	hosts   *hostserver.Server
 }
 
-func newCore(opts *Options) *core {
+// newCore builds a core; obs, if not nil, observes its calls and
+// upstreams (the daemon's metrics and live view).
+func newCore(opts *Options, obs *ui.Observer) *core {
 	log := opts.logger()
 	cfg := opts.Config
 	// The pool tells the host face of tool list changes; the face is made
@@ -69,6 +72,7 @@ func newCore(opts *Options) *core {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Observer:        upstreamObserver(obs),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -86,6 +90,9 @@ func newCore(opts *Options) *core {
 		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	if obs != nil {
+		r.SetObserver(obs)
+	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
 	face.Store(hosts)
@@ -110,7 +117,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // in one process. It returns when the host leaves or ctx ends (the host's
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
-	c := newCore(opts)
+	c := newCore(opts, nil)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -126,7 +133,7 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
-	c := newCore(opts)
+	c := newCore(opts, nil)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -173,4 +180,13 @@ func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); rl.watch(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// upstreamObserver is obs as the pool's observer: none (a nil interface,
+// not a nil pointer in one) when obs is nil.
+func upstreamObserver(obs *ui.Observer) upstream.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
 }

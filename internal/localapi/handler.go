@@ -55,6 +55,11 @@ type Options struct {
 	Shutdown func()
 	// Reload re-reads the config file.
 	Reload func() (apitype.ReloadResult, error)
+	// Metrics serves the Prometheus metrics page at apitype.PathMetrics;
+	// nil: 404.
+	Metrics http.Handler
+	// UILink mints a one-time link to the live view; nil: none is served.
+	UILink func() (string, error)
 }
 
 // Handler serves the local API.
@@ -84,6 +89,8 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"POST " + apitype.PathCancel:   h.serveCancel,
 		"POST " + apitype.PathShutdown: h.serveShutdown,
 		"POST " + apitype.PathReload:   h.serveReload,
+		"POST " + apitype.PathRestart:  h.serveRestart,
+		"POST " + apitype.PathUILink:   h.serveUILink,
 		"GET " + apitype.PathStdio:     h.serveStdio,
 	} {
 		h.mux.Handle(pattern, h.wrap(fn))
@@ -103,6 +110,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.opts.MCP.ServeHTTP(w, r)
 		return
 	}
+	if r.URL.Path == apitype.PathMetrics && h.opts.Metrics != nil && r.Header.Get("Origin") == "" && r.Header.Get("Referer") == "" {
+		// Any Host: a scraper sends the one of the URL it was given.
+		h.opts.Metrics.ServeHTTP(w, r)
+		return
+	}
 	if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" || r.Host != apitype.Host {
 		writeError(w, http.StatusForbidden, "forbidden: the local API serves only the mcpx command")
 		return
@@ -118,6 +130,10 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.err.Error() }
 func (e *httpError) Unwrap() error { return e.err }
+
+// StatusCode is the status the error answers with (the live view answers
+// its actions' errors with it too).
+func (e *httpError) StatusCode() int { return e.status }
 
 func statusErr(status int, err error) error { return &httpError{status, err} }
 
