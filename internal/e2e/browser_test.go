@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"mcpx/internal/demo"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -156,3 +157,48 @@ func TestLiveViewBrowser(t *testing.T) {
 }
 
 func ms(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// TestLiveViewLoadCPU measures the daemon's CPU time (its own
+// process_cpu_seconds_total) over 1,000 tool calls with progress, 50 at
+// a time, with no page open and then with the live view open in
+// Chromium. It logs both and asserts no bound.
+func TestLiveViewLoadCPU(t *testing.T) {
+	bctx := chromium(t)
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	socket := daemonStatus(t, e, cfg).Socket
+	cpu := func() float64 {
+		_, page := socketGet(t, socket, "/metrics")
+		return parseMetrics(t, page).value("process_cpu_seconds_total")
+	}
+	next := 0
+	load := func() (float64, time.Duration) {
+		const calls, window = 1000, 50
+		c0, t0 := cpu(), time.Now()
+		var ids []jsonrpc.ID
+		for i := range calls {
+			next++
+			raw := strconv.Itoa(10000 + next)
+			ids = append(ids, sendCall(h, raw, "demo__export", map[string]any{"seconds": 0.05, "steps": 5}, map[string]any{"progressToken": "load-" + raw}))
+			if len(ids) == window || i == calls-1 {
+				for _, id := range ids {
+					h.Result(id, waitLong)
+				}
+				ids = ids[:0]
+			}
+		}
+		return cpu() - c0, time.Since(t0)
+	}
+	load() // warm up: the upstream starts, the daemon's pools fill
+	closedCPU, closedWall := load()
+	if err := chromedp.Do(bctx, chromedp.Navigate(uiLink(t, e, cfg))); err != nil {
+		t.Fatalf("opening the link: %v", err)
+	}
+	pollPage(t, bctx, "the page live", `document.querySelector("#conn.live") !== null`)
+	openCPU, openWall := load()
+	pollPage(t, bctx, "the page still live", `document.querySelector("#conn.live") !== null`)
+	t.Logf("daemon CPU over 1,000 calls (5 progress each, 50 at a time): page closed %.2fs CPU in %.2fs; page open %.2fs CPU in %.2fs",
+		closedCPU, closedWall.Seconds(), openCPU, openWall.Seconds())
+}
