@@ -79,6 +79,10 @@ type Config struct {
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP
+
+	// Traces is where the daemon sends OpenTelemetry traces; its zero
+	// value means nowhere.
+	Traces Traces
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/tracing"
 	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
 )
@@ -56,6 +57,8 @@ type core struct {
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
+	tracer  *tracing.Tracer // nil without mcpx.traces
+	log     *slog.Logger
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -93,10 +96,32 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	if obs != nil {
 		r.SetObserver(obs)
 	}
+	var tracer *tracing.Tracer
+	if cfg.Traces.Endpoint != "" {
+		var err error
+		if tracer, err = tracing.New(context.Background(), cfg.Traces, opts.Version); err != nil {
+			log.Warn("no traces", "err", err)
+		} else {
+			r.SetTracer(tracer)
+			log.Info("sending traces", "endpoint", cfg.Traces.Endpoint)
+		}
+	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
 	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts, tracer: tracer, log: log}
+}
+
+// stopTracing exports the spans not yet exported, for at most 5 s.
+func (c *core) stopTracing() {
+	if c.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tracer.Shutdown(ctx); err != nil {
+		c.log.Warn("exporting the last spans", "err", err)
+	}
 }
 
 // runPool runs the pool until stop is closed and reports its end on done.
@@ -118,6 +143,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
 	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -134,6 +160,7 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
 	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()

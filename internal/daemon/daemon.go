@@ -68,6 +68,7 @@ func Run(ctx context.Context, opts *Options) error {
 	act := newActivity()
 	seen := newObserving(log, act)
 	c := newCore(opts, seen.obs)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))

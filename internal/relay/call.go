@@ -20,12 +20,13 @@ import (
 
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
-	pool *upstream.Pool
-	cfg  atomic.Pointer[config.Config]
-	reg  *Registry
-	lim  *limiter
-	log  *slog.Logger
-	obs  Observer // nil: nobody listens (observe.go)
+	pool   *upstream.Pool
+	cfg    atomic.Pointer[config.Config]
+	reg    *Registry
+	lim    *limiter
+	log    *slog.Logger
+	obs    Observer // nil: nobody listens (observe.go)
+	tracer Tracer   // nil: no traces (trace.go)
 
 	sealer *sealer // requestState of held calls (hold.go)
 	holds  holds
@@ -178,7 +179,7 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
-	if r.obs == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
+	if r.obs == nil && r.tracer == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
 		return r.callToolHoldable(ctx, e, c)
 	}
 	o := r.begin(e, &c)

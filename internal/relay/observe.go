@@ -105,16 +105,21 @@ func isErrorResult(res []byte) bool {
 
 // observation is one observed call under way (CallTool's).
 type observation struct {
-	info  CallInfo
-	start time.Time
+	info    CallInfo
+	start   time.Time
+	endSpan func(Outcome, error) // nil without a tracer
 }
 
-// begin observes a call as it starts. CallTool calls begin and end only
-// when an observer listens or the log takes debug lines: one line as the
+// begin observes a call as it starts (and starts its span, with a
+// tracer). CallTool calls begin and end only when an observer listens, a
+// tracer traces or the log takes debug lines: one line as the
 // call starts (in round: "call sent upstream") and one as it ends, both
 // with its call id, as the host face's lines for the same call have it.
 func (r *Relay) begin(e *Entry, c *Call) observation {
 	o := observation{info: CallInfo{ID: callID(e), Server: c.Server, Tool: c.Tool, Host: c.Host}, start: time.Now()}
+	if r.tracer != nil {
+		o.endSpan = r.startSpan(c, o.info)
+	}
 	if r.obs != nil {
 		r.obs.CallStarted(o.info)
 	}
@@ -127,6 +132,9 @@ func (r *Relay) end(o *observation, res json.RawMessage, err error) {
 	took := time.Since(o.start)
 	if r.obs != nil {
 		r.obs.CallEnded(o.info, outcome, took, err)
+	}
+	if o.endSpan != nil {
+		o.endSpan(outcome, err)
 	}
 	if r.log.Enabled(context.Background(), slog.LevelDebug) {
 		args := []any{"callId", o.info.ID, "server", o.info.Server, "tool", o.info.Tool, "outcome", string(outcome), "took", took}
