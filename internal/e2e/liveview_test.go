@@ -36,13 +36,27 @@ func uiLink(t *testing.T, e *mcpxtest.Env, cfg string) string {
 // without it nothing of the view is served; a foreign Host is refused
 // (DNS rebinding), and so is an action without the view's own Origin.
 func TestLiveViewAccess(t *testing.T) {
+	t.Run("loopback", func(t *testing.T) { testLiveViewAccess(t, false) })
+	t.Run("http-listener", func(t *testing.T) { testLiveViewAccess(t, true) })
+}
+
+// testLiveViewAccess runs TestLiveViewAccess with the view on a loopback
+// listener of its own, or on the daemon's HTTP listener.
+func testLiveViewAccess(t *testing.T, onHTTP bool) {
 	e := mcpxtest.NewEnv(t)
-	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	var settings map[string]any
+	if onHTTP {
+		settings = map[string]any{"http": map[string]any{"listen": "127.0.0.1:0"}}
+	}
+	cfg := e.WriteConfig(settings, mcpxtest.Demo{Name: "demo"})
 	h := e.StartHost(mcpxtest.Daemon, cfg)
 	h.Initialize("2025-11-25")
 	link := uiLink(t, e, cfg)
 	u, _ := url.Parse(link)
 	origin := "http://" + u.Host
+	if st := daemonStatus(t, e, cfg); onHTTP != (st.HTTP == origin+apitype.PathMCP) {
+		t.Fatalf("the view is at %s, the HTTP listener at %q; want the view there: %v", origin, st.HTTP, onHTTP)
+	}
 
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: waitLong}
