@@ -43,10 +43,16 @@ var rules = []rule{
 	{pkg: "apitype", stdOnly: true, why: "apitype is a leaf: the standard library only"},
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
+	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "handoff", allowed: []string{}, why: "handoff is a leaf shared by serve and the daemon: nothing of mcpx"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{pkg: "conformfixture", allowed: []string{}, why: "conformfixture is the conformance suite's fixture server, on the go-sdk alone: nothing of mcpx grades mcpx"},
+	{
+		pkg:     "supervise",
+		allowed: []string{"config"},
+		why:     "supervise runs child processes: it knows nothing of MCP and builds on config alone",
+	},
 	{
 		pkg:   "upstream",
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),

@@ -400,7 +400,7 @@ func (f *forwarder) answerPending(why error) {
 	f.pending = map[string]bool{}
 	f.mu.Unlock()
 	for id := range ids {
-		err := &jsonrpc.Error{Code: -31000, Message: "mcpx: " + why.Error(),
+		err := &jsonrpc.Error{Code: mcp.CodeUpstreamFailed, Message: "mcpx: " + why.Error(),
 			Data: jsonrpc.MustMarshal(map[string]any{"mcpx": map[string]string{"kind": "daemon_gone"}})}
 		f.toHost(jsonrpc.NewError(jsonrpc.IDFromRaw(id), err).Encode())
 	}

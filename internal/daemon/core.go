@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/supervise"
 	"mcpx/internal/tracing"
 	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
@@ -40,7 +41,7 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// supervise.Options); "" starts upstreams directly.
 	Shim string
 }
 
@@ -74,7 +75,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Observer:        upstreamObserver(obs),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {

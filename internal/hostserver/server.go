@@ -98,7 +98,6 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	hs := &hostSession{
 		srv: s,
 		id:  "host-" + strconv.FormatUint(s.nextID.Add(1), 10),
-		out: newOutQueue(),
 		// Requests are cancelled only through the registry, each with its
 		// own cause: never by ctx's bare context.Canceled.
 		base: context.WithoutCancel(ctx),
@@ -106,12 +105,14 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	hs.connPrincipal = "conn:" + hs.id
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
+	var writeNow func([]byte) int
+	var shared func() bool
 	if c, ok := conn.(nowWriter); ok {
-		hs.out.writeNow = c.WriteNow
-		hs.out.shared = func() bool { return hs.inflight.Load() > 1 }
+		writeNow, shared = c.WriteNow, func() bool { return hs.inflight.Load() > 1 }
 	}
+	hs.out = &connSink{newHostQueue(writeNow, shared)}
 	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); hs.out.runStream(conn) }()
+	go func() { defer close(writerDone); writeStream(hs.out.q, conn) }()
 
 	// end ends the session for cause: no new requests, every call
 	// cancelled, their answers written (within DrainTimeout), conn
@@ -120,7 +121,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		hs.setClosing()
 		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: cause})
 		hs.handlers.Wait()
-		hs.out.close()
+		hs.out.q.Close()
 		select {
 		case <-writerDone:
 		case <-time.After(s.opts.DrainTimeout):
@@ -152,7 +153,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	s.watchLegacy(hs, nil)
 	s.leaveSurface(hs)
-	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
+	log.Info("host disconnected", "coalescedProgress", hs.out.q.Coalesced())
 	if !stopping && !errors.Is(readErr, io.EOF) { // readLoop always says why it ended
 		return fmt.Errorf("reading from host: %w", readErr)
 	}
@@ -168,7 +169,7 @@ const hostReadBuffer = 4 << 10
 type hostSession struct {
 	srv      *Server
 	id       string
-	out      *outQueue
+	out      *connSink
 	base     context.Context
 	handlers sync.WaitGroup
 	// httpPrincipal is who an HTTP session's requests come from (see

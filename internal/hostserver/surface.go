@@ -176,7 +176,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 			// input_required: bridging it to legacy hosts is the
 			// server-initiated requests' work; say so rather than hand
 			// over a result the host cannot read.
-			pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, jsonrpc.Errorf(relay.CodeUpstreamFailed,
+			pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, jsonrpc.Errorf(mcp.CodeUpstreamFailed,
 				"mcpx cannot yet relay a %q result of %s to a host on protocol %s", rt, method, req.version)).Encode())
 			return
 		}

@@ -12,6 +12,7 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // limitsVar is a limits function whose value a test can change, as a
@@ -335,11 +336,11 @@ func TestRPCErrorLimits(t *testing.T) {
 		kind  string
 		data  string
 	}{
-		{"queue full", &BusyError{Server: "demo", Limits: lim, Full: true}, nil, CodeBusy, "upstream_busy",
+		{"queue full", &BusyError{Server: "demo", Limits: lim, Full: true}, nil, mcp.CodeBusy, "upstream_busy",
 			`{"mcpx":{"kind":"upstream_busy","server":"demo","reason":"queue_full","limit":4,"queueLength":16,"waitedMs":0}}`},
-		{"queue timeout", fmt.Errorf("x: %w", timedOut), timedOut, CodeBusy, "upstream_busy",
+		{"queue timeout", fmt.Errorf("x: %w", timedOut), timedOut, mcp.CodeBusy, "upstream_busy",
 			`{"mcpx":{"kind":"upstream_busy","server":"demo","reason":"queue_timeout","limit":4,"queueLength":16,"waitedMs":1500}}`},
-		{"host limit", &HostLimitError{Limit: 256}, nil, CodeHostLimit, "host_limit",
+		{"host limit", &HostLimitError{Limit: 256}, nil, mcp.CodeHostLimit, "host_limit",
 			`{"mcpx":{"kind":"host_limit","limit":256}}`},
 	}
 	for _, tt := range tests {

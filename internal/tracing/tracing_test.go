@@ -66,7 +66,7 @@ func TestSpanContinuesHostTrace(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, a := range s.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	if attrs["mcpx.outcome"] != "ok" || attrs["mcpx.call_id"] != "7" || attrs["gen_ai.tool.name"] != "echo" {
 		t.Errorf("attributes %v", attrs)

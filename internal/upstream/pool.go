@@ -14,6 +14,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/supervise"
 )
 
 // ErrUnknownServer is returned for a server name the config does not have.
@@ -45,7 +46,7 @@ type Options struct {
 	// session); its list changes go to OnNotify and OnToolsChanged.
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
-	Supervision *Supervision
+	Supervision *supervise.Options
 	// Observer, if set, is told of starts, failed starts and crashes
 	// (observe.go).
 	Observer Observer
