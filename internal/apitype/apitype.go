@@ -107,11 +107,24 @@ type Status struct {
 	Hosts   int       `json:"hosts"` // connected host streams
 	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
 	// its socket only; TokenFile holds the bearer token it requires.
-	HTTP         string         `json:"http,omitempty"`
-	TokenFile    string         `json:"tokenFile,omitempty"`
-	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
-	Upstreams    []Upstream     `json:"upstreams"`
-	Calls        []InFlightCall `json:"calls"`
+	HTTP         string `json:"http,omitempty"`
+	TokenFile    string `json:"tokenFile,omitempty"`
+	HTTPSessions int    `json:"httpSessions"` // open legacy HTTP sessions
+	// HostList lists the connected hosts: host streams and legacy HTTP
+	// sessions.
+	HostList  []HostInfo     `json:"hostList,omitempty"`
+	Upstreams []Upstream     `json:"upstreams"`
+	Calls     []InFlightCall `json:"calls"`
+}
+
+// HostInfo is one connected host.
+type HostInfo struct {
+	ID        string    `json:"id"`                 // host-N (a stream) or http-N (an HTTP session), as calls name it
+	Client    string    `json:"client,omitempty"`   // its clientInfo.name
+	Protocol  string    `json:"protocol,omitempty"` // the revision agreed
+	Transport string    `json:"transport"`          // stdio or http
+	Principal string    `json:"principal,omitempty"`
+	Since     time.Time `json:"since"`
 }
 
 // Upstream is one configured server's state.

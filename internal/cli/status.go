@@ -84,7 +84,15 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintln(w, "http     no TCP listener (set mcpx.http.listen to serve HTTP hosts)")
 	}
 	fmt.Fprintf(w, "config   %s\n", cfg)
-	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n\n", st.Hosts, st.HTTPSessions)
+	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n", st.Hosts, st.HTTPSessions)
+	for _, h := range st.HostList {
+		client := h.Client
+		if client == "" {
+			client = "(not initialized)"
+		}
+		fmt.Fprintf(w, "         %s  %s  %s %s  since %s\n", h.ID, client, h.Transport, h.Protocol, ago(now, h.Since))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tPROTOCOL\tIN FLIGHT\tSTARTS\tSINCE")
 	for _, u := range st.Upstreams {

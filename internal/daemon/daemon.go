@@ -88,6 +88,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Socket:       opts.Files.Socket,
 		Started:      time.Now(),
 		Hosts:        act.hosts,
+		HostList:     func() []apitype.HostInfo { return hostList(c.hosts.Hosts()) },
 		MCP:          face.Handler(hostserver.Access{}),
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/demo"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcpxtest"
@@ -93,6 +94,7 @@ func TestLiveViewBrowser(t *testing.T) {
 		t.Fatalf("opening the link: %v", err)
 	}
 	pollPage(t, bctx, "the call in the page", `document.querySelector("#calls tbody tr[data-call-id]") !== null`)
+	pollPage(t, bctx, "the host in the page", `(() => { const r = document.querySelector("#hostlist tbody tr[data-host]"); return r !== null && r.textContent.includes("mcpxtest") })()`)
 	first, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`#calls tbody tr[data-call-id]`), "data-progress"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +122,18 @@ func TestLiveViewBrowser(t *testing.T) {
 	pollPage(t, bctx, "the cancel in the page's recent list",
 		`document.querySelector('#recent tr[data-kind="cancelled"]') !== null && document.querySelector("#calls tbody tr[data-call-id]") === null`)
 	screenshot(t, bctx, dir, "2-cancelled")
+
+	// The restart button restarts the server: a new process.
+	pid := daemonStatus(t, e, cfg).Upstreams[0].PID
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.restart[data-server="demo"]`))); err != nil {
+		t.Fatalf("clicking restart: %v", err)
+	}
+	waitStatus(t, e, cfg, "demo restarted from the page", func(st apitype.Status) bool {
+		u := st.Upstreams[0]
+		return u.Starts == 2 && u.State == "ready" && u.PID != pid
+	})
+	pollPage(t, bctx, "the restart in the page", `(() => { const r = document.querySelector('#servers tr[data-server="demo"]'); return r !== null && r.children[4].textContent === "2" })()`)
+	screenshot(t, bctx, dir, "3-restarted")
 	t.Logf("call #%s (first shown at progress %q) cancelled from the page; the upstream saw %q", callID.Value, first.Value, ev.Reason)
 
 	// Update latency: each progress value the page showed, from the

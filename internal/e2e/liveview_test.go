@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -54,8 +55,15 @@ func testLiveViewAccess(t *testing.T, onHTTP bool) {
 	link := uiLink(t, e, cfg)
 	u, _ := url.Parse(link)
 	origin := "http://" + u.Host
-	if st := daemonStatus(t, e, cfg); onHTTP != (st.HTTP == origin+apitype.PathMCP) {
+	st := daemonStatus(t, e, cfg)
+	if onHTTP != (st.HTTP == origin+apitype.PathMCP) {
 		t.Fatalf("the view is at %s, the HTTP listener at %q; want the view there: %v", origin, st.HTTP, onHTTP)
+	}
+	if len(st.HostList) != 1 || st.HostList[0].Client != "mcpxtest" || st.HostList[0].Transport != "stdio" || st.HostList[0].Protocol != "2025-11-25" {
+		t.Errorf("status lists hosts %+v, want the test's host on stdio", st.HostList)
+	}
+	if onHTTP {
+		checkHTTPHostListed(t, e, cfg, st)
 	}
 
 	jar, _ := cookiejar.New(nil)
@@ -156,4 +164,49 @@ func artifactDir(t *testing.T) string {
 	}
 	t.Logf("artifacts in %s", dir)
 	return dir
+}
+
+// checkHTTPHostListed opens a legacy HTTP session and checks that status
+// lists it as a host until it ends it (DELETE).
+func checkHTTPHostListed(t *testing.T, e *mcpxtest.Env, cfg string, st apitype.Status) {
+	t.Helper()
+	tok, err := os.ReadFile(st.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(method, body, session string) *http.Response {
+		req, _ := http.NewRequest(method, st.HTTP, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := send("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rawhttp","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize over HTTP: %d, session %q", resp.StatusCode, session)
+	}
+	listed := func(st apitype.Status) bool {
+		for _, h := range st.HostList {
+			if h.Client == "rawhttp" && h.Transport == "http" && h.Protocol == "2025-11-25" {
+				return true
+			}
+		}
+		return false
+	}
+	if st := daemonStatus(t, e, cfg); !listed(st) || st.HTTPSessions != 1 {
+		t.Errorf("an HTTP session is not listed: %+v", st.HostList)
+	}
+	send("DELETE", "", session)
+	waitStatus(t, e, cfg, "the HTTP session gone from the hosts", func(st apitype.Status) bool { return !listed(st) })
 }

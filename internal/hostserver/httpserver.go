@@ -111,6 +111,7 @@ func (h *HTTP) Close() {
 		if sess.stream != nil {
 			streams = append(streams, sess.stream)
 		}
+		sess.unlist()
 	}
 	clear(h.sessions)
 	h.mu.Unlock()

@@ -39,6 +39,8 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
+
+	connected connected // hosts.go
 }
 
 // New returns a Server.
@@ -105,6 +107,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	hs.connPrincipal = "conn:" + hs.id
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
+	defer s.connected.add(hs, "stdio", hs.connPrincipal)()
 	var writeNow func([]byte) int
 	var shared func() bool
 	if c, ok := conn.(nowWriter); ok {

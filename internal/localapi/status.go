@@ -28,6 +28,9 @@ func (h *Handler) Status() apitype.Status {
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
 	}
+	if h.opts.HostList != nil {
+		st.HostList = h.opts.HostList()
+	}
 	if h.opts.HTTP != "" {
 		st.HTTP, st.TokenFile = h.opts.HTTP, h.opts.TokenFile
 	}

@@ -41,6 +41,11 @@ function render(snap) {
   document.getElementById("hosts").textContent =
     `${st.hosts} host stream(s) connected · ${st.httpSessions} HTTP session(s)` + (st.http ? ` · MCP over HTTP at ${st.http}` : "");
 
+  document.querySelector("#hostlist tbody").replaceChildren(...(st.hostList || []).map(h =>
+    el("tr", { "data-host": h.id },
+      el("td", {}, h.id), el("td", {}, h.client || "(not initialized)"), el("td", {}, h.protocol || "-"),
+      el("td", {}, h.transport), el("td", {}, h.principal || ""), el("td", { class: "num" }, ago(h.since, now) + " ago"))));
+
   const servers = document.querySelector("#servers tbody");
   servers.replaceChildren(...(st.upstreams || []).map(u => {
     const b = el("button", { class: "restart", "data-server": u.name }, "restart");
