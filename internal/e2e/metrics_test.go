@@ -278,3 +278,65 @@ func TestMetricsHTTPNeedsToken(t *testing.T) {
 	}
 	t.Logf("GET %s with the token: %d bytes", url, len(body))
 }
+
+// TestMetricsUpstreamLife: a call that waits for a call slot counts as a
+// queue wait; a crash of the upstream counts as one, with the call it
+// took down failed; the start after it counts as a start and a restart.
+func TestMetricsUpstreamLife(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Fields: map[string]any{
+		"maxConcurrentCalls": 1, "queueLength": 2, "queueTimeout": "30s"}})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{}}), waitLong)
+	socket := daemonStatus(t, e, cfg).Socket
+	get := func() scrape {
+		code, page := socketGet(t, socket, apitype.PathMetrics)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %s", code, page)
+		}
+		return parseMetrics(t, page)
+	}
+	before := get()
+
+	sendCall(h, "800", "demo__export", map[string]any{"seconds": 30, "steps": 30}, map[string]any{"progressToken": "hold"})
+	h.WaitFor(waitLong, "the slot holder's progress", func(r mcpxtest.Received) bool {
+		p, ok := asProgress(t, r)
+		return ok && string(p.Token) == `"hold"`
+	})
+	queued := h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"q": 1}})
+	waitStatus(t, e, cfg, "the echo queued", func(st apitype.Status) bool { return len(st.Upstreams) == 1 && st.Upstreams[0].Queued == 1 })
+	cancel(h, "800", "make room")
+	h.Result(queued, waitLong)
+
+	crash := h.Request("tools/call", map[string]any{"name": "demo__crash", "arguments": map[string]any{}})
+	h.Response(crash, waitLong)
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"after": "crash"}}), waitLong)
+
+	var after scrape
+	for deadline := time.Now().Add(waitLong); ; {
+		after = get()
+		if after.value("mcpx_upstream_crashes_total", "server=demo") > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcpx_queue_waits_total", []string{"server=demo", "admitted=true"}, 1},
+		{"mcpx_queue_waits_total", []string{"server=demo", "admitted=false"}, 0},
+		{"mcpx_queue_wait_seconds", []string{"server=demo"}, 1},
+		{"mcpx_call_cancels_total", []string{"server=demo", "cause=host_cancelled"}, 1},
+		{"mcpx_calls_total", []string{"server=demo", "tool=crash", "outcome=failed"}, 1},
+		{"mcpx_upstream_crashes_total", []string{"server=demo"}, 1},
+		{"mcpx_upstream_starts_total", []string{"server=demo"}, 1},
+		{"mcpx_upstream_restarts_total", []string{"server=demo"}, 1},
+	} {
+		if got := after.value(c.name, c.labels...) - before.value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v rose by %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
