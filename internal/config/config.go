@@ -80,6 +80,11 @@ type Config struct {
 	// value means nowhere.
 	HTTP HostHTTP
 
+	// Hosts holds what the config says of MCP hosts, by the
+	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
+	// nothing. A reload applies it to calls that start from then on.
+	Hosts map[string]*Host
+
 	// Traces is where the daemon sends OpenTelemetry traces; its zero
 	// value means nowhere.
 	Traces Traces

@@ -131,7 +131,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	return func() {
 		cancel()

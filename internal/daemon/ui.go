@@ -115,12 +115,3 @@ func linkHost(addr string) string {
 	}
 	return net.JoinHostPort(h, p)
 }
-
-// hostList is the connected hosts as status shows them.
-func hostList(hosts []hostserver.HostInfo) []apitype.HostInfo {
-	out := make([]apitype.HostInfo, len(hosts))
-	for i, h := range hosts {
-		out[i] = apitype.HostInfo{ID: h.ID, Client: h.Client, Protocol: h.Version, Transport: h.Transport, Principal: h.Principal, Since: h.Since}
-	}
-	return out
-}

@@ -59,8 +59,8 @@ func testLiveViewAccess(t *testing.T, onHTTP bool) {
 	if onHTTP != (st.HTTP == origin+apitype.PathMCP) {
 		t.Fatalf("the view is at %s, the HTTP listener at %q; want the view there: %v", origin, st.HTTP, onHTTP)
 	}
-	if len(st.HostList) != 1 || st.HostList[0].Client != "mcpxtest" || st.HostList[0].Transport != "stdio" || st.HostList[0].Protocol != "2025-11-25" {
-		t.Errorf("status lists hosts %+v, want the test's host on stdio", st.HostList)
+	if len(st.Connected) != 1 || st.Connected[0].Client != "mcpxtest" || !strings.HasPrefix(st.Connected[0].ID, "host-") || st.Connected[0].Protocol != "2025-11-25" {
+		t.Errorf("status lists hosts %+v, want the test's host on a stream", st.Connected)
 	}
 	if onHTTP {
 		checkHTTPHostListed(t, e, cfg, st)
@@ -197,15 +197,15 @@ func checkHTTPHostListed(t *testing.T, e *mcpxtest.Env, cfg string, st apitype.S
 		t.Fatalf("initialize over HTTP: %d, session %q", resp.StatusCode, session)
 	}
 	listed := func(st apitype.Status) bool {
-		for _, h := range st.HostList {
-			if h.Client == "rawhttp" && h.Transport == "http" && h.Protocol == "2025-11-25" {
+		for _, h := range st.Connected {
+			if h.Client == "rawhttp" && strings.HasPrefix(h.ID, "http-") && h.Protocol == "2025-11-25" {
 				return true
 			}
 		}
 		return false
 	}
 	if st := daemonStatus(t, e, cfg); !listed(st) || st.HTTPSessions != 1 {
-		t.Errorf("an HTTP session is not listed: %+v", st.HostList)
+		t.Errorf("an HTTP session is not listed: %+v", st.Connected)
 	}
 	send("DELETE", "", session)
 	waitStatus(t, e, cfg, "the HTTP session gone from the hosts", func(st apitype.Status) bool { return !listed(st) })

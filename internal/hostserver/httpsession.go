@@ -23,7 +23,6 @@ type httpSession struct {
 	active   int       // requests in flight, the GET stream included
 	lastUsed time.Time // when the last one ended
 	ended    bool
-	unlist   func() // takes it off the connected hosts (hosts.go)
 }
 
 // addSession makes hs (just initialized) a legacy session with a fresh id,
@@ -45,7 +44,6 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 			idle = append(idle, s)
 		}
 	}
-	sess.unlist = h.srv.connected.add(hs, "http", hs.principal())
 	h.sessions[sess.id] = sess
 	h.mu.Unlock()
 	for _, s := range idle {
@@ -98,7 +96,6 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 		return
 	}
 	sess.ended = true
-	sess.unlist()
 	delete(h.sessions, sess.id)
 	delete(h.live, sess.hs)
 	stream := sess.stream

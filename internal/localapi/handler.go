@@ -41,10 +41,10 @@ type Options struct {
 	// ServeHost serves a host's MCP stream on an upgraded connection and
 	// returns when the host has gone; it owns and closes conn.
 	ServeHost func(conn io.ReadWriteCloser) error
-	// Hosts returns how many host streams are connected, and HostList
-	// the connected hosts.
-	Hosts    func() int
-	HostList func() []apitype.HostInfo
+	// Hosts returns how many host streams are connected.
+	Hosts func() int
+	// Connected lists the connected hosts with their profiles.
+	Connected func() []apitype.ConnectedHost
 	// MCP serves MCP over Streamable HTTP at apitype.PathMCP; nil: 404.
 	MCP http.Handler
 	// HTTP is the MCP endpoint's URL on TCP ("" for none) and TokenFile

@@ -32,12 +32,12 @@ func (p *Pool) Restart(name string) error {
 	if p.closed {
 		return ErrClosed
 	}
-	sl := p.slots[name]
-	if sl == nil {
+	en := p.entries[name]
+	if en == nil {
 		return fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
 	why := fmt.Errorf("upstream %q was restarted: %w", name, ErrStopped)
-	for _, h := range sl.withHosts() {
+	for _, h := range en.withHosts() {
 		if s := h.sess; s != nil {
 			h.sess = nil
 			h.lastErr, h.lastEnd = nil, time.Now()
@@ -45,10 +45,10 @@ func (p *Pool) Restart(name string) error {
 			go func() { defer p.wg.Done(); s.stopWith(why) }()
 		}
 	}
-	sl.failures, sl.retryAt, sl.crashes, sl.crashRetryAt, sl.lastErr = 0, time.Time{}, 0, time.Time{}, nil
-	sl.idleTools = nil
-	if sl.starting == nil {
-		p.startLocked(sl)
+	en.failures, en.retryAt, en.crashes, en.crashRetryAt, en.lastErr = 0, time.Time{}, 0, time.Time{}, nil
+	en.idleTools = nil
+	if en.starting == nil {
+		p.startLocked(en)
 	}
 	return nil
 }

@@ -41,10 +41,15 @@ function render(snap) {
   document.getElementById("hosts").textContent =
     `${st.hosts} host stream(s) connected · ${st.httpSessions} HTTP session(s)` + (st.http ? ` · MCP over HTTP at ${st.http}` : "");
 
-  document.querySelector("#hostlist tbody").replaceChildren(...(st.hostList || []).map(h =>
-    el("tr", { "data-host": h.id },
+  document.querySelector("#hostlist tbody").replaceChildren(...(st.connected || []).map(h => {
+    const p = h.profile || {};
+    const timer = !p.timeoutMs ? "none" :
+      `${p.timeoutMs / 1000}s${p.resetOnProgress ? ", reset by progress" : ""}`;
+    return el("tr", { "data-host": h.id },
       el("td", {}, h.id), el("td", {}, h.client || "(not initialized)"), el("td", {}, h.protocol || "-"),
-      el("td", {}, h.transport), el("td", {}, h.principal || ""), el("td", { class: "num" }, ago(h.since, now) + " ago"))));
+      el("td", {}, h.id.startsWith("http-") ? "http" : "stream"),
+      el("td", {}, `${p.name || "-"}: ${timer} (${p.source || "-"})`));
+  }));
 
   const servers = document.querySelector("#servers tbody");
   servers.replaceChildren(...(st.upstreams || []).map(u => {
