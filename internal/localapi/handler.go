@@ -1,6 +1,8 @@
 // Package localapi is the daemon's JSON API for the CLI: status, tool
-// listing and search, streamed tool calls, cancellation, shutdown, and the
-// upgrade that carries a host's stdio MCP stream to the daemon. Handlers are
+// listing and search, streamed tool calls, cancellation, server restarts,
+// links to the live view, shutdown, and the upgrade that carries a host's
+// stdio MCP stream to the daemon. Status, Cancel and Restart are also
+// methods, the live view's only way to read and act. Handlers are
 // func(w, r) error behind one wrapper and one route table; the wire types
 // are package apitype's.
 //
@@ -12,7 +14,9 @@
 // host of the URL they were given, a browser cannot reach a unix socket (a
 // page relayed to it by a local proxy still sends Origin on a POST), and a
 // request without Origin can only be a GET (answered 405) or come from a
-// program of this user, whom the socket admits anyway.
+// program of this user, whom the socket admits anyway. /metrics, the
+// Prometheus page of Options.Metrics, admits any Host too (a scraper
+// sends its URL's), and no browser.
 //
 // Concurrency: a Handler is safe for concurrent use.
 package localapi
