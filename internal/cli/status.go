@@ -43,6 +43,9 @@ end), and ends with exit status 3 when the daemon stops.`,
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
 			}
+			if watch && asJSON {
+				return usagef("--watch and --json do not go together")
+			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err
@@ -55,9 +58,6 @@ end), and ends with exit status 3 when the daemon stops.`,
 			}
 			if err != nil {
 				return err
-			}
-			if watch && asJSON {
-				return usagef("--watch and --json do not go together")
 			}
 			if watch {
 				return watchStatus(ctx, env, c)
