@@ -89,7 +89,7 @@ func TestLiveViewBrowser(t *testing.T) {
 	h.Initialize("2025-11-25")
 	dir := artifactDir(t)
 
-	id := sendCall(h, "900", "demo__export", map[string]any{"seconds": 20, "steps": 80}, map[string]any{"progressToken": "lv", markerKey: "browser-cancel"})
+	id := sendCall(h, "900", "demo__export", map[string]any{"seconds": 60, "steps": 240}, map[string]any{"progressToken": "lv", markerKey: "browser-cancel"})
 	if err := chromedp.Do(bctx, chromedp.Navigate(uiLink(t, e, cfg))); err != nil {
 		t.Fatalf("opening the link: %v", err)
 	}
