@@ -203,6 +203,10 @@ type CallRequest struct {
 	Arguments     json.RawMessage `json:"arguments,omitempty"`
 	IdleTimeoutMs int64           `json:"idleTimeoutMs,omitempty"`
 	MaxTimeoutMs  int64           `json:"maxTimeoutMs,omitempty"`
+	// Client names the program calling ("opencode"): a call it abandons
+	// by closing the stream is cancelled upstream with the reason "the
+	// client disconnected (<client>)".
+	Client string `json:"client,omitempty"`
 }
 
 // CallEvent is one line of the NDJSON stream answering POST PathCall:
@@ -217,6 +221,9 @@ type CallEvent struct {
 	Result   json.RawMessage `json:"result,omitempty"` // the upstream's raw result
 	IsError  bool            `json:"isError,omitempty"`
 	Error    *CallError      `json:"error,omitempty"`
+	// ExitCode, on the final event (result or error), is the exit status
+	// mcpx call ends with for it (ExitOK ... ExitInterrupted).
+	ExitCode *int `json:"exitCode,omitempty"`
 }
 
 // CallError is why a call failed.

@@ -190,13 +190,12 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, req apitype.C
 // callFailure maps a failed call to its exit code.
 func callFailure(e *apitype.CallError) error {
 	err := errors.New(strings.TrimPrefix(e.Message, "mcpx: "))
-	switch e.Kind {
-	case "user_interrupt":
-		return &exitError{ExitInterrupted, err}
-	case "upstream_error":
-		return &exitError{ExitToolError, fmt.Errorf("the upstream answered with error %d: %s", e.Code, e.Message)}
+	switch code := apitype.ExitCodeOf(e.Kind); code {
+	case ExitToolError:
+		return &exitError{code, fmt.Errorf("the upstream answered with error %d: %s", e.Code, e.Message)}
+	default:
+		return &exitError{code, err}
 	}
-	return &exitError{ExitTransport, err}
 }
 
 // printResult prints a tool result for a person: text as text, other

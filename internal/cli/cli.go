@@ -18,16 +18,17 @@ import (
 	"os"
 	"strings"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 )
 
-// Exit codes.
+// Exit codes, the local API's own (a /v1 call's final event carries them).
 const (
-	ExitOK          = 0
-	ExitToolError   = 1
-	ExitUsage       = 2
-	ExitTransport   = 3
-	ExitInterrupted = 130
+	ExitOK          = apitype.ExitOK
+	ExitToolError   = apitype.ExitToolError
+	ExitUsage       = apitype.ExitUsage
+	ExitTransport   = apitype.ExitTransport
+	ExitInterrupted = apitype.ExitInterrupted
 )
 
 // Env is what the CLI needs from its process. cmd/mcpx fills it.

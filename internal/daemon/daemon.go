@@ -117,6 +117,7 @@ func Run(ctx context.Context, opts *Options) error {
 		access := tcpAccess(addr, tokens)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
+		mux.Handle("/v1/", api.V1(access.Check))
 		tcp = httpServer(act.track(mux), log)
 		go func() { serveErr <- tcp.Serve(sock.RawTCPListener(tcpLn)) }()
 		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)

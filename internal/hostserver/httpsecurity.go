@@ -196,6 +196,14 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 	return 0, ""
 }
 
+// Check applies all of a's checks (Host, Origin, token) for what else the
+// listener serves (the local API's /v1): the status and reason a request
+// is refused with, or 0.
+func (a Access) Check(r *http.Request) (status int, msg string) {
+	status, msg, _ = a.check(r)
+	return status, msg
+}
+
 // Guard returns h behind all of a's checks (Host, Origin, token), for
 // what else the listener serves (the metrics page); a refused request
 // gets a plain-text error.

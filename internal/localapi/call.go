@@ -59,7 +59,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
-	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected}) })
+	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected, Detail: clientName(req.Client)}) })
 	defer stop()
 	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
 	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
@@ -151,12 +151,32 @@ func finalEvent(res json.RawMessage, err error, server string) apitype.CallEvent
 			IsError bool `json:"isError"`
 		}
 		_ = json.Unmarshal(res, &r)
-		return apitype.CallEvent{Type: "result", Result: res, IsError: r.IsError}
+		code := apitype.ExitOK
+		if r.IsError {
+			code = apitype.ExitToolError
+		}
+		return apitype.CallEvent{Type: "result", Result: res, IsError: r.IsError, ExitCode: &code}
 	}
 	rpcErr, kind := relay.RPCError(err, server)
-	return apitype.CallEvent{Type: "error", Error: &apitype.CallError{
+	code := apitype.ExitCodeOf(kind)
+	return apitype.CallEvent{Type: "error", ExitCode: &code, Error: &apitype.CallError{
 		Code: rpcErr.Code, Message: rpcErr.Message, Data: rpcErr.Data, Kind: kind,
 	}}
+}
+
+// clientName is a client's self-chosen name as it may appear in a reason
+// sent upstream: printable, at most 64 bytes.
+func clientName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > 64 {
+		s = strings.ToValidUTF8(s[:64], "")
+	}
+	return s
 }
 
 // resolve accepts "server.tool" besides exposed names.

@@ -1,4 +1,8 @@
-// Package localapi is the daemon's JSON API for the CLI: status, tool
+// Package localapi is the daemon's JSON API. /v1 is the stable API for
+// integrations (status, tools, streamed calls, cancel; routes.go marks
+// them and docs/api/v1.json describes them, a test keeping the two
+// together), served on the socket and, through V1, on the HTTP listener
+// behind its token. /v0 is the CLI's own: status, tool
 // listing and search, streamed tool calls, cancellation, server restarts,
 // links to the live view, shutdown, and the upgrade that carries a host's
 // stdio MCP stream to the daemon. Status, Cancel and Restart are also
@@ -74,7 +78,8 @@ type Handler struct {
 	catalog *catalog.Catalog
 	opts    Options
 	log     *slog.Logger
-	mux     *http.ServeMux
+	mux     *http.ServeMux // every route, for the socket
+	v1      *http.ServeMux // the /v1 routes, for the HTTP listener (V1)
 	streams sync.WaitGroup // host streams' goroutines (stdio.go)
 }
 
@@ -88,18 +93,13 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		h.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h.log = h.opts.Logger
-	for pattern, fn := range map[string]func(http.ResponseWriter, *http.Request) error{
-		"GET " + apitype.PathStatus:    h.serveStatus,
-		"GET " + apitype.PathTools:     h.serveTools,
-		"POST " + apitype.PathCall:     h.serveCall,
-		"POST " + apitype.PathCancel:   h.serveCancel,
-		"POST " + apitype.PathShutdown: h.serveShutdown,
-		"POST " + apitype.PathReload:   h.serveReload,
-		"POST " + apitype.PathRestart:  h.serveRestart,
-		"POST " + apitype.PathUILink:   h.serveUILink,
-		"GET " + apitype.PathStdio:     h.serveStdio,
-	} {
-		h.mux.Handle(pattern, h.wrap(fn))
+	h.v1 = http.NewServeMux()
+	for _, rt := range h.routes() {
+		pattern := rt.method + " " + rt.path
+		h.mux.Handle(pattern, h.wrap(rt.fn))
+		if rt.v1 {
+			h.v1.Handle(pattern, h.wrap(rt.fn))
+		}
 	}
 	return h
 }

@@ -35,7 +35,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Cause struct {
 	Kind   Kind
 	After  time.Duration // for timeouts: the interval that elapsed
-	Detail string        // for HostCancelled: the host's own reason
+	Detail string        // for HostCancelled: the host's own reason; for ClientDisconnected: the client's name
 }
 
 func (c *Cause) Error() string {
@@ -56,6 +56,9 @@ func (c *Cause) Error() string {
 	case UserInterrupt:
 		return "interrupted by user"
 	case ClientDisconnected:
+		if c.Detail != "" {
+			return "the client disconnected (" + c.Detail + ")"
+		}
 		return "the client disconnected"
 	}
 	return "cancelled"

@@ -25,6 +25,7 @@ func TestCauseError(t *testing.T) {
 		{Cause{Kind: Stopping}, "mcpx is stopping", "stopping", true},
 		{Cause{Kind: UserInterrupt}, "interrupted by user", "user_interrupt", true},
 		{Cause{Kind: ClientDisconnected}, "the client disconnected", "client_disconnected", false},
+		{Cause{Kind: ClientDisconnected, Detail: "opencode"}, "the client disconnected (opencode)", "client_disconnected", false},
 		{Cause{}, "cancelled", "", true},
 		{Cause{Kind: 99}, "cancelled", "", true},
 	}

@@ -1,0 +1,49 @@
+package apitype
+
+// The stable local API, /v1: for integrations (editor plugins, scripts),
+// on the daemon's socket and, behind the bearer token, on its HTTP
+// listener. Its contract is docs/api.md and docs/api/v1.json; a field may
+// be added, none is removed or changes meaning within /v1. It shares the
+// wire types above with /v0, which stays the CLI's own.
+const (
+	// PathV1Call runs a tool call (POST CallRequest) and streams its
+	// CallEvents as NDJSON; closing the response cancels the call.
+	PathV1Call = "/v1/call"
+	// PathV1Tools lists the exposed tools (GET ?q=words), a Tools.
+	PathV1Tools = "/v1/tools"
+	// PathV1Status is the daemon's Status (GET).
+	PathV1Status = "/v1/status"
+	// PathV1Cancel cancels a call in flight (POST CancelCall, 204).
+	PathV1Cancel = "/v1/cancel"
+)
+
+// CancelCall is the body of POST PathV1Cancel.
+type CancelCall struct {
+	CallID uint64 `json:"callId"` // the started event's callId
+	// Reason is sent upstream: "user" (or none) for a person's
+	// interrupt, "interrupted by user"; any other text is the reason as
+	// given, "cancelled by the host: <reason>".
+	Reason string `json:"reason,omitempty"`
+}
+
+// Exit codes of mcpx call, which a final CallEvent's ExitCode carries so
+// that a client of the API can end as the CLI would.
+const (
+	ExitOK          = 0
+	ExitToolError   = 1 // the tool's result is an error, or the upstream answered with one
+	ExitUsage       = 2 // a bad request: an unknown tool, arguments that are not an object
+	ExitTransport   = 3 // the daemon, the upstream's transport or a timeout failed the call
+	ExitInterrupted = 130
+)
+
+// ExitCodeOf is the exit code of mcpx call for a call that failed with
+// kind (CallError.Kind).
+func ExitCodeOf(kind string) int {
+	switch kind {
+	case "user_interrupt":
+		return ExitInterrupted
+	case "upstream_error":
+		return ExitToolError
+	}
+	return ExitTransport
+}

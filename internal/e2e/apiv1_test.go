@@ -1,0 +1,320 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/demo"
+	"mcpx/internal/mcpxtest"
+)
+
+// The stable local API, /v1, lives in the daemon: these tests run against
+// it, on its socket and on its HTTP listener.
+
+// v1Client speaks /v1 to a daemon, on its socket (base "") or at an HTTP
+// base URL with a token.
+type v1Client struct {
+	t     *testing.T
+	http  *http.Client
+	base  string
+	token string
+}
+
+// startV1Daemon starts the daemon of cfg (mcpx tools starts it) and
+// returns a /v1 client on its socket, and its status.
+func startV1Daemon(t *testing.T, e *mcpxtest.Env, cfg string) (*v1Client, apitype.Status) {
+	t.Helper()
+	if _, errOut, code := e.Run(waitLong, "tools", "--config", cfg); code != 0 {
+		t.Fatalf("mcpx tools: exit %d: %s", code, errOut)
+	}
+	st := daemonStatus(t, e, cfg)
+	c := &v1Client{t: t, base: "http://" + apitype.Host, http: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", st.Socket)
+		},
+	}}}
+	t.Cleanup(c.http.CloseIdleConnections)
+	return c, st
+}
+
+// do sends a request and returns the response (the caller closes its body).
+func (c *v1Client) do(ctx context.Context, method, path string, body any, header map[string]string) *http.Response {
+	c.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return resp
+}
+
+// json sends a request and decodes its JSON answer into out (if not nil),
+// returning the status.
+func (c *v1Client) json(method, path string, body, out any) int {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	resp := c.do(ctx, method, path, body, nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			c.t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// callStream is one POST /v1/call's event stream.
+type callStream struct {
+	resp *http.Response
+	sc   *bufio.Scanner
+	t    *testing.T
+}
+
+func (c *v1Client) call(req apitype.CallRequest) *callStream {
+	c.t.Helper()
+	resp := c.do(context.Background(), http.MethodPost, apitype.PathV1Call, req, nil)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		c.t.Fatalf("POST /v1/call: %d %s", resp.StatusCode, b)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/x-ndjson" {
+		c.t.Errorf("Content-Type = %q, want application/x-ndjson", ct)
+	}
+	c.t.Cleanup(func() { resp.Body.Close() })
+	return &callStream{resp: resp, sc: bufio.NewScanner(resp.Body), t: c.t}
+}
+
+// next reads the next event, failing after waitLong.
+func (s *callStream) next() apitype.CallEvent {
+	s.t.Helper()
+	got := make(chan bool, 1)
+	timer := time.AfterFunc(waitLong, func() { s.resp.Body.Close() })
+	defer timer.Stop()
+	go func() { got <- s.sc.Scan() }()
+	if !<-got {
+		s.t.Fatalf("the call's stream ended without its final event: %v", s.sc.Err())
+	}
+	var ev apitype.CallEvent
+	if err := json.Unmarshal(s.sc.Bytes(), &ev); err != nil {
+		s.t.Fatalf("event %s: %v", s.sc.Bytes(), err)
+	}
+	return ev
+}
+
+// final reads events to the final one, returning it and the progress seen.
+func (s *callStream) final() (apitype.CallEvent, []apitype.Progress) {
+	s.t.Helper()
+	var progress []apitype.Progress
+	for {
+		ev := s.next()
+		switch ev.Type {
+		case "progress":
+			progress = append(progress, *ev.Progress)
+		case "result", "error":
+			return ev, progress
+		default:
+			s.t.Fatalf("unexpected event %+v", ev)
+		}
+	}
+}
+
+// exportRequest waits for the demo's record of the export call.
+func exportRequest(e *mcpxtest.Env) demo.Event {
+	e.T.Helper()
+	return e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
+		return ev.Event == demo.EventRequest && ev.Tool == "export"
+	})
+}
+
+// TestV1CallStreams: /v1/tools lists the demo's tools with their schemas;
+// /v1/call streams started, every progress in order, then the result with
+// exit code 0; a tool's error result carries exit code 1; an unknown tool
+// is a 404 and arguments that are not an object a 400, both JSON errors.
+func TestV1CallStreams(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+
+	var tools apitype.Tools
+	if code := c.json(http.MethodGet, apitype.PathV1Tools, nil, &tools); code != http.StatusOK {
+		t.Fatalf("GET /v1/tools: %d", code)
+	}
+	var export *apitype.Tool
+	for i := range tools.Tools {
+		if tools.Tools[i].Name == "demo__export" {
+			export = &tools.Tools[i]
+		}
+	}
+	if export == nil || export.Description == "" || !strings.Contains(string(export.InputSchema), `"seconds"`) {
+		t.Fatalf("/v1/tools has no demo__export with its description and schema: %+v", tools.Tools)
+	}
+
+	s := c.call(apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":0.2,"steps":4}`)})
+	if ev := s.next(); ev.Type != "started" || ev.CallID == 0 || ev.Server != "demo" || ev.Tool != "export" {
+		t.Fatalf("first event = %+v, want started with a call id", ev)
+	}
+	final, progress := s.final()
+	if final.Type != "result" || final.ExitCode == nil || *final.ExitCode != apitype.ExitOK || final.IsError {
+		t.Fatalf("final event = %+v, want a result with exit code 0", final)
+	}
+	if len(progress) == 0 {
+		t.Errorf("no progress event for an export of 4 steps")
+	}
+	for i := 1; i < len(progress); i++ {
+		if progress[i].Progress <= progress[i-1].Progress {
+			t.Errorf("progress out of order: %+v", progress)
+		}
+	}
+
+	s = c.call(apitype.CallRequest{Tool: "demo.fail"})
+	s.next()
+	if final, _ = s.final(); final.ExitCode == nil || *final.ExitCode != apitype.ExitToolError {
+		t.Errorf("demo.fail: final event %+v, want exit code 1", final)
+	}
+
+	for _, tc := range []struct {
+		req  apitype.CallRequest
+		want int
+	}{
+		{apitype.CallRequest{Tool: "nosuch.tool"}, http.StatusNotFound},
+		{apitype.CallRequest{Tool: "demo__echo", Arguments: json.RawMessage(`[1]`)}, http.StatusBadRequest},
+	} {
+		var apiErr apitype.Error
+		if code := c.json(http.MethodPost, apitype.PathV1Call, tc.req, &apiErr); code != tc.want || apiErr.Error == "" {
+			t.Errorf("call %+v: %d %+v, want %d with a JSON error", tc.req, code, apiErr, tc.want)
+		}
+	}
+}
+
+// TestV1CloseCancels: a client that closes a call's stream mid-call
+// cancels it upstream with the reason "the client disconnected (NAME)",
+// NAME the client's own; the call leaves the daemon's status.
+func TestV1CloseCancels(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+
+	s := c.call(apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":30,"steps":30}`), Client: "e2e-test"})
+	s.next()
+	if ev := s.next(); ev.Type != "progress" {
+		t.Fatalf("second event = %+v, want progress", ev)
+	}
+	s.resp.Body.Close()
+
+	up := exportRequest(e)
+	checkCancel(t, upstreamCancel(e, "demo", up.ID), "the client disconnected (e2e-test)")
+	for deadline := time.Now().Add(waitLong); ; {
+		var st apitype.Status
+		c.json(http.MethodGet, apitype.PathV1Status, nil, &st)
+		if len(st.Calls) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled call is still in the status: %+v", st.Calls)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestV1Cancel: POST /v1/cancel with the reason "user" ends the call as
+// Ctrl-C ends mcpx call: upstream reason "interrupted by user", final
+// event user_interrupt with exit code 130. An unknown call is a 404, a
+// missing callId a 400.
+func TestV1Cancel(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+
+	s := c.call(apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":30,"steps":30}`)})
+	started := s.next()
+	if code := c.json(http.MethodPost, apitype.PathV1Cancel, apitype.CancelCall{CallID: started.CallID, Reason: "user"}, nil); code != http.StatusNoContent {
+		t.Fatalf("POST /v1/cancel: %d, want 204", code)
+	}
+	final, _ := s.final()
+	if final.Type != "error" || final.Error.Kind != "user_interrupt" || final.ExitCode == nil || *final.ExitCode != apitype.ExitInterrupted {
+		t.Errorf("final event = %+v, want user_interrupt with exit code 130", final)
+	}
+	checkCancel(t, upstreamCancel(e, "demo", exportRequest(e).ID), "interrupted by user")
+
+	var apiErr apitype.Error
+	if code := c.json(http.MethodPost, apitype.PathV1Cancel, apitype.CancelCall{CallID: started.CallID}, &apiErr); code != http.StatusNotFound {
+		t.Errorf("cancelling a finished call: %d %+v, want 404", code, apiErr)
+	}
+	if code := c.json(http.MethodPost, apitype.PathV1Cancel, map[string]any{}, &apiErr); code != http.StatusBadRequest {
+		t.Errorf("cancel without callId: %d %+v, want 400", code, apiErr)
+	}
+}
+
+// TestV1OnHTTPListener: with an HTTP listener, /v1 is served there behind
+// the bearer token and the Host and Origin rules (JSON errors), and /v0
+// is not.
+func TestV1OnHTTPListener(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(map[string]any{"http": map[string]any{"listen": "127.0.0.1:0"}}, mcpxtest.Demo{Name: "demo"})
+	_, st := startV1Daemon(t, e, cfg)
+	if st.HTTP == "" {
+		t.Fatalf("the daemon has no HTTP listener: %+v", st)
+	}
+	tok, err := os.ReadFile(st.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.TrimSuffix(st.HTTP, apitype.PathMCP)
+	c := &v1Client{t: t, http: &http.Client{}, base: base}
+	t.Cleanup(c.http.CloseIdleConnections)
+	get := func(path string, header map[string]string) (int, apitype.Error) {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		defer cancel()
+		resp := c.do(ctx, http.MethodGet, path, nil, header)
+		defer resp.Body.Close()
+		var apiErr apitype.Error
+		_ = json.NewDecoder(resp.Body).Decode(&apiErr)
+		return resp.StatusCode, apiErr
+	}
+	if code, apiErr := get(apitype.PathV1Status, nil); code != http.StatusUnauthorized || apiErr.Error == "" {
+		t.Errorf("no token: %d %+v, want 401 with a JSON error", code, apiErr)
+	}
+	c.token = strings.TrimSpace(string(tok))
+	if code, apiErr := get(apitype.PathV1Status, map[string]string{"Origin": "http://evil.example"}); code != http.StatusForbidden || apiErr.Error == "" {
+		t.Errorf("foreign Origin: %d %+v, want 403 with a JSON error", code, apiErr)
+	}
+	if code, _ := get(apitype.PathStatus, nil); code != http.StatusNotFound {
+		t.Errorf("GET /v0/status on the HTTP listener: %d, want 404", code)
+	}
+	var got apitype.Status
+	if code := c.json(http.MethodGet, apitype.PathV1Status, nil, &got); code != http.StatusOK || got.PID == 0 {
+		t.Fatalf("GET /v1/status with the token: %d %+v", code, got)
+	}
+	s := c.call(apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":30,"steps":30}`), Client: "over-http"})
+	s.next()
+	s.next()
+	s.resp.Body.Close()
+	checkCancel(t, upstreamCancel(e, "demo", exportRequest(e).ID), "the client disconnected (over-http)")
+}
