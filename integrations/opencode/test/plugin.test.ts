@@ -1,0 +1,153 @@
+// The plugin as opencode runs it: McpxPlugin called with opencode's plugin
+// input, its tools' execute called with a tool context whose abort signal
+// and metadata are real, against a real mcpx daemon and the demo upstream.
+
+import { after, before, describe, test } from "node:test"
+import assert from "node:assert/strict"
+import type { PluginInput, ToolContext, ToolDefinition } from "@opencode-ai/plugin"
+import { tool } from "@opencode-ai/plugin"
+import { McpxPlugin } from "../src/index.js"
+import { Mcpx } from "./mcpx.js"
+
+type Meta = { at: number; title?: string; metadata?: { [k: string]: any } }
+
+function context(abort: AbortSignal, seen: Meta[], onMeta?: (m: Meta) => void): ToolContext {
+  return {
+    sessionID: "ses_test",
+    messageID: "msg_test",
+    agent: "build",
+    directory: process.cwd(),
+    worktree: process.cwd(),
+    abort,
+    metadata(input) {
+      const m = { at: performance.timeOrigin + performance.now(), ...input }
+      seen.push(m)
+      onMeta?.(m)
+    },
+    ask: async () => {},
+  }
+}
+
+async function loadTools(options?: { [k: string]: unknown }): Promise<{ [k: string]: ToolDefinition }> {
+  const hooks = await McpxPlugin({} as PluginInput, options)
+  assert.ok(hooks.tool, "the plugin returned no tools")
+  return hooks.tool
+}
+
+// recordTime is a record's RFC 3339 time with nanoseconds, in epoch ms.
+function recordTime(at: string): number {
+  const m = /^(.*T\d\d:\d\d:\d\d)(\.\d+)?Z$/.exec(at)
+  assert.ok(m, `record time ${at}`)
+  return Date.parse(m[1] + "Z") + (m[2] ? Number(m[2]) * 1000 : 0)
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
+}
+
+describe("the mcpx plugin on the daemon's socket", () => {
+  let mcpx: Mcpx
+  let restore: () => void
+  let tools: { [k: string]: ToolDefinition }
+
+  before(async () => {
+    mcpx = new Mcpx()
+    restore = mcpx.use()
+    tools = await loadTools()
+  })
+  after(async () => {
+    restore()
+    await mcpx.close()
+  })
+
+  test("tools carry mcpx's descriptions and argument schemas", () => {
+    const exp = tools["demo__export"]
+    assert.ok(exp, `no demo__export among ${Object.keys(tools)}`)
+    assert.match(exp.description, /export/i)
+    const schema = tool.schema.toJSONSchema(tool.schema.object(exp.args)) as {
+      properties: { [k: string]: { type: string; description?: string } }
+      required?: string[]
+    }
+    assert.equal(schema.properties.seconds.type, "number")
+    assert.equal(schema.properties.steps.type, "integer")
+    assert.equal(schema.properties.seconds.description, "how long the export takes, in seconds")
+    assert.deepEqual(schema.required ?? [], [], "the demo's export has no required argument")
+    assert.equal(tool.schema.object(exp.args).safeParse({ seconds: "soon" }).success, false)
+  })
+
+  test("a call streams its progress into the tool's metadata, then returns the result", async () => {
+    const seen: Meta[] = []
+    const out = await tools["demo__export"].execute({ seconds: 0.4, steps: 4 }, context(new AbortController().signal, seen))
+    assert.equal(typeof out, "string")
+    assert.match(out as string, /\d/)
+    const progress = seen.filter((m) => m.metadata?.mcpx?.progress !== undefined)
+    assert.ok(progress.length >= 1, `no progress reached the metadata: ${JSON.stringify(seen)}`)
+    for (let i = 1; i < progress.length; i++) {
+      assert.ok(progress[i].metadata!.mcpx.progress > progress[i - 1].metadata!.mcpx.progress, "progress out of order")
+    }
+    assert.ok(seen[0].metadata?.mcpx?.callId > 0, "the first metadata names the call")
+  })
+
+  test("a tool's error result fails the tool with its text", async () => {
+    await assert.rejects(tools["demo__fail"].execute({}, context(new AbortController().signal, [])), /fail/i)
+  })
+
+  test("opencode's abort cancels the call upstream, saying it came from opencode", async () => {
+    const n = 20
+    const lat: number[] = []
+    for (let i = 0; i < n; i++) {
+      const before = mcpx.records().filter((r) => r.event === "cancelled").length
+      const ctl = new AbortController()
+      let abortedAt = 0
+      const run = tools["demo__export"].execute(
+        { seconds: 30, steps: 300 },
+        context(ctl.signal, [], (m) => {
+          if (m.metadata?.mcpx?.progress !== undefined && !ctl.signal.aborted) {
+            abortedAt = performance.timeOrigin + performance.now()
+            ctl.abort()
+          }
+        }),
+      )
+      await assert.rejects(run, /cancelled in opencode/)
+      const ev = await mcpx.waitRecord("cancellation", (rs) => rs.filter((r) => r.event === "cancelled")[before])
+      assert.equal(ev.reason, "the client disconnected (opencode)")
+      assert.equal(ev.known, true, "the cancellation matched no running request")
+      lat.push(recordTime(ev.at) - abortedAt)
+    }
+    lat.sort((a, b) => a - b)
+    console.log(`opencode abort -> upstream notifications/cancelled over ${n} calls: p50 ${quantile(lat, 0.5).toFixed(1)}ms, p99 ${quantile(lat, 0.99).toFixed(1)}ms`)
+  })
+
+  test("an abort before the call starts sends nothing", async () => {
+    const ctl = new AbortController()
+    ctl.abort()
+    const calls = mcpx.records().filter((r) => r.event === "request" && r.tool === "echo").length
+    await assert.rejects(tools["demo__echo"].execute({}, context(ctl.signal, [])), /cancelled in opencode/)
+    assert.equal(mcpx.records().filter((r) => r.event === "request" && r.tool === "echo").length, calls)
+  })
+})
+
+describe("the mcpx plugin on the HTTP listener", () => {
+  let mcpx: Mcpx
+  let restore: () => void
+
+  before(async () => {
+    mcpx = new Mcpx({ http: { listen: "127.0.0.1:0" } })
+    restore = mcpx.use()
+    await mcpx.run("tools")
+  })
+  after(async () => {
+    restore()
+    await mcpx.close()
+  })
+
+  test("with the token it calls; without, it says why", async () => {
+    const st = JSON.parse(await mcpx.run("status", "--json")) as { http: string; tokenFile: string }
+    const url = st.http.replace(/\/mcp$/, "")
+    const token = (await import("node:fs")).readFileSync(st.tokenFile, "utf8").trim()
+    await assert.rejects(loadTools({ url }), /unauthorized/)
+    const tools = await loadTools({ url, token })
+    const out = await tools["demo__echo"].execute({ k: 1 }, context(new AbortController().signal, []))
+    assert.equal(out, '{"k":1}')
+  })
+})
