@@ -52,6 +52,13 @@ var rules = []rule{
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
 	},
+	{pkg: "sandbox", allowed: []string{}, why: "sandbox is an engine that knows nothing of MCP: nothing of mcpx (and never store)"},
+	{
+		pkg:      "codemode",
+		never:    slices.Concat([]string{"hostserver", "localapi", "store", "jobs"}, roots),
+		why:      "codemode is the core of scripts: relay and sandbox, never the edges, the store or the roots",
+		optional: true,
+	},
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},

@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+)
+
+// PoolOptions configure a Pool.
+type PoolOptions struct {
+	// Executable is the mcpx executable (it runs the children).
+	Executable string
+	// Memory is each child's memory limit in bytes; 0 is DefaultMemory.
+	Memory int64
+	// Warm is how many started children wait for a script; 0 is 2.
+	Warm int
+}
+
+// Pool starts children and keeps some warm.
+type Pool struct {
+	exe  string
+	mem  int64
+	warm chan *proc
+	need chan struct{}
+}
+
+// NewPool returns a pool; its Run keeps children warm.
+func NewPool(o PoolOptions) *Pool {
+	if o.Memory <= 0 {
+		o.Memory = DefaultMemory
+	}
+	if o.Warm <= 0 {
+		o.Warm = 2
+	}
+	return &Pool{exe: o.Executable, mem: o.Memory, warm: make(chan *proc, o.Warm), need: make(chan struct{}, 1)}
+}
+
+// Memory returns each child's memory limit in bytes.
+func (p *Pool) Memory() int64 { return p.mem }
+
+// ErrNoExecutable is Exec's error on a pool with no executable.
+var ErrNoExecutable = errors.New("scripts need the mcpx executable, and none was given")
+
+// Run keeps the pool's warm children started until ctx ends, then kills
+// those still waiting. Without Run, each Exec starts its child then.
+func (p *Pool) Run(ctx context.Context) error {
+	if p.exe == "" {
+		<-ctx.Done()
+		return nil
+	}
+	defer func() {
+		for {
+			select {
+			case c := <-p.warm:
+				c.kill()
+				c.end(0)
+			default:
+				return
+			}
+		}
+	}()
+	for {
+		for len(p.warm) < cap(p.warm) {
+			c, err := spawn(p.exe, p.mem)
+			if err != nil {
+				break // Exec will say why, starting its own
+			}
+			select {
+			case p.warm <- c:
+			default:
+				c.kill()
+				c.end(0)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.need:
+		}
+	}
+}
+
+// take returns a warm child, or starts one.
+func (p *Pool) take() (*proc, error) {
+	if p.exe == "" {
+		return nil, ErrNoExecutable
+	}
+	defer p.refill()
+	for {
+		select {
+		case c := <-p.warm:
+			if c.alive() {
+				return c, nil
+			}
+			c.end(0)
+		default:
+			return spawn(p.exe, p.mem)
+		}
+	}
+}
+
+func (p *Pool) refill() {
+	select {
+	case p.need <- struct{}{}:
+	default:
+	}
+}
