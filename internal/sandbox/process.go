@@ -27,11 +27,14 @@ type proc struct {
 }
 
 // spawn starts a child of exe with memory limit mem. The child has an
-// empty environment (but for GOMAXPROCS=1: it runs one script) and runs
-// in /.
+// empty environment but for GOMAXPROCS=2, and runs in /. Two Ps: the
+// script runs on one and the reader of the parent's stop on the other,
+// so a stop interrupts a tight loop at once; with one P the reader
+// waited for the scheduler's preemption (a stop took 32 ms, not 1 ms:
+// TestStopInterruptsBusyLoop's child, timed by hand).
 func spawn(exe string, mem int64) (*proc, error) {
 	cmd := exec.Command(exe, ChildVerb, strconv.FormatInt(mem, 10))
-	cmd.Env = []string{"GOMAXPROCS=1"}
+	cmd.Env = []string{"GOMAXPROCS=2"}
 	cmd.Dir = "/"
 	p := &proc{cmd: cmd, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
 	cmd.Stderr = p.stderr

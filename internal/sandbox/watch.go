@@ -13,14 +13,16 @@ import (
 // watchEvery is how often the child looks at its memory and CPU time.
 const watchEvery = 5 * time.Millisecond
 
-// limitMemory sets the child's Go memory limit (the garbage collector
-// works harder near it) and, as a backstop for what the watcher misses
-// between two looks, an RLIMIT_DATA of twice that plus room for the
-// runtime: the Go runtime dies with "out of memory" beyond it, which the
-// parent reports as the memory limit. Not under the race detector, whose
-// shadow memory counts against RLIMIT_DATA.
+// limitMemory sets the child's Go memory limit half again above its
+// limit (so the heap the watcher measures after each collection never
+// runs far past it, and the collector does not thrash below it) and, as
+// a backstop for what the watcher misses between two looks, an
+// RLIMIT_DATA of twice the limit plus room for the runtime: the Go
+// runtime dies with "out of memory" beyond it, which the parent reports
+// as the memory limit. Not under the race detector, whose shadow memory
+// counts against RLIMIT_DATA.
 func limitMemory(mem int64) {
-	debug.SetMemoryLimit(mem)
+	debug.SetMemoryLimit(mem + mem/2)
 	if raceEnabled {
 		return
 	}
@@ -64,7 +66,7 @@ func (c *child) watch() (stop func()) {
 			metrics.Read(samples)
 			live := int64(samples[0].Value.Uint64())
 			inUse := int64(samples[1].Value.Uint64() - samples[2].Value.Uint64())
-			if live > c.mem*9/10 || inUse > c.mem+c.mem/4 {
+			if live > c.mem || inUse > 2*c.mem {
 				c.halt(memoryFailure(c.mem))
 				return
 			}
