@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/sandbox"
 	"mcpx/internal/upstream"
 )
 
@@ -37,8 +39,9 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
-	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// Shim is the mcpx executable: it supervises each stdio upstream (see
+	// upstream.Supervision) and runs each script (see sandbox); ""
+	// starts upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
 }
 
@@ -55,6 +58,8 @@ type core struct {
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
+	sandbox *sandbox.Pool    // nil without an executable
+	scripts *codemode.Engine // nil without an executable
 }
 
 func newCore(opts *Options) *core {
@@ -87,12 +92,18 @@ func newCore(opts *Options) *core {
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
-	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	c := &core{pool: pool, relay: r, catalog: cat}
+	if opts.Shim != "" {
+		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
+		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
+	}
+	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes, Scripts: c.scripts})
+	face.Store(c.hosts)
+	return c
 }
 
-// runPool runs the pool until stop is closed and reports its end on done.
+// runPool runs the upstream pool and the scripts' warm children until
+// the returned stop is called, which waits for both.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -100,9 +111,17 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		defer close(done)
 		_ = c.pool.Run(ctx)
 	}()
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		if c.sandbox != nil {
+			_ = c.sandbox.Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-warm
 	}
 }
 
