@@ -28,6 +28,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/relay"
 )
 
@@ -55,6 +56,8 @@ type Options struct {
 	Shutdown func()
 	// Reload re-reads the config file.
 	Reload func() (apitype.ReloadResult, error)
+	// Scripts runs scripts (PathExec); nil: 404.
+	Scripts *codemode.Engine
 }
 
 // Handler serves the local API.
@@ -81,6 +84,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"GET " + apitype.PathStatus:    h.serveStatus,
 		"GET " + apitype.PathTools:     h.serveTools,
 		"POST " + apitype.PathCall:     h.serveCall,
+		"POST " + apitype.PathExec:     h.serveExec,
 		"POST " + apitype.PathCancel:   h.serveCancel,
 		"POST " + apitype.PathShutdown: h.serveShutdown,
 		"POST " + apitype.PathReload:   h.serveReload,
