@@ -30,8 +30,9 @@
 // has not exited within a short grace. When the script ends by itself, its
 // host calls still running are cancelled with [Script.EndCause].
 //
-// Concurrency: a Pool is safe for concurrent use; each Exec owns its child
-// and every goroutine it starts, and returns only after they have ended.
-// The pool's Run owns the warm children and the goroutine that refills
-// them.
+// Concurrency: a Pool is safe for concurrent use; each Exec owns every
+// goroutine it starts and returns only after they have ended. The pool's
+// Run owns the warm children, refills them, and reaps each child whose
+// script is over, off the script's path; it returns after killing and
+// reaping every child left.
 package sandbox

@@ -55,8 +55,9 @@ var errEnded = errors.New("the script ended")
 // Exec runs s in a child and returns its result, or why it failed: a
 // *ScriptError, a *LimitError, ctx's cause when ctx ended first, or an
 // error wrapping ErrChildFailed. The console lines are in the Result
-// whatever the error. It returns once the child has exited and every Host
-// call has returned.
+// whatever the error. It returns once every Host call has returned; the
+// child, told to stop if it has not ended, is left to the pool's Run to
+// reap (or reaped before Exec returns, without Run).
 func (p *Pool) Exec(ctx context.Context, s Script, h Host) (*Result, error) {
 	res := &Result{}
 	if err := context.Cause(ctx); err != nil {
@@ -75,7 +76,7 @@ func (p *Pool) Exec(ctx context.Context, s Script, h Host) (*Result, error) {
 			cause = errEnded
 		}
 		endCalls(cause)
-		ch.end(stopGrace)
+		p.release(ch)
 		wg.Wait()
 	}()
 	if err := ch.send(&message{Op: opRun, Code: s.Code, Prelude: s.Prelude, Limits: &lim}); err != nil {

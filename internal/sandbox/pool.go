@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // PoolOptions configure a Pool.
@@ -21,6 +22,10 @@ type Pool struct {
 	mem  int64
 	warm chan *proc
 	need chan struct{}
+
+	mu      sync.Mutex
+	running bool       // Run reaps what ended (guarded by mu)
+	ended   chan *proc // children whose script is over, for Run to reap
 }
 
 // NewPool returns a pool; its Run keeps children warm.
@@ -31,7 +36,8 @@ func NewPool(o PoolOptions) *Pool {
 	if o.Warm <= 0 {
 		o.Warm = 2
 	}
-	return &Pool{exe: o.Executable, mem: o.Memory, warm: make(chan *proc, o.Warm), need: make(chan struct{}, 1)}
+	return &Pool{exe: o.Executable, mem: o.Memory, warm: make(chan *proc, o.Warm), need: make(chan struct{}, 1),
+		ended: make(chan *proc, 64)}
 }
 
 // Memory returns each child's memory limit in bytes.
@@ -47,12 +53,20 @@ func (p *Pool) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	p.mu.Lock()
+	p.running = true
+	p.mu.Unlock()
 	defer func() {
+		p.mu.Lock()
+		p.running = false
+		p.mu.Unlock()
 		for {
 			select {
 			case c := <-p.warm:
 				c.kill()
 				c.end(0)
+			case c := <-p.ended:
+				c.end(stopGrace)
 			default:
 				return
 			}
@@ -75,8 +89,29 @@ func (p *Pool) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-p.need:
+		case c := <-p.ended:
+			c.end(stopGrace)
 		}
 	}
+}
+
+// release hands a child whose script is over to Run, which waits for it
+// to exit (killing it after stopGrace) off the script's path, and then
+// starts its replacement; without Run, it does so itself.
+func (p *Pool) release(c *proc) {
+	p.mu.Lock()
+	if p.running {
+		select {
+		case p.ended <- c:
+			p.mu.Unlock()
+			p.refill()
+			return
+		default:
+		}
+	}
+	p.mu.Unlock()
+	c.end(stopGrace)
+	p.refill()
 }
 
 // take returns a warm child, or starts one.
@@ -84,7 +119,6 @@ func (p *Pool) take() (*proc, error) {
 	if p.exe == "" {
 		return nil, ErrNoExecutable
 	}
-	defer p.refill()
 	for {
 		select {
 		case c := <-p.warm:

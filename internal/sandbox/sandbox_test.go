@@ -68,11 +68,16 @@ const prelude = `function (host) { globalThis.call = host.call; globalThis.note 
 
 func testPool(t *testing.T, mem int64) *Pool {
 	t.Helper()
+	return NewPool(PoolOptions{Executable: testExecutable(t), Memory: mem})
+}
+
+func testExecutable(t testing.TB) string {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewPool(PoolOptions{Executable: exe, Memory: mem})
+	return exe
 }
 
 func run(t *testing.T, p *Pool, code string, lim Limits) (*Result, *testHost, error) {
