@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -296,4 +297,81 @@ func sandboxChildren(bin string) map[int]int {
 		out[pid] = ut + st
 	}
 	return out
+}
+
+// TestCodeModeBadInput: each malformed mcpx_exec or mcpx_describe gets a
+// tool error that says what is wrong, and the gateway serves on.
+func TestCodeModeBadInput(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cs := connectGoSDK(t, e, mcpxtest.InProcess, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), "2025-11-25", newProgressLog())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"mcpx_exec", map[string]any{}, "mcpx_exec needs a script in code"},
+		{"mcpx_exec", map[string]any{"code": 5}, "mcpx_exec: invalid arguments"},
+		{"mcpx_exec", map[string]any{"code": "   "}, "mcpx_exec needs a script in code"},
+		{"mcpx_exec", map[string]any{"code": "return ("}, "the script does not compile: unexpected end of the script"},
+		{"mcpx_exec", map[string]any{"code": "const a = 1;\nreturn )"}, "the script does not compile: line 2, column 8: Unexpected \")\""},
+		{"mcpx_exec", map[string]any{"code": "return await tools.nope.x({})"}, `nope.x: `},
+		{"mcpx_exec", map[string]any{"code": "return await tools.demo.nope({})"}, `demo.nope: `},
+		{"mcpx_exec", map[string]any{"code": "return await tools.demo.echo([1])"}, "must be an object"},
+		{"mcpx_exec", map[string]any{"code": `return await mcpx.call("mcpx_exec", {code: "1"})`}, `unknown tool "mcpx_exec"`},
+		{"mcpx_describe", map[string]any{}, "mcpx_describe needs tools"},
+		{"mcpx_describe", map[string]any{"tools": "demo"}, "mcpx_describe needs tools"},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.tool, tc.args, err)
+		}
+		if txt := scriptText(res); !res.IsError || !strings.Contains(txt, tc.want) {
+			t.Errorf("%s %v: %q (isError %v), want an error containing %q", tc.tool, tc.args, txt, res.IsError, tc.want)
+		}
+	}
+	if txt := scriptText(execScript(t, ctx, cs, `return 2`, nil)); txt != "2" {
+		t.Errorf("after the bad input: %s", txt)
+	}
+}
+
+// TestCodeModeDaemonKilled: a daemon killed with SIGKILL leaves no script
+// process behind, warm or running.
+func TestCodeModeDaemonKilled(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cs := connectGoSDK(t, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), "2025-11-25", newProgressLog())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{"code": `while (true) {}`}})
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sandboxChildren(e.Bin)) < 2 { // the running one and a warm one
+		if time.Now().After(deadline) {
+			t.Fatalf("%d script processes, want 2", len(sandboxChildren(e.Bin)))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	pids := daemonPids(e.Bin)
+	if len(pids) != 1 {
+		t.Fatalf("daemons %v", pids)
+	}
+	before := sandboxChildren(e.Bin)
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	// (mcpx serve may start a daemon anew, with warm children of its own:
+	// only the killed daemon's must go.)
+	for {
+		left := 0
+		for pid := range sandboxChildren(e.Bin) {
+			if _, old := before[pid]; old {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d script processes outlived the daemon", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

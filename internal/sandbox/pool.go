@@ -114,7 +114,9 @@ func (p *Pool) release(c *proc) {
 	p.refill()
 }
 
-// take returns a warm child, or starts one.
+// take returns a warm child, or starts one. The pool is refilled when a
+// child is released, off the script's path, or now if take left it
+// empty, so that scripts running side by side still find warm children.
 func (p *Pool) take() (*proc, error) {
 	if p.exe == "" {
 		return nil, ErrNoExecutable
@@ -122,11 +124,16 @@ func (p *Pool) take() (*proc, error) {
 	for {
 		select {
 		case c := <-p.warm:
-			if c.alive() {
-				return c, nil
+			if !c.alive() {
+				c.end(0)
+				continue
 			}
-			c.end(0)
+			if len(p.warm) == 0 {
+				p.refill()
+			}
+			return c, nil
 		default:
+			p.refill()
 			return spawn(p.exe, p.mem)
 		}
 	}

@@ -29,10 +29,13 @@ func transform(code string) (string, error) {
 		TreeShaking: api.TreeShakingFalse,
 	})
 	if len(res.Errors) > 0 {
+		lines := strings.Count(code, "\n") + 1
 		msgs := make([]string, 0, len(res.Errors))
 		for _, m := range res.Errors {
 			msg := m.Text
-			if m.Location != nil {
+			if m.Location != nil && m.Location.Line > lines {
+				msg = "unexpected end of the script" // at the wrapper's closing brace
+			} else if m.Location != nil {
 				col := m.Location.Column
 				if m.Location.Line == 1 {
 					col -= len("async function " + mainName + "() {")
