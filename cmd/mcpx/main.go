@@ -19,14 +19,14 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
 	"mcpx/internal/sandbox"
-	"mcpx/internal/upstream"
+	"mcpx/internal/supervise"
 )
 
 func main() {
 	// The supervisor of one upstream and a script's process: hidden
 	// verbs, before anything else.
-	if len(os.Args) > 1 && os.Args[1] == upstream.ShimVerb {
-		os.Exit(upstream.RunShim(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == supervise.ShimVerb {
+		os.Exit(supervise.RunShim(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildVerb {
 		os.Exit(sandbox.RunChild(os.Args[2:]))

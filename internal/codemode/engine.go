@@ -58,8 +58,8 @@ type Script struct {
 	// Name names the script in the causes its inner calls end with; ""
 	// gets one of the engine's ("script-7").
 	Name string
-	// Host and HostKey are the relay.Call fields of its inner calls.
-	Host, HostKey string
+	// Host and SessionKey are the relay.Call fields of its inner calls.
+	Host, SessionKey string
 	// Progress receives the script's progress() calls whose value
 	// increases, in order; nil drops them. It must not block.
 	Progress func(value float64, total *float64, message string)

@@ -53,7 +53,7 @@ func testEngine(t *testing.T, idle time.Duration) (*Engine, string) {
 	pool := upstream.NewPool(cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = pool.Run(ctx) }()
+	go func() { defer close(done); pool.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, nil)

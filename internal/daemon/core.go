@@ -25,6 +25,7 @@ import (
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/sandbox"
+	"mcpx/internal/supervise"
 	"mcpx/internal/upstream"
 )
 
@@ -40,8 +41,8 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the mcpx executable: it supervises each stdio upstream (see
-	// upstream.Supervision) and runs each script (see sandbox); ""
-	// starts upstreams directly and leaves scripts (mcpx_exec) out.
+	// supervise.Options) and runs each script (see sandbox); "" starts
+	// upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
 }
 
@@ -73,7 +74,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -109,7 +110,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	warm := make(chan struct{})
 	go func() {

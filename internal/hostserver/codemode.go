@@ -75,11 +75,11 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		return !ok || c.Answered()
 	}
 	s := codemode.Script{
-		Code:    args.Code,
-		Timeout: time.Duration(args.MaxSeconds * float64(time.Second)),
-		Name:    hs.id + "/" + req.msg.ID.String(),
-		Host:    hs.id,
-		HostKey: hs.hostKey(),
+		Code:       args.Code,
+		Timeout:    time.Duration(args.MaxSeconds * float64(time.Second)),
+		Name:       hs.id + "/" + req.msg.ID.String(),
+		Host:       hs.id,
+		SessionKey: hs.sessionKey(),
 	}
 	if token, ok := mcp.Meta(req.params).Get(mcp.MetaProgressToken); ok {
 		key := string(token)
