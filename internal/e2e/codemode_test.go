@@ -375,3 +375,39 @@ func TestCodeModeDaemonKilled(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestCodeModeHeartbeats: a host whose timer progress resets hears from a
+// silent script every third of its timer, under its token, with values
+// that always increase.
+func TestCodeModeHeartbeats(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{"mcpx-e2e-gosdk": map[string]any{"timeout": "300ms", "resetOnProgress": true}}},
+			mcpxtest.Demo{Name: "demo"})
+		prog := newProgressLog()
+		cs := connectGoSDK(t, e, mode, cfg, "2025-11-25", prog)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{
+			"code": `progress(1, 10, "started"); await sleep(1000); progress(1, 10, "again"); return 1`},
+			Meta: mcp.Meta{"progressToken": "beats"}})
+		if err != nil || scriptText(res) != "1" {
+			t.Fatalf("%v %s", err, scriptText(res))
+		}
+		notes := prog.of("beats")
+		beats := 0
+		prev := 0.0
+		for i, n := range notes {
+			if i > 0 && n.Progress <= prev {
+				t.Errorf("progress %v after %v", n.Progress, prev)
+			}
+			prev = n.Progress
+			if strings.HasPrefix(n.Message, "waiting on script host-") {
+				beats++
+			}
+		}
+		if len(notes) == 0 || notes[0].Message != "started" || beats < 2 {
+			t.Errorf("%d heartbeats in %d notifications, want 2 or more after \"started\"", beats, len(notes))
+		}
+	})
+}

@@ -81,23 +81,18 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		Host:       hs.id,
 		SessionKey: hs.sessionKey(),
 	}
+	var sp *scriptProgress
 	if token, ok := mcp.Meta(req.params).Get(mcp.MetaProgressToken); ok {
 		key := string(token)
-		withMessage := req.version != mcp.Version20241105
-		s.Progress = func(value float64, total *float64, message string) {
-			p := &jsonrpc.Object{}
-			p.Set(mcp.MetaProgressToken, token)
-			p.Set("progress", jsonrpc.MustMarshal(value))
-			if total != nil {
-				p.Set("total", jsonrpc.MustMarshal(*total))
-			}
-			if message != "" && withMessage {
-				p.Set("message", jsonrpc.MustMarshal(message))
-			}
-			req.sink.pushProgressWhile(live, key, progressLine(p.Bytes()))
-		}
+		sp = startScriptProgress(hs.hostProfile(req), token, s.Name, req.version != mcp.Version20241105, func(p []byte) {
+			req.sink.pushProgressWhile(live, key, progressLine(p))
+		})
+		s.Progress = sp.progress
 	}
 	out, err := hs.srv.opts.Scripts.Exec(ctx, s)
+	if sp != nil {
+		sp.stop() // nothing after the answer
+	}
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
 			return
