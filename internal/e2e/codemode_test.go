@@ -411,3 +411,55 @@ func TestCodeModeHeartbeats(t *testing.T) {
 		}
 	})
 }
+
+// TestCodeModeHTTP: a go-sdk host over Streamable HTTP, legacy and
+// 2026-07-28, runs a script and gets its progress; a cancel of a script
+// there cancels its inner calls upstream.
+func TestCodeModeHTTP(t *testing.T) {
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			e := mcpxtest.NewEnv(t)
+			m := startHTTP(t, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), false)
+			prog := newProgressLog()
+			cs := connectGoSDKHTTP(t, m, version, prog)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{
+				"code": `progress(1, 2, "half"); const r = await tools.demo.echo({ n: 9 }); return { n: r.n }`},
+				Meta: mcp.Meta{"progressToken": "http-script"}})
+			if err != nil || res.IsError || scriptText(res) != `{"n":9}` {
+				t.Fatalf("%v %s", err, scriptText(res))
+			}
+			if n := prog.wait(t, "http-script", 1, 10*time.Second); n[0].Progress != 1 {
+				t.Errorf("progress %+v", n[0])
+			}
+			callCtx, cancelCall := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				cs.CallTool(callCtx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{
+					"code": `await Promise.all([1, 2, 3].map(() => tools.demo.wait({ seconds: 30 })))`}})
+			}()
+			deadline := time.Now().Add(20 * time.Second)
+			for countTool(e.Records("demo"), "request", "wait") < 3 {
+				if time.Now().After(deadline) {
+					t.Fatal("the inner calls did not start")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancelCall()
+			<-done
+			for len(cancels(e.Records("demo"))) < 3 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d upstream cancels, want 3", len(cancels(e.Records("demo"))))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			for _, ev := range cancels(e.Records("demo")) {
+				if !strings.Contains(ev.Reason, "stopped: cancelled by the host") {
+					t.Errorf("upstream cancel reason %q", ev.Reason)
+				}
+			}
+		})
+	}
+}
