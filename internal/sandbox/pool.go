@@ -40,9 +40,6 @@ func NewPool(o PoolOptions) *Pool {
 		ended: make(chan *proc, 64)}
 }
 
-// Memory returns each child's memory limit in bytes.
-func (p *Pool) Memory() int64 { return p.mem }
-
 // ErrNoExecutable is Exec's error on a pool with no executable.
 var ErrNoExecutable = errors.New("scripts need the mcpx executable, and none was given")
 
