@@ -82,7 +82,7 @@ func testExecutable(t testing.TB) string {
 
 func run(t *testing.T, p *Pool, code string, lim Limits) (*Result, *testHost, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	h := &testHost{}
 	res, err := p.Exec(ctx, Script{Code: code, Prelude: prelude, Limits: lim}, h)

@@ -87,7 +87,9 @@ func TestMemoryLimit(t *testing.T) {
 		`const a = []; while (true) a.push(new Array(100000).fill(1.5));`,
 		`let s = "x"; const keep = []; while (true) { s = s + s; keep.push(s + "y"); }`,
 	} {
+		start := time.Now()
 		_, _, err := run(t, p, code, Limits{})
+		t.Logf("%s: stopped after %v", code, time.Since(start)) // under the race detector, seconds
 		var le *LimitError
 		if !errors.As(err, &le) || le.Limit != LimitMemory || !strings.Contains(err.Error(), "memory limit (64 MiB)") {
 			t.Errorf("%s: error %v, want the memory limit", code, err)
