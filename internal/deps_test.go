@@ -64,6 +64,7 @@ var rules = []rule{
 		never: slices.Concat([]string{"hostserver", "localapi", "store", "jobs"}, roots),
 		why:   "codemode is the core of scripts: relay and sandbox, never the edges, the store or the roots",
 	},
+	{pkg: "oauth", allowed: []string{"config"}, why: "oauth is an engine (mcpx as an OAuth client of upstreams): it knows the config and nothing of MCP messages, the core, the edges or the roots"},
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},

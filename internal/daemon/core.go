@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 	"mcpx/internal/sandbox"
 	"mcpx/internal/supervise"
@@ -46,6 +47,15 @@ type Options struct {
 	// supervise.Options) and runs each script (see sandbox); "" starts
 	// upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
+	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
+	// directory's (config.Paths.OAuthDir), and none when that cannot be
+	// located.
+	OAuthDir string
+	// OAuthBrowser, when set, lets the core sign in to a server that asks
+	// by itself, showing the authorization URL with it (headless sign-in:
+	// tests and the conformance suite). Unset, such a call fails with an
+	// error that says to run mcpx login.
+	OAuthBrowser oauth.Browser
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -57,6 +67,7 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
+	signIns *oauth.SignIns // nil when there is no sign-in directory
 	pool    *upstream.Pool
 	relay   *relay.Relay
 	catalog *catalog.Catalog
@@ -82,6 +93,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Observer:        upstreamObserver(obs),
+		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -120,6 +132,10 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	}
 	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes, Scripts: c.scripts})
 	face.Store(c.hosts)
+	if dir := opts.oauthDir(log); dir != "" {
+		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+		r.SetSignIns(c.signIns)
+	}
 	return c
 }
 
@@ -155,6 +171,9 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		cancel()
 		<-done
 		<-warm
+		if c.signIns != nil {
+			c.signIns.Close() // the sign-ins hosts started and left unfinished
+		}
 	}
 }
 
