@@ -13,6 +13,7 @@ const (
 	PathStatus   = "/v0/status"
 	PathTools    = "/v0/tools"
 	PathCall     = "/v0/call"
+	PathExec     = "/v0/exec"
 	PathCancel   = "/v0/calls/{id}/cancel"
 	PathShutdown = "/v0/shutdown"
 	// PathStdio upgrades the connection to a raw host MCP stream: newline-
@@ -206,6 +207,16 @@ type CallRequest struct {
 	// Client names the program calling ("opencode"): a call it abandons
 	// by closing the stream is cancelled upstream with the reason "the
 	// client disconnected (<client>)".
+	Client string `json:"client,omitempty"`
+}
+
+// ExecRequest is the body of POST PathExec: a script run as mcpx_exec
+// runs it. Its answer is the stream of CallEvents a call's is, the
+// result being the script's.
+type ExecRequest struct {
+	Code      string `json:"code"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	// Client names the program asking, as CallRequest.Client does.
 	Client string `json:"client,omitempty"`
 }
 

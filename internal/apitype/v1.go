@@ -9,6 +9,9 @@ const (
 	// PathV1Call runs a tool call (POST CallRequest) and streams its
 	// CallEvents as NDJSON; closing the response cancels the call.
 	PathV1Call = "/v1/call"
+	// PathV1Exec runs a script as mcpx_exec does (POST ExecRequest),
+	// streaming CallEvents as PathV1Call does.
+	PathV1Exec = "/v1/exec"
 	// PathV1Tools lists the exposed tools (GET ?q=words), a Tools.
 	PathV1Tools = "/v1/tools"
 	// PathV1Status is the daemon's Status (GET).

@@ -36,6 +36,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/relay"
 )
 
@@ -70,6 +71,8 @@ type Options struct {
 	Metrics http.Handler
 	// UILink mints a one-time link to the live view; nil: none is served.
 	UILink func() (string, error)
+	// Scripts runs scripts (PathExec); nil: 404.
+	Scripts *codemode.Engine
 }
 
 // Handler serves the local API.

@@ -132,7 +132,7 @@ func TestV1DocMatchesRoutes(t *testing.T) {
 			continue
 		}
 		wantMT := "application/json"
-		if rt.path == apitype.PathV1Call {
+		if rt.ndjson {
 			wantMT = "application/x-ndjson"
 		}
 		if mt, s := oneSchema(t, key+" 200", r.Content); mt != wantMT || s.Ref != schemaPrefix+out.Name() {

@@ -18,6 +18,7 @@ type route struct {
 	// document's test checks it against.
 	v1      bool
 	in, out any
+	ndjson  bool // the answer is a stream of out, one a line
 }
 
 // routes is the local API's route table.
@@ -26,6 +27,7 @@ func (h *Handler) routes() []route {
 		{method: "GET", path: apitype.PathStatus, fn: h.serveStatus},
 		{method: "GET", path: apitype.PathTools, fn: h.serveTools},
 		{method: "POST", path: apitype.PathCall, fn: h.serveCall},
+		{method: "POST", path: apitype.PathExec, fn: h.serveExec},
 		{method: "POST", path: apitype.PathCancel, fn: h.serveCancel},
 		{method: "POST", path: apitype.PathShutdown, fn: h.serveShutdown},
 		{method: "POST", path: apitype.PathReload, fn: h.serveReload},
@@ -35,7 +37,8 @@ func (h *Handler) routes() []route {
 
 		{method: "GET", path: apitype.PathV1Status, fn: h.serveStatus, v1: true, out: apitype.Status{}},
 		{method: "GET", path: apitype.PathV1Tools, fn: h.serveTools, v1: true, out: apitype.Tools{}},
-		{method: "POST", path: apitype.PathV1Call, fn: h.serveCall, v1: true, in: apitype.CallRequest{}, out: apitype.CallEvent{}},
+		{method: "POST", path: apitype.PathV1Call, fn: h.serveCall, v1: true, in: apitype.CallRequest{}, out: apitype.CallEvent{}, ndjson: true},
+		{method: "POST", path: apitype.PathV1Exec, fn: h.serveExec, v1: true, in: apitype.ExecRequest{}, out: apitype.CallEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1Cancel, fn: h.serveV1Cancel, v1: true, in: apitype.CancelCall{}},
 	}
 }
