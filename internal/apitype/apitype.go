@@ -185,6 +185,9 @@ type Progress struct {
 type Tools struct {
 	Tools  []Tool            `json:"tools"`
 	Errors map[string]string `json:"errors,omitempty"` // servers that could not be listed
+	// Meta are mcpx's own tools (mcpx_exec), each run through its Route
+	// rather than a call, for integrations that offer them as hosts do.
+	Meta []Tool `json:"meta,omitempty"`
 }
 
 // Tool is one exposed tool.
@@ -195,6 +198,7 @@ type Tool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	Route       string          `json:"route,omitempty"` // a meta tool's route (PathV1Exec)
 }
 
 // CallRequest is the body of POST PathCall.

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +97,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Reload:       rl.reload,
 		Metrics:      seen.metrics.Handler(),
 		UILink:       seen.link,
+		MetaTools:    func() []apitype.Tool { return metaTools(c.hosts) },
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()
@@ -209,6 +211,26 @@ func mcpMux(h http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(apitype.PathMCP, h)
 	return mux
+}
+
+// metaTools is mcpx's own tools as the local API lists them: mcpx_exec
+// when s runs scripts, run through PathV1Exec.
+func metaTools(s *hostserver.Server) []apitype.Tool {
+	raw := s.ExecTool()
+	if raw == nil {
+		return nil
+	}
+	var def struct {
+		Name        string          `json:"name"`
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(raw, &def) != nil {
+		return nil
+	}
+	return []apitype.Tool{{Name: def.Name, Server: "mcpx", Tool: def.Name, Title: def.Title,
+		Description: def.Description, InputSchema: def.InputSchema, Route: apitype.PathV1Exec}}
 }
 
 // connectedHosts is the hosts s serves, for status.

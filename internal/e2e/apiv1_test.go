@@ -318,3 +318,60 @@ func TestV1OnHTTPListener(t *testing.T) {
 	s.resp.Body.Close()
 	checkCancel(t, upstreamCancel(e, "demo", exportRequest(e).ID), "the client disconnected (over-http)")
 }
+
+// TestV1Exec: /v1/exec runs a script as mcpx_exec does, streaming its
+// progress() calls and its value with exit code 0; closing the stream
+// stops the script, whose call in flight is cancelled upstream with a
+// reason that carries the client's name.
+func TestV1Exec(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+
+	resp := c.do(context.Background(), http.MethodPost, apitype.PathV1Exec, apitype.ExecRequest{
+		Code: `progress(1, 2, "half"); return await tools.demo.echo({a: 1})`,
+	}, nil)
+	s := &callStream{resp: resp, sc: bufio.NewScanner(resp.Body), t: t}
+	t.Cleanup(func() { resp.Body.Close() })
+	if ev := s.next(); ev.Type != "started" || ev.CallID == 0 {
+		t.Fatalf("first event = %+v, want started", ev)
+	}
+	final, progress := s.final()
+	if final.Type != "result" || final.ExitCode == nil || *final.ExitCode != apitype.ExitOK || !strings.Contains(string(final.Result), `\"a\":1`) {
+		t.Fatalf("final event = %+v (result %s), want the echo with exit code 0", final, final.Result)
+	}
+	if len(progress) != 1 || progress[0].Message != "half" {
+		t.Errorf("progress = %+v, want the script's one", progress)
+	}
+
+	resp = c.do(context.Background(), http.MethodPost, apitype.PathV1Exec, apitype.ExecRequest{
+		Code: `return await tools.demo.export({seconds: 30, steps: 30})`, Client: "e2e-exec",
+	}, nil)
+	t.Cleanup(func() { resp.Body.Close() })
+	up := exportRequest(e)
+	resp.Body.Close()
+	ev := upstreamCancel(e, "demo", up.ID)
+	if !strings.Contains(ev.Reason, "the client disconnected (e2e-exec)") {
+		t.Errorf("upstream cancellation reason = %q, want it to name the client", ev.Reason)
+	}
+	t.Logf("the script's call was cancelled upstream with %q", ev.Reason)
+
+	var apiErr apitype.Error
+	if code := c.json(http.MethodPost, apitype.PathV1Exec, apitype.ExecRequest{Code: "  "}, &apiErr); code != http.StatusBadRequest || apiErr.Error == "" {
+		t.Errorf("an empty script: %d %+v, want 400 with a JSON error", code, apiErr)
+	}
+}
+
+// TestV1ToolsListExec: /v1/tools lists mcpx_exec among its meta tools,
+// with the description hosts see (naming the servers) and its route.
+func TestV1ToolsListExec(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+	var tools apitype.Tools
+	c.json(http.MethodGet, apitype.PathV1Tools, nil, &tools)
+	if len(tools.Meta) != 1 || tools.Meta[0].Name != "mcpx_exec" || tools.Meta[0].Route != apitype.PathV1Exec ||
+		!strings.Contains(tools.Meta[0].Description, "tools.demo") || !strings.Contains(string(tools.Meta[0].InputSchema), `"code"`) {
+		t.Fatalf("meta tools = %+v, want mcpx_exec naming tools.demo, with its schema and route", tools.Meta)
+	}
+}

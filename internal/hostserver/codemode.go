@@ -17,8 +17,16 @@ var describeToolJSON = []byte(`{"name":"mcpx_describe","title":"Describe tools f
 
 // execToolJSON is mcpx_exec's definition; its description names the
 // servers behind mcpx.
-func (hs *hostSession) execToolJSON() []byte {
-	names := hs.srv.relay.Pool().Names()
+func (hs *hostSession) execToolJSON() []byte { return hs.srv.ExecTool() }
+
+// ExecTool is mcpx_exec's tool definition as hosts see it (its
+// description names the servers behind mcpx), nil when the server runs
+// no scripts; the local API lists it for integrations.
+func (s *Server) ExecTool() json.RawMessage {
+	if s.opts.Scripts == nil {
+		return nil
+	}
+	names := s.relay.Pool().Names()
 	paths := make([]string, len(names))
 	for i, n := range names {
 		paths[i] = "tools" + jsMember(n)

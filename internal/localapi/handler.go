@@ -69,6 +69,9 @@ type Options struct {
 	// Metrics serves the Prometheus metrics page at apitype.PathMetrics;
 	// nil: 404.
 	Metrics http.Handler
+	// MetaTools lists mcpx's own tools for GET PathV1Tools (mcpx_exec,
+	// run by PathV1Exec); nil: none.
+	MetaTools func() []apitype.Tool
 	// UILink mints a one-time link to the live view; nil: none is served.
 	UILink func() (string, error)
 	// Scripts runs scripts (PathExec); nil: 404.

@@ -73,6 +73,9 @@ func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 			Description: t.Description, InputSchema: t.InputSchema(),
 		})
 	}
+	if h.opts.MetaTools != nil {
+		out.Meta = h.opts.MetaTools()
+	}
 	return writeJSON(w, out)
 }
 
