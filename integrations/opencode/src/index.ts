@@ -31,6 +31,7 @@ type ApiTool = {
   title?: string
   description?: string
   inputSchema?: JsonSchema
+  route?: string
 }
 
 type Progress = { progress: number; total?: number; message?: string }
@@ -62,13 +63,25 @@ const clientName = "opencode"
 
 export const McpxPlugin: Plugin = async (_input, options) => {
   const api = await connect(settingsOf(options))
-  const listing = (await api.json("GET", "/v1/tools")) as { tools: ApiTool[] }
+  const listing = (await api.json("GET", "/v1/tools")) as { tools: ApiTool[]; meta?: ApiTool[] }
   const tools: Record<string, ToolDefinition> = {}
   for (const t of listing.tools) {
     tools[t.name] = tool({
       description: t.description || t.title || `${t.server}.${t.tool} (through mcpx)`,
       args: shapeOf(t.inputSchema),
-      execute: (args, ctx) => call(api, t, args, ctx),
+      execute: (args, ctx) => stream(api, "/v1/call", { tool: t.name, arguments: args ?? {} }, t.title || t.name, ctx),
+    })
+  }
+  for (const t of listing.meta ?? []) {
+    if (t.name !== "mcpx_exec" || t.route !== "/v1/exec") continue // a meta tool this plugin does not know
+    tools[t.name] = tool({
+      description: t.description ?? "",
+      args: shapeOf(t.inputSchema),
+      execute: (args, ctx) => {
+        const a = args as { code?: string; timeoutSeconds?: number }
+        const body = { code: a.code ?? "", timeoutMs: a.timeoutSeconds ? Math.ceil(a.timeoutSeconds * 1000) : undefined }
+        return stream(api, t.route!, body, t.title || t.name, ctx)
+      },
     })
   }
   return { tool: tools }
@@ -86,17 +99,17 @@ function settingsOf(options: Record<string, unknown> | undefined): Settings {
   }
 }
 
-// call runs one tool call, streaming its progress into ctx's metadata.
-async function call(api: Api, t: ApiTool, args: unknown, ctx: ToolContext): Promise<string> {
+// stream runs one call (or script) at path, streaming its progress into
+// ctx's metadata, and returns its result.
+async function stream(api: Api, path: string, req: object, title: string, ctx: ToolContext): Promise<string> {
   if (ctx.abort.aborted) throw new Error("cancelled in opencode before mcpx was called")
-  const body = JSON.stringify({ tool: t.name, arguments: args ?? {}, client: clientName })
-  const res = await api.open("POST", "/v1/call", body, ctx.abort)
-  if (res.statusCode !== 200) throw new Error(`mcpx: ${await errorText(res)}`)
-  const title = t.title || t.name
+  const body = JSON.stringify({ ...req, client: clientName })
   let final: CallEvent | undefined
   let callId: number | undefined
   let updates = 0
   try {
+    const res = await api.open("POST", path, body, ctx.abort)
+    if (res.statusCode !== 200) throw new Error(`mcpx: ${await errorText(res)}`)
     for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
       if (!line) continue
       const ev = JSON.parse(line) as CallEvent
@@ -115,6 +128,8 @@ async function call(api: Api, t: ApiTool, args: unknown, ctx: ToolContext): Prom
       }
     }
   } catch (err) {
+    // The signal closed the stream (or stopped the request): the daemon
+    // has cancelled the call.
     if (ctx.abort.aborted) throw new Error("cancelled in opencode")
     throw err
   }

@@ -118,6 +118,29 @@ describe("the mcpx plugin on the daemon's socket", () => {
     console.log(`opencode abort -> upstream notifications/cancelled over ${n} calls: p50 ${quantile(lat, 0.5).toFixed(1)}ms, p99 ${quantile(lat, 0.99).toFixed(1)}ms`)
   })
 
+  test("mcpx_exec runs a script with mcpx's description, its progress live, and an abort stops its calls", async () => {
+    const exec = tools["mcpx_exec"]
+    assert.ok(exec, `no mcpx_exec among ${Object.keys(tools)}`)
+    assert.match(exec.description, /tools\.demo/)
+    const seen: Meta[] = []
+    const out = await exec.execute(
+      { code: `progress(1, 2, "half"); const r = await tools.demo.echo({n: 7}); return r` },
+      context(new AbortController().signal, seen),
+    )
+    assert.match(out as string, /"n":7/)
+    assert.ok(seen.some((m) => m.metadata?.mcpx?.message === "half"), `the script's progress did not reach the metadata: ${JSON.stringify(seen)}`)
+
+    const before = mcpx.records().filter((r) => r.event === "cancelled").length
+    const ctl = new AbortController()
+    const run = exec.execute({ code: `return await tools.demo.export({seconds: 30, steps: 300})` }, context(ctl.signal, []))
+    const calls = mcpx.records().filter((r) => r.event === "request" && r.tool === "export").length
+    await mcpx.waitRecord("the script's call", (rs) => rs.filter((r) => r.event === "request" && r.tool === "export")[calls])
+    ctl.abort()
+    await assert.rejects(run, /cancelled in opencode/)
+    const ev = await mcpx.waitRecord("cancellation", (rs) => rs.filter((r) => r.event === "cancelled")[before])
+    assert.match(ev.reason ?? "", /stopped: the client disconnected \(opencode\)$/)
+  })
+
   test("an abort before the call starts sends nothing", async () => {
     const ctl = new AbortController()
     ctl.abort()
