@@ -138,7 +138,10 @@ func TestCancelJob(t *testing.T) {
 func TestCancelUnlessJob(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
-	run := func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) { <-ctx.Done(); return nil, context.Cause(ctx) }
+	run := func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
 	a, _ := h.m.Start(spec("alice"), run)
 	if !a.CancelUnlessJob(&relay.Cause{Kind: relay.HostCancelled}) {
 		t.Fatal("not cancelled")
@@ -158,7 +161,10 @@ func TestProgressCoalesced(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
 	release := make(chan struct{})
-	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) { <-release; return json.RawMessage(`{}`), nil })
+	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-release
+		return json.RawMessage(`{}`), nil
+	})
 	id, _, _ := c.Promote(t.Context())
 	before := h.m.Writes()
 	began := time.Now()
@@ -191,7 +197,10 @@ func TestProgressCoalesced(t *testing.T) {
 func TestRestartInterruptedAndRerun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	h := start(t, path, nil)
-	run := func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) { <-ctx.Done(); return nil, context.Cause(ctx) }
+	run := func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
 	plain, _ := h.m.Start(spec("alice"), run)
 	plainID, _, _ := plain.Promote(t.Context())
 	is := spec("alice")
@@ -244,4 +253,3 @@ func TestResultLimit(t *testing.T) {
 		t.Fatalf("%+v %v", j, err)
 	}
 }
-
