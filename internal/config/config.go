@@ -76,6 +76,9 @@ type Config struct {
 	// the relay's default (5 minutes).
 	InputTimeout time.Duration
 
+	// Jobs says how long, and how large, the results of jobs are kept.
+	Jobs Jobs
+
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP
@@ -131,4 +134,11 @@ var KnownProtocolVersions = []string{
 	"2025-06-18",
 	"2025-11-25",
 	"2026-07-28",
+}
+
+// Jobs is the "jobs" block of the mcpx settings: a job's result is kept
+// for Retention after it ended, if it is at most MaxResultBytes.
+type Jobs struct {
+	Retention      time.Duration
+	MaxResultBytes int
 }

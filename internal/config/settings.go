@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "jobs"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -39,6 +39,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":
 			err = p.hostHTTP(v, at, &c.HTTP)
+		case "jobs":
+			err = p.jobs(v, at, &c.Jobs)
 		}
 		if err != nil {
 			return err
@@ -87,4 +89,25 @@ func validSeparator(s string) bool {
 		}
 	}
 	return true
+}
+
+func (p *parser) jobs(n *node, at path, j *Jobs) error {
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	if err != nil {
+		return err
+	}
+	if v, ok := f["retention"]; ok {
+		if j.Retention, err = p.duration(v, at.key("retention")); err != nil {
+			return err
+		}
+		if j.Retention <= 0 {
+			return p.errorf(v.off, at.key("retention"), "must be longer than 0s")
+		}
+	}
+	if v, ok := f["maxResultBytes"]; ok {
+		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -19,10 +19,13 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
+	"mcpx/internal/hostprofile"
 	"mcpx/internal/hostserver"
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/store"
 	"mcpx/internal/upstream"
 )
 
@@ -40,6 +43,9 @@ type Options struct {
 	// Shim is the executable that supervises each stdio upstream (see
 	// upstream.Supervision); "" starts upstreams directly.
 	Shim string
+	// HostProfile returns a host's timer profile by its clientInfo.name;
+	// nil: no host has a timer (calls become jobs only when asked to).
+	HostProfile func(name string) hostprofile.Profile
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -55,6 +61,9 @@ type core struct {
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
+	jobs    *jobs.Manager // nil: no job store
+	store   store.Store
+	unlock  func() // the job store's lock, if this core holds it
 }
 
 func newCore(opts *Options) *core {
@@ -87,9 +96,35 @@ func newCore(opts *Options) *core {
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
+	c := &core{pool: pool, relay: r, catalog: cat}
+	c.openJobs(opts, r, log)
+	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
+		Jobs: c.jobs, HostProfile: opts.HostProfile})
 	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	c.hosts = hosts
+	return c
+}
+
+// runJobs runs the job manager, if any, until stop is called, which ends
+// its calls with "mcpx is stopping" and closes the store.
+func (c *core) runJobs(ctx context.Context) (stop func()) {
+	if c.jobs == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.jobs.Run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		c.store.Close()
+		if c.unlock != nil {
+			c.unlock()
+		}
+	}
 }
 
 // runPool runs the pool until stop is closed and reports its end on done.
@@ -113,6 +148,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	stopJobs := c.runJobs(ctx)
+	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
@@ -129,6 +166,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	stopJobs := c.runJobs(ctx)
+	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
 	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log)

@@ -67,6 +67,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 	c := newCore(opts)
 	stopPool := c.runPool(ctx)
+	stopJobs := c.runJobs(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
@@ -151,6 +152,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	act.close()
 	api.Wait()
+	stopJobs() // before the upstreams stop: its calls tell them why they end
 	stopPool()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr

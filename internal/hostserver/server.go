@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/hostprofile"
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -26,6 +28,12 @@ type Options struct {
 	// DrainTimeout bounds how long a closing connection waits to flush what
 	// is queued for a host that stopped reading. Default 2s.
 	DrainTimeout time.Duration
+	// Jobs keeps the calls that outlive their host's timer, and serves
+	// mcpx_job; nil: no jobs, and no job meta-tools.
+	Jobs *jobs.Manager
+	// HostProfile returns the timer profile of the host named name (its
+	// clientInfo.name); nil: no host has a timer.
+	HostProfile func(name string) hostprofile.Profile
 }
 
 // Server serves hosts on byte streams.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -32,6 +33,12 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, searchToolJSON...)
 	buf = append(buf, ',')
 	buf = append(buf, callToolJSON...)
+	if hs.srv.opts.Jobs != nil {
+		buf = append(buf, ',')
+		buf = append(buf, jobToolJSON...)
+		buf = append(buf, ',')
+		buf = append(buf, jobCancelToolJSON...)
+	}
 	for _, t := range snap.Tools {
 		buf = append(buf, ',')
 		buf = append(buf, t.Raw...)
@@ -61,13 +68,23 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	case "mcpx_call":
 		hs.metaCall(ctx, req)
 		return
+	case "mcpx_job", "mcpx_job_cancel":
+		if hs.srv.opts.Jobs == nil {
+			break
+		}
+		if name == "mcpx_job" {
+			hs.metaJob(ctx, req)
+		} else {
+			hs.metaJobCancel(ctx, req)
+		}
+		return
 	}
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
 		return
 	}
-	hs.relayCall(ctx, req, server, tool, req.params)
+	hs.relayCall(ctx, req, server, tool, req.params, false)
 }
 
 func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
@@ -76,7 +93,11 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 
 // relayCall relays a tools/call with params (the host's, or built by
 // mcpx_call) to server's tool and answers the host.
-func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
+//
+// A call that may outlive the host's hard timer, or that the host asked
+// to run in the background, or that repeats a running job's call, goes
+// through relayAsJob (jobcall.go).
+func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object, background bool) {
 	req.server = server
 	var token json.RawMessage
 	var idle, max time.Duration
@@ -132,6 +153,20 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 				}
 			}
 			req.sink.pushProgressWhile(live, key, progressLine(p))
+		}
+	}
+	if m := hs.srv.opts.Jobs; m != nil {
+		timer := hs.hardTimer(token != nil)
+		var key string
+		if timer <= 0 && !background && m.HasJobs() {
+			args, _ := params.Get("arguments")
+			if key = jobs.Key(server, tool, args); m.Attach(call.Principal, key) == nil {
+				key = ""
+			}
+		}
+		if timer > 0 || background || key != "" {
+			hs.relayAsJob(ctx, req, call, timer, background, key)
+			return
 		}
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)

@@ -65,6 +65,7 @@ func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *C
 	}
 	m.live[c] = struct{}{}
 	if id != "" {
+		m.njobs.Add(1)
 		m.byID[id] = c
 		m.byKey[spec.Principal+"\x00"+spec.Key] = c
 	}
@@ -167,6 +168,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 		return "", false, err
 	}
 	c.id = j.ID
+	m.njobs.Add(1)
 	m.byID[c.id] = c
 	m.byKey[c.spec.Principal+"\x00"+c.spec.Key] = c
 	return c.id, true, nil
@@ -181,6 +183,7 @@ func (c *Call) end(res json.RawMessage, err error) {
 	delete(m.live, c)
 	delete(m.dirty, c)
 	if id != "" {
+		m.njobs.Add(-1)
 		delete(m.byID, id)
 		if k := c.spec.Principal + "\x00" + c.spec.Key; m.byKey[k] == c {
 			delete(m.byKey, k)
@@ -340,4 +343,10 @@ func (m *Manager) Live() []Live {
 func IsIDError(err error) bool {
 	var e *store.IDError
 	return errors.As(err, &e)
+}
+
+// HasJobs reports whether any job of this manager's is running: until
+// one is, no call can be a retry to attach.
+func (m *Manager) HasJobs() bool {
+	return m.njobs.Load() > 0
 }

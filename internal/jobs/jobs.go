@@ -86,6 +86,7 @@ type Manager struct {
 	log   *slog.Logger
 
 	writes atomic.Int64 // store writes, for tests and benchmarks
+	njobs  atomic.Int64 // live jobs: HasJobs without the lock, on every call
 
 	mu      sync.Mutex
 	running bool // between Run's start and its end

@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/demo"
+	"mcpx/internal/hostprofile"
+	"mcpx/internal/mcpxtest"
+)
+
+// jobState is a job result's structuredContent.
+type jobState struct {
+	JobID  string `json:"job_id"`
+	Status string `json:"status"`
+	Poll   int    `json:"poll_after_seconds"`
+	Error  string `json:"error"`
+}
+
+func jobOf(t *testing.T, res json.RawMessage) jobState {
+	t.Helper()
+	var js jobState
+	if err := json.Unmarshal(rawMember(t, res, "structuredContent"), &js); err != nil || js.JobID == "" {
+		t.Fatalf("not a job result: %s (%v)", res, err)
+	}
+	return js
+}
+
+// executions counts the tools/call requests for tool the demo received.
+func executions(e *mcpxtest.Env, server, tool string) int {
+	n := 0
+	for _, ev := range e.Records(server) {
+		if ev.Event == "request" && ev.Tool == tool {
+			n++
+		}
+	}
+	return n
+}
+
+// TestJobBackground: mcpx_call with background returns a job at once; a
+// retry of the same call attaches to it; mcpx_job returns the tool's own
+// result; the upstream ran the tool exactly once.
+func TestJobBackground(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+		h.Initialize("2025-11-25")
+		call := map[string]any{"name": "mcpx_call", "arguments": map[string]any{
+			"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 2, "text": "exported"}, "background": true}}
+		first := jobOf(t, h.Result(h.Request("tools/call", call), relayWait))
+		if first.Status != "running" || first.Poll < 1 || !strings.HasPrefix(first.JobID, "job_") {
+			t.Fatalf("background call: %+v", first)
+		}
+		again := jobOf(t, h.Result(h.Request("tools/call", call), relayWait))
+		if again.JobID != first.JobID {
+			t.Fatalf("the retry started job %s, not attached to %s", again.JobID, first.JobID)
+		}
+		res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": first.JobID, "wait_seconds": 20}}), relayWait)
+		if got := firstText(t, res); got != "exported" {
+			t.Fatalf("mcpx_job result %s", res)
+		}
+		if n := executions(e, "demo", "sleep_then"); n != 1 {
+			t.Fatalf("the upstream ran the tool %d times, want 1", n)
+		}
+		for id, want := range map[string]string{"job_nosuchjob": "no job has this id", "": "needs the job_id"} {
+			res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": id}}), relayWait)
+			if text := firstText(t, res); !strings.Contains(text, want) || string(rawMember(t, res, "isError")) != "true" {
+				t.Errorf("mcpx_job %q: %s, want an error saying %q", id, res, want)
+			}
+		}
+	})
+}
+
+// TestJobCancel: mcpx_job_cancel ends the job, and the upstream hears why.
+func TestJobCancel(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+		h.Initialize("2025-11-25")
+		job := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_call", "arguments": map[string]any{
+			"name": "demo__wait", "arguments": map[string]any{"seconds": 60}, "background": true}}), relayWait))
+		e.WaitRecord("demo", relayWait, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
+		res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job_cancel", "arguments": map[string]any{"job_id": job.JobID}}), relayWait)
+		if st := jobOf(t, res); st.Status != "cancelled" || st.Error != "job cancelled with mcpx_job_cancel" {
+			t.Fatalf("cancel: %s", res)
+		}
+		ev := e.WaitRecord("demo", relayWait, func(ev demo.Event) bool { return ev.Event == "cancelled" })
+		if ev.Reason != "job cancelled with mcpx_job_cancel" {
+			t.Fatalf("the upstream was told %q", ev.Reason)
+		}
+	})
+}
+
+// TestJobHardTimer: behind a host whose hard timer is 2 s, a silent call
+// of 6 s becomes a job before the timer fires; its result is fetched with
+// mcpx_job; the upstream runs it once. In-process: the host's profile is
+// given to the gateway directly.
+func TestJobHardTimer(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	e.HostProfile = func(string) hostprofile.Profile { return hostprofile.Profile{Name: "hard", Timeout: 2 * time.Second} }
+	h := e.StartHost(mcpxtest.InProcess, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+	h.Initialize("2025-11-25")
+	start := time.Now()
+	call := map[string]any{"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 6, "text": "six"}}
+	res := h.Result(h.Request("tools/call", call), relayWait)
+	if took := time.Since(start); took >= 2*time.Second {
+		t.Fatalf("answered after %v, past the host's 2 s timer", took)
+	}
+	job := jobOf(t, res)
+	if text := firstText(t, res); !strings.Contains(text, "mcpx_job") || !strings.Contains(text, job.JobID) {
+		t.Errorf("the text does not tell the model how to go on: %q", text)
+	}
+	// The model retries: it waits on the same job, never past the timer.
+	start = time.Now()
+	again := jobOf(t, h.Result(h.Request("tools/call", call), relayWait))
+	if again.JobID != job.JobID || time.Since(start) >= 2*time.Second {
+		t.Fatalf("retry: job %s after %v (first %s)", again.JobID, time.Since(start), job.JobID)
+	}
+	var got json.RawMessage
+	deadline := time.Now().Add(relayWait)
+	for {
+		start = time.Now()
+		got = h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 60}}), relayWait)
+		if time.Since(start) >= 2*time.Second {
+			t.Fatalf("mcpx_job waited %v, past the host's timer", time.Since(start))
+		}
+		if !strings.Contains(string(got), `"job_id"`) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if text := firstText(t, got); text != "six" {
+		t.Fatalf("job result %s", got)
+	}
+	if n := executions(e, "demo", "sleep_then"); n != 1 {
+		t.Fatalf("the upstream ran the tool %d times, want 1", n)
+	}
+}

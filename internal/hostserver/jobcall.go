@@ -1,0 +1,241 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"mcpx/internal/hostprofile"
+	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/relay"
+)
+
+// A call that would outlive its host's hard timer becomes a job this long
+// before the timer fires: a fifth of the timer, at most 5 s. The host must
+// have the answer in hand before its timer fires, across its own
+// scheduling and the transport.
+const maxJobMargin = 5 * time.Second
+
+// jobMargin returns how long before a timer of t the call becomes a job.
+func jobMargin(t time.Duration) time.Duration { return min(t/5, maxJobMargin) }
+
+// profile returns the host's timer profile: the zero Profile (no timer)
+// when the server was given no way to find one.
+func (hs *hostSession) profile() hostprofile.Profile {
+	if hs.srv.opts.HostProfile == nil {
+		return hostprofile.Profile{}
+	}
+	hs.mu.Lock()
+	name := hs.clientName
+	hs.mu.Unlock()
+	return hs.srv.opts.HostProfile(name)
+}
+
+// hardTimer returns how long the host waits for this call whatever
+// happens, 0 if it has no such timer: a timer progress does not reset, or
+// one it would but the host gave no progress token to carry progress.
+func (hs *hostSession) hardTimer(hasToken bool) time.Duration {
+	p := hs.profile()
+	if p.Timeout <= 0 || p.ResetOnProgress && hasToken {
+		return 0
+	}
+	return p.Timeout
+}
+
+// answerWindow is how long mcpx may keep the host waiting on a job: up to
+// the margin before its hard timer, else capped at maxJobWait.
+func (hs *hostSession) answerWindow(hasToken bool) time.Duration {
+	if t := hs.hardTimer(hasToken); t > 0 {
+		return t - jobMargin(t)
+	}
+	return maxJobWait
+}
+
+// maxJobWait is the longest mcpx_job waits for a host with no hard timer.
+const maxJobWait = 60 * time.Second
+
+// relayAsJob relays a call that may become a job: a hard-timer host's, a
+// background one, or a retry of a running job's call (which attaches to
+// it). The call runs on the job manager's goroutine under a context the
+// host's request does not end; the host's cancel reaches it until it is a
+// job. Its questions to the host (elicitation, sampling) are refused and
+// its log messages are not routed to this request: a job outlives it.
+func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.Call, timer time.Duration, background bool, key string) {
+	m := hs.srv.opts.Jobs
+	args, _ := call.Params.Get("arguments")
+	if key == "" {
+		key = jobs.Key(call.Server, call.Tool, args)
+	}
+	if c := m.Attach(call.Principal, key); c != nil {
+		hs.awaitJob(ctx, req, c, timer, background)
+		return
+	}
+	spec := jobs.Spec{
+		Principal: call.Principal, Server: call.Server, Tool: call.Tool, Key: key,
+		Params: call.Params.Bytes(), Idempotent: hs.idempotent(ctx, call.Server, call.Tool),
+	}
+	hostProgress := call.Progress
+	if call.HostToken == nil {
+		call.HostToken = json.RawMessage(`"mcpx-job"`)
+	}
+	var fwd struct {
+		sync.Mutex
+		off bool // the host's request is answered: no more progress to it
+	}
+	var jc *jobs.Call
+	call.Progress = func(p json.RawMessage) {
+		var pr jobs.Progress
+		if json.Unmarshal(p, &pr) == nil {
+			jc.SetProgress(pr)
+		}
+		if hostProgress == nil {
+			return
+		}
+		fwd.Lock()
+		defer fwd.Unlock()
+		if !fwd.off {
+			hostProgress(p)
+		}
+	}
+	call.Asker, call.OnMessage, call.Holdable, call.Cancel = nil, nil, false, nil
+	entry := req.entry
+	started := make(chan struct{})
+	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-started // jc is set
+		return hs.srv.relay.CallTool(jctx, entry, call)
+	})
+	if err != nil {
+		hs.replyToolError(req, err.Error())
+		return
+	}
+	close(started)
+	stopCancel := context.AfterFunc(ctx, func() { jc.CancelUnlessJob(context.Cause(ctx)) })
+	defer stopCancel()
+	stopForwarding := func() { fwd.Lock(); fwd.off = true; fwd.Unlock() }
+	hs.awaitCall(ctx, req, jc, timer, background, stopForwarding)
+}
+
+// awaitJob waits on a retry's job within the host's window.
+func (hs *hostSession) awaitJob(ctx context.Context, req *request, c *jobs.Call, timer time.Duration, background bool) {
+	hs.awaitCall(ctx, req, c, timer, background, func() {})
+}
+
+// awaitCall answers the host with c's result if it comes in time, or
+// else, before the host's timer (at once for background), with the job c
+// has become.
+func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call, timer time.Duration, background bool, promoted func()) {
+	var fire <-chan time.Time
+	switch {
+	case background:
+		now := make(chan time.Time, 1)
+		now <- time.Time{}
+		fire = now
+	case timer > 0:
+		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(c.Start), 0))
+		defer t.Stop()
+		fire = t.C
+	}
+	gone := hostGone(req.sink)
+	for {
+		select {
+		case <-c.Done():
+			hs.deliver(ctx, req, c)
+			return
+		case <-gone:
+			// A legacy HTTP host left without a cancel: the call goes
+			// on as a job, kept for the principal to collect.
+			gone = nil
+			if _, ok, err := c.Promote(context.WithoutCancel(ctx)); ok || err != nil {
+				promoted()
+				return
+			}
+		case <-ctx.Done():
+			if c.ID() != "" {
+				return // the host left or cancelled its wait: the job goes on
+			}
+			<-c.Done() // CancelUnlessJob ended it
+			hs.deliver(ctx, req, c)
+			return
+		case <-fire:
+			fire = nil
+			id, ok, err := c.Promote(context.WithoutCancel(ctx))
+			if err != nil {
+				hs.replyToolError(req, "mcpx could not keep this call as a job: "+err.Error())
+				return
+			}
+			if !ok {
+				continue // it ended first: its result is there
+			}
+			promoted()
+			p, moved := c.LastProgress()
+			var pp *jobs.Progress
+			if moved {
+				pp = &p
+			}
+			hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(true), pp))
+			return
+		}
+	}
+}
+
+// deliver answers the host with the ended call's result, as relayCall would.
+func (hs *hostSession) deliver(ctx context.Context, req *request, c *jobs.Call) {
+	res, err := c.Result()
+	live := func() bool {
+		cause, ok := relay.CauseOf(context.Cause(ctx))
+		return !ok || cause.Answered()
+	}
+	var m *jsonrpc.Message
+	if err != nil {
+		if cause, ok := relay.CauseOf(err); ok && !cause.Answered() {
+			return
+		}
+		m = jsonrpc.NewError(req.msg.ID, callError(err, c.Spec().Server))
+	} else {
+		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
+	}
+	pushAnswer(req.sink, live, m.Encode())
+}
+
+// hostGone returns a channel closed when a legacy HTTP host has left the
+// request's stream; nil (never) for any other sink.
+func hostGone(s sink) <-chan struct{} {
+	if a, ok := s.(*answeredSink); ok {
+		s = a.sink
+	}
+	if h, ok := s.(*httpSink); ok && !h.modern {
+		return h.ctx.Done()
+	}
+	return nil
+}
+
+// idempotent reports whether server's tool is annotated idempotentHint.
+func (hs *hostSession) idempotent(ctx context.Context, server, tool string) bool {
+	tools, err := hs.srv.relay.Pool().Tools(ctx, server)
+	if err != nil {
+		return false
+	}
+	for _, t := range tools {
+		if t.Name != tool {
+			continue
+		}
+		var def struct {
+			Annotations struct {
+				Idempotent bool `json:"idempotentHint"`
+			} `json:"annotations"`
+		}
+		_ = json.Unmarshal(t.Raw, &def)
+		return def.Annotations.Idempotent
+	}
+	return false
+}
+
+func (hs *hostSession) replyToolError(req *request, text string) {
+	reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(text)), hs.srv.info))
+}
+
+func (hs *hostSession) replyJSON(req *request, v any) {
+	reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(v), hs.srv.info))
+}
