@@ -11,6 +11,10 @@ import (
 	"mcpx/internal/mcpxtest"
 )
 
+// metaToolNames are mcpx's own tools, as every test host sees them (the
+// gateway keeps jobs in both modes).
+var metaToolNames = []string{"mcpx_search", "mcpx_call", "mcpx_job", "mcpx_job_cancel"}
+
 // jobState is a job result's structuredContent.
 type jobState struct {
 	JobID  string `json:"job_id"`
