@@ -81,6 +81,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(nil)
 	apiOpts := &localapi.Options{
+		Jobs:         c.jobs,
 		Logger:       log,
 		Version:      opts.Version,
 		ConfigFile:   opts.Config.File,

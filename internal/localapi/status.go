@@ -42,6 +42,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 		}
 		st.Calls = append(st.Calls, call)
 	}
+	st.Jobs = h.runningJobs()
 	queued := h.relay.Queued()
 	for _, s := range h.relay.Pool().Status() {
 		st.Upstreams = append(st.Upstreams, apitype.Upstream{
