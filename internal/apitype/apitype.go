@@ -112,8 +112,10 @@ type Status struct {
 	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
 	Upstreams    []Upstream     `json:"upstreams"`
 	Calls        []InFlightCall `json:"calls"`
-	// Jobs are the jobs this daemon runs (see Job).
-	Jobs []Job `json:"jobs,omitempty"`
+	// Jobs are the jobs this daemon runs (see Job); JobStoreWrites counts
+	// its writes to the job store since it started.
+	Jobs           []Job `json:"jobs,omitempty"`
+	JobStoreWrites int64 `json:"jobStoreWrites,omitempty"`
 }
 
 // Upstream is one configured server's state.
