@@ -9,6 +9,7 @@ import (
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 
@@ -21,23 +22,33 @@ const maxJobMargin = 5 * time.Second
 // jobMargin returns how long before a timer of t the call becomes a job.
 func jobMargin(t time.Duration) time.Duration { return min(t/5, maxJobMargin) }
 
-// profile returns the host's timer profile: the zero Profile (no timer)
-// when the server was given no way to find one.
-func (hs *hostSession) profile() hostprofile.Profile {
+// profile returns the timer profile of req's host, named by the
+// clientInfo of its initialize or, for a 2026-07-28 request, of its own
+// _meta: the zero Profile (no timer) when the server was given no way to
+// find one.
+func (hs *hostSession) profile(req *request) hostprofile.Profile {
 	if hs.srv.opts.HostProfile == nil {
 		return hostprofile.Profile{}
 	}
 	hs.mu.Lock()
 	name := hs.clientName
 	hs.mu.Unlock()
+	if req.meta != nil {
+		if raw, ok := req.meta.Get(mcp.MetaClientInfo); ok {
+			var info mcp.Implementation
+			if json.Unmarshal(raw, &info) == nil && info.Name != "" {
+				name = info.Name
+			}
+		}
+	}
 	return hs.srv.opts.HostProfile(name)
 }
 
 // hardTimer returns how long the host waits for this call whatever
 // happens, 0 if it has no such timer: a timer progress does not reset, or
 // one it would but the host gave no progress token to carry progress.
-func (hs *hostSession) hardTimer(hasToken bool) time.Duration {
-	p := hs.profile()
+func (hs *hostSession) hardTimer(req *request, hasToken bool) time.Duration {
+	p := hs.profile(req)
 	if p.Timeout <= 0 || p.ResetOnProgress && hasToken {
 		return 0
 	}
@@ -46,8 +57,8 @@ func (hs *hostSession) hardTimer(hasToken bool) time.Duration {
 
 // answerWindow is how long mcpx may keep the host waiting on a job: up to
 // the margin before its hard timer, else capped at maxJobWait.
-func (hs *hostSession) answerWindow(hasToken bool) time.Duration {
-	if t := hs.hardTimer(hasToken); t > 0 {
+func (hs *hostSession) answerWindow(req *request, hasToken bool) time.Duration {
+	if t := hs.hardTimer(req, hasToken); t > 0 {
 		return t - jobMargin(t)
 	}
 	return maxJobWait
@@ -174,7 +185,7 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 			if moved {
 				pp = &p
 			}
-			hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(true), pp))
+			hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(req, true), pp))
 			return
 		}
 	}

@@ -156,7 +156,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		}
 	}
 	if m := hs.srv.opts.Jobs; m != nil {
-		timer := hs.hardTimer(token != nil)
+		timer := hs.hardTimer(req, token != nil)
 		var key string
 		if timer <= 0 && !background && m.HasJobs() {
 			args, _ := params.Get("arguments")
