@@ -21,11 +21,11 @@ import (
 
 // jobHostReport is what jobhost.mjs reports.
 type jobHostReport struct {
-	OK     bool   `json:"ok"`
-	Error  string `json:"error"`
-	First  timedResult
-	Retry  timedResult
-	Polls  []struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	First timedResult
+	Retry timedResult
+	Polls []struct {
 		Ms     int    `json:"ms"`
 		Status string `json:"status"`
 	} `json:"polls"`
