@@ -250,3 +250,69 @@ func (hs *hostSession) replyToolError(req *request, text string) {
 func (hs *hostSession) replyJSON(req *request, v any) {
 	reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(v), hs.srv.info))
 }
+
+// adoptWhenGone watches a legacy HTTP host's request stream while call
+// runs on this goroutine: if the host leaves without a cancel (some hosts
+// do, on their own timeout), the call becomes a job kept for the host's
+// principal, instead of a result nobody reads. The returned end must be
+// called with the call's outcome; it reports whether the call was a job
+// (then there is nobody to answer).
+func (hs *hostSession) adoptWhenGone(ctx context.Context, req *request, call *relay.Call) (end func(json.RawMessage, error) bool) {
+	m, gone := hs.srv.opts.Jobs, hostGone(req.sink)
+	if m == nil || gone == nil || call.Cancel == nil {
+		return func(json.RawMessage, error) bool { return false }
+	}
+	var mu sync.Mutex
+	var job *jobs.Call
+	ended := false
+	started := time.Now()
+	cancel := call.Cancel
+	// The relay edits call.Params as it runs: the job keeps the host's own
+	// bytes (a direct call's, never edited) or a copy made now (mcpx_call's).
+	params := req.msg.Params
+	if call.Params != req.params {
+		params = call.Params.Bytes()
+	}
+	principal, server, tool, reqID := call.Principal, call.Server, call.Tool, req.msg.ID.String()
+	watch := context.AfterFunc(hostCtx(req.sink), func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			return
+		}
+		var p struct {
+			Args json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(params, &p)
+		spec := jobs.Spec{Principal: principal, Server: server, Tool: tool, Key: jobs.Key(server, tool, p.Args),
+			Params: params, Idempotent: hs.idempotent(context.WithoutCancel(ctx), server, tool)}
+		c, err := m.Adopt(context.WithoutCancel(ctx), spec, cancel, started)
+		if err != nil {
+			hs.srv.log.Warn("the host left mid-call and the call could not become a job", "tool", tool, "err", err)
+			return
+		}
+		hs.srv.log.Info("the host left mid-call: the call goes on as a job", "job", c.ID(), "host", hs.id, "id", reqID, "server", server, "tool", tool)
+		job = c
+	})
+	return func(res json.RawMessage, err error) bool {
+		watch()
+		mu.Lock()
+		ended = true
+		c := job
+		mu.Unlock()
+		if c == nil {
+			return false
+		}
+		c.Finish(res, err)
+		return true
+	}
+}
+
+// hostCtx returns a legacy HTTP request's context (done once the host has
+// gone); only for sinks hostGone finds one for.
+func hostCtx(s sink) context.Context {
+	if a, ok := s.(*answeredSink); ok {
+		s = a.sink
+	}
+	return s.(*httpSink).ctx
+}

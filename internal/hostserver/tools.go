@@ -169,7 +169,11 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			return
 		}
 	}
+	end := hs.adoptWhenGone(ctx, req, &call)
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	if end(res, err) {
+		return // a job now, kept for the host's principal
+	}
 	var m *jsonrpc.Message
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {

@@ -350,3 +350,32 @@ func IsIDError(err error) bool {
 func (m *Manager) HasJobs() bool {
 	return m.njobs.Load() > 0
 }
+
+// Adopt makes a call that runs elsewhere (on its host request's own
+// goroutine) a job at once: the host that was to have its answer left.
+// cancel ends the call; the caller must call Finish with its outcome.
+func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started}
+	m.mu.Lock()
+	if !m.running {
+		m.mu.Unlock()
+		return nil, ErrStopped
+	}
+	m.live[c] = struct{}{}
+	m.calls.Add(1)
+	m.mu.Unlock()
+	if _, _, err := c.Promote(ctx); err != nil {
+		m.mu.Lock()
+		delete(m.live, c)
+		m.mu.Unlock()
+		m.calls.Done()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Finish records the outcome of an adopted call.
+func (c *Call) Finish(res json.RawMessage, err error) {
+	c.end(res, err)
+	c.m.calls.Done()
+}
