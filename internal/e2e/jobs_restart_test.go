@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,10 +12,12 @@ import (
 	"mcpx/internal/mcpxtest"
 )
 
-// TestJobsSurviveKill: a daemon killed with a job running and a job
-// finished. At the next start the running one reads interrupted (never
-// run again: the demo's wait tool is not idempotent) and the finished
-// one still has its result, read with `mcpx jobs show`.
+// TestJobsSurviveKill: a daemon killed with two jobs running and one
+// finished. At the next start the running one of a tool not annotated
+// idempotent (the demo's wait) reads interrupted and is never run again;
+// the one of a tool annotated idempotentHint (sleep_then) runs again once,
+// says so, and finishes; the finished one still has its result. Read with
+// `mcpx jobs show`.
 func TestJobsSurviveKill(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
@@ -31,7 +34,13 @@ func TestJobsSurviveKill(t *testing.T) {
 		t.Fatalf("finished job: %s", res)
 	}
 	running := bg("wait", map[string]any{"seconds": 60})
+	idem := bg("sleep_then", map[string]any{"seconds": 3, "text": "ran again"})
 	e.WaitRecord("demo", relayWait, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
+	for deadline := time.Now().Add(waitLong); len(requestsFor(e, "sleep_then")) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) { // the finished one's, and this one's
+			t.Fatal("the idempotent job's call never reached the upstream")
+		}
+	}
 	if err := syscall.Kill(daemonPID(t, e), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +65,33 @@ func TestJobsSurviveKill(t *testing.T) {
 	if j := show(done); j["status"] != "completed" {
 		t.Fatalf("the finished job after the kill: %v", j)
 	}
+	out, stderr, code := e.Run(relayWait, "jobs", "wait", idem, "--json", "--config", cfg)
+	var j map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+		t.Fatalf("mcpx jobs wait: exit %d: %s %s", code, out, stderr)
+	}
+	if j["status"] != "completed" || j["attempt"] != 2.0 || !strings.Contains(fmt.Sprint(j["note"]), "run again once") || !strings.Contains(fmt.Sprint(j["result"]), "ran again") {
+		t.Fatalf("the idempotent job after the kill: %v", j)
+	}
+	if n := len(requestsFor(e, "sleep_then")); n != 3 {
+		t.Fatalf("sleep_then ran %d times, want 3: the finished job once, the idempotent one twice", n)
+	}
 	if n := executions(e, "demo", "wait"); n != 1 {
 		t.Fatalf("the interrupted tool ran %d times, want 1", n)
 	}
-	out, _, code := e.Run(relayWait, "jobs", "--config", cfg)
+	out, _, code = e.Run(relayWait, "jobs", "--config", cfg)
 	if code != 0 || !strings.Contains(out, running) || !strings.Contains(out, "interrupted") {
 		t.Fatalf("mcpx jobs: exit %d\n%s", code, out)
 	}
+}
+
+// requestsFor returns the demo's tools/call requests for tool.
+func requestsFor(e *mcpxtest.Env, tool string) []demo.Event {
+	var out []demo.Event
+	for _, ev := range e.Records("demo") {
+		if ev.Event == "request" && ev.Tool == tool {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
