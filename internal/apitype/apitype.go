@@ -233,8 +233,9 @@ type ReloadResult struct {
 	Ignored []string `json:"ignored,omitempty"`
 }
 
-// Paths of the job API: the list, one job (?wait=seconds waits for its
-// end), and its cancel.
+// Paths of the job API: the list (GET), a background call (POST a
+// CallRequest: the job), one job (?wait=seconds waits for its end), and
+// its cancel.
 const (
 	PathJobs      = "/v0/jobs"
 	PathJob       = "/v0/jobs/{id}"

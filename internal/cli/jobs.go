@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -25,7 +26,10 @@ Jobs lists the jobs of the daemon serving this config, newest first: calls
 that outlived their host's timer, or were started in the background, whose
 results mcpx keeps. "show ID" prints one job with its result; "wait ID"
 waits for it to end, showing its progress (Ctrl-C stops waiting and leaves
-the job running); "cancel ID" cancels it at its server.`,
+the job running); "cancel ID" cancels it at its server.
+
+Exit status: 0 ok, 1 no such job (unknown or expired), 2 usage, 3
+transport or daemon, 130 interrupted (wait).`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -60,6 +64,10 @@ the job running); "cancel ID" cancels it at its server.`,
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stderr, "mcpx: no daemon runs for this config (socket %s)\n", files.Socket)
 				return &exitError{ExitTransport, errSilent}
+			}
+			var de *localclient.DaemonError
+			if errors.As(err, &de) && de.Status == http.StatusNotFound {
+				return &exitError{ExitToolError, err} // an unknown or expired id
 			}
 			if err != nil {
 				return err
@@ -161,4 +169,19 @@ func printStatusJobs(env *Env, jobs []apitype.Job, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s.%s\t%s\t%s\n", j.ID, j.Server, j.Tool, ago(now, j.Created), progressSanitize(jobProgress(j.Progress)))
 	}
 	tw.Flush()
+}
+
+// startJob starts req as a job and prints its id.
+func startJob(ctx context.Context, env *Env, c *localclient.Client, req apitype.CallRequest, asJSON bool) error {
+	j, err := c.StartJob(ctx, req)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(env.Stdout).Encode(struct {
+			JobID string `json:"job_id"`
+		}{j.ID})
+	}
+	fmt.Fprintln(env.Stdout, j.ID)
+	return nil
 }

@@ -224,23 +224,7 @@ func hostGone(s sink) <-chan struct{} {
 
 // idempotent reports whether server's tool is annotated idempotentHint.
 func (hs *hostSession) idempotent(ctx context.Context, server, tool string) bool {
-	tools, err := hs.srv.relay.Pool().Tools(ctx, server)
-	if err != nil {
-		return false
-	}
-	for _, t := range tools {
-		if t.Name != tool {
-			continue
-		}
-		var def struct {
-			Annotations struct {
-				Idempotent bool `json:"idempotentHint"`
-			} `json:"annotations"`
-		}
-		_ = json.Unmarshal(t.Raw, &def)
-		return def.Annotations.Idempotent
-	}
-	return false
+	return jobs.Idempotent(ctx, hs.srv.relay, server, tool)
 }
 
 func (hs *hostSession) replyToolError(req *request, text string) {

@@ -89,6 +89,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"POST " + apitype.PathReload:    h.serveReload,
 		"GET " + apitype.PathStdio:      h.serveStdio,
 		"GET " + apitype.PathJobs:       h.serveJobs,
+		"POST " + apitype.PathJobs:      h.serveStartJob,
 		"GET " + apitype.PathJob:        h.serveJob,
 		"POST " + apitype.PathJobCancel: h.serveJobCancel,
 	} {

@@ -1,14 +1,17 @@
 package localapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/store"
 )
 
@@ -106,3 +109,45 @@ func (h *Handler) runningJobs() []apitype.Job {
 	}
 	return out
 }
+
+// serveStartJob starts a call in the background, as a job of the local
+// user's ("local"), and answers with the job.
+func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
+	m, err := h.jobs()
+	if err != nil {
+		return err
+	}
+	var req apitype.CallRequest
+	if err := decodeBody(r, &req); err != nil {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
+	}
+	server, tool, ok := h.resolve(r.Context(), req.Tool)
+	if !ok {
+		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+	}
+	params := &jsonrpc.Object{}
+	if len(req.Arguments) > 0 {
+		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
+			return statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
+		}
+		params.Set("arguments", req.Arguments)
+	}
+	spec := jobs.Spec{
+		Principal: localPrincipal, Server: server, Tool: tool, Params: params.Bytes(),
+		Key: jobs.Key(server, tool, req.Arguments), Idempotent: jobs.Idempotent(r.Context(), h.relay, server, tool),
+	}
+	id, err := m.StartRelayed(context.WithoutCancel(r.Context()), h.relay, spec,
+		time.Duration(req.IdleTimeoutMs)*time.Millisecond, time.Duration(req.MaxTimeoutMs)*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	j, err := m.Get(r.Context(), "", id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, wireJob(j))
+}
+
+// localPrincipal owns the jobs the local user starts (mcpx call
+// --background); hosts cannot read them, the CLI reads every job.
+const localPrincipal = "local"

@@ -219,3 +219,9 @@ func (c *Client) CancelJob(ctx context.Context, id string) (*apitype.Job, error)
 	var j apitype.Job
 	return &j, c.do(ctx, http.MethodPost, "/v0/jobs/"+url.PathEscape(id)+"/cancel", nil, &j)
 }
+
+// StartJob starts a call in the background, as a job, and returns it.
+func (c *Client) StartJob(ctx context.Context, req apitype.CallRequest) (*apitype.Job, error) {
+	var j apitype.Job
+	return &j, c.do(ctx, http.MethodPost, apitype.PathJobs, req, &j)
+}
