@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,12 +80,12 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	if key == "" {
 		key = jobs.Key(call.Server, call.Tool, args)
 	}
-	if c := m.Attach(call.Principal, key); c != nil {
+	if c := m.Attach(hs.jobPrincipal(), key); c != nil {
 		hs.awaitJob(ctx, req, c, timer, background)
 		return
 	}
 	spec := jobs.Spec{
-		Principal: call.Principal, Server: call.Server, Tool: call.Tool, Key: key,
+		Principal: hs.jobPrincipal(), Server: call.Server, Tool: call.Tool, Key: key,
 		Params: call.Params.Bytes(), Idempotent: hs.idempotent(ctx, call.Server, call.Tool),
 	}
 	hostProgress := call.Progress
@@ -284,7 +285,7 @@ func (hs *hostSession) adoptWhenGone(ctx context.Context, req *request, call *re
 	if call.Params != req.params {
 		params = call.Params.Bytes()
 	}
-	principal, server, tool, reqID := call.Principal, call.Server, call.Tool, req.msg.ID.String()
+	principal, server, tool, reqID := hs.jobPrincipal(), call.Server, call.Tool, req.msg.ID.String()
 	watch := context.AfterFunc(hostCtx(req.sink), func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -326,4 +327,16 @@ func hostCtx(s sink) context.Context {
 		s = a.sink
 	}
 	return s.(*httpSink).ctx
+}
+
+// jobPrincipal is who a job of this host belongs to: an HTTP host's
+// token holder (which outlives this process, as its jobs do), or a stream
+// connection, named uniquely across processes (connection numbers start
+// again with each gateway; its jobs are this connection's alone).
+func (hs *hostSession) jobPrincipal() string {
+	p := hs.principal()
+	if strings.HasPrefix(p, "conn:") {
+		return p + "@" + hs.srv.opts.Jobs.Owner()
+	}
+	return p
 }

@@ -160,7 +160,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		var key string
 		if timer <= 0 && !background && m.HasJobs() {
 			args, _ := params.Get("arguments")
-			if key = jobs.Key(server, tool, args); m.Attach(call.Principal, key) == nil {
+			if key = jobs.Key(server, tool, args); m.Attach(hs.jobPrincipal(), key) == nil {
 				key = ""
 			}
 		}
