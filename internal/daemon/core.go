@@ -106,7 +106,8 @@ func newCore(opts *Options) *core {
 }
 
 // runJobs runs the job manager, if any, until stop is called, which ends
-// its calls with "mcpx is stopping" and closes the store.
+// its calls with "mcpx is stopping" and closes the store. It returns once
+// the manager has dealt with the jobs a dead gateway left running.
 func (c *core) runJobs(ctx context.Context) (stop func()) {
 	if c.jobs == nil {
 		return func() {}
@@ -117,6 +118,9 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 		defer close(done)
 		_ = c.jobs.Run(ctx)
 	}()
+	// The orphans of a dead gateway are closed or run again before any
+	// host can ask for them.
+	<-c.jobs.Started()
 	return func() {
 		cancel()
 		<-done
