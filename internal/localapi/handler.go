@@ -37,11 +37,14 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
+	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 )
 
 // Options configure a Handler.
 type Options struct {
+	// Jobs serves the job API and the status's jobs; nil: none.
+	Jobs       *jobs.Manager
 	Logger     *slog.Logger
 	Version    string
 	ConfigFile string

@@ -34,6 +34,10 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: apitype.PathRestart, fn: h.serveRestart},
 		{method: "POST", path: apitype.PathUILink, fn: h.serveUILink},
 		{method: "GET", path: apitype.PathStdio, fn: h.serveStdio},
+		{method: "GET", path: apitype.PathJobs, fn: h.serveJobs},
+		{method: "POST", path: apitype.PathJobs, fn: h.serveStartJob},
+		{method: "GET", path: apitype.PathJob, fn: h.serveJob},
+		{method: "POST", path: apitype.PathJobCancel, fn: h.serveJobCancel},
 
 		{method: "GET", path: apitype.PathV1Status, fn: h.serveStatus, v1: true, out: apitype.Status{}},
 		{method: "GET", path: apitype.PathV1Tools, fn: h.serveTools, v1: true, out: apitype.Tools{}},
