@@ -18,7 +18,34 @@ const (
 	PathV1Status = "/v1/status"
 	// PathV1Cancel cancels a call in flight (POST CancelCall, 204).
 	PathV1Cancel = "/v1/cancel"
+
+	// PathV1Jobs lists the jobs (GET, a Jobs) and starts a call as a job
+	// (POST CallRequest, the Job).
+	PathV1Jobs = "/v1/jobs"
+	// PathV1Job is one job (GET, a Job).
+	PathV1Job = "/v1/jobs/{id}"
+	// PathV1JobWait streams a job's progress and then the job once it
+	// has ended, as NDJSON JobEvents (GET); closing it leaves the job
+	// running.
+	PathV1JobWait = "/v1/jobs/{id}/wait"
+	// PathV1JobCancel cancels a job (POST CancelJob, the Job).
+	PathV1JobCancel = "/v1/jobs/{id}/cancel"
 )
+
+// JobEvent is one line of the NDJSON stream answering GET PathV1JobWait:
+// any number of "progress", then one "end" with the job as it ended.
+type JobEvent struct {
+	Type     string    `json:"type"` // progress, end
+	Progress *Progress `json:"progress,omitempty"`
+	Job      *Job      `json:"job,omitempty"`
+}
+
+// CancelJob is the body of POST PathV1JobCancel.
+type CancelJob struct {
+	// Client names who cancels: the upstream is told "job cancelled
+	// with <client>" ("the local API" when empty).
+	Client string `json:"client,omitempty"`
+}
 
 // CancelCall is the body of POST PathV1Cancel.
 type CancelCall struct {

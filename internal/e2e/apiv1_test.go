@@ -375,3 +375,86 @@ func TestV1ToolsListExec(t *testing.T) {
 		t.Fatalf("meta tools = %+v, want mcpx_exec naming tools.demo, with its schema and route", tools.Meta)
 	}
 }
+
+// TestV1Jobs: POST /v1/jobs starts a call as a job; its wait stream
+// carries its progress and then the job, completed with the result.
+// Closing a wait stream leaves the job running; cancelling it tells the
+// upstream who did. An unknown job is a 404.
+func TestV1Jobs(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	c, _ := startV1Daemon(t, e, cfg)
+
+	wait := func(id string) (*http.Response, *bufio.Scanner) {
+		resp := c.do(context.Background(), http.MethodGet, "/v1/jobs/"+id+"/wait", nil, nil)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+			t.Fatalf("wait on job %s: %d %s", id, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp, bufio.NewScanner(resp.Body)
+	}
+	next := func(sc *bufio.Scanner) apitype.JobEvent {
+		t.Helper()
+		if !sc.Scan() {
+			t.Fatalf("the wait stream ended: %v", sc.Err())
+		}
+		var ev apitype.JobEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("event %s: %v", sc.Bytes(), err)
+		}
+		return ev
+	}
+
+	var job apitype.Job
+	if code := c.json(http.MethodPost, apitype.PathV1Jobs, apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":1,"steps":4}`)}, &job); code != http.StatusOK || job.ID == "" || job.Status != "running" {
+		t.Fatalf("POST /v1/jobs: %d %+v", code, job)
+	}
+	_, sc := wait(job.ID)
+	progress := 0
+	for {
+		ev := next(sc)
+		if ev.Type == "progress" {
+			progress++
+			continue
+		}
+		if ev.Type != "end" || ev.Job == nil || ev.Job.Status != "completed" || !strings.Contains(string(ev.Job.Result), "exported") {
+			t.Fatalf("final wait event = %+v, want end with the completed job and its result", ev)
+		}
+		break
+	}
+	if progress == 0 {
+		t.Errorf("the wait stream carried no progress of a one-second export of 4 steps")
+	}
+
+	if code := c.json(http.MethodPost, apitype.PathV1Jobs, apitype.CallRequest{Tool: "demo__export", Arguments: json.RawMessage(`{"seconds":30,"steps":30}`)}, &job); code != http.StatusOK {
+		t.Fatalf("POST /v1/jobs: %d", code)
+	}
+	resp, sc := wait(job.ID)
+	if ev := next(sc); ev.Type != "progress" {
+		t.Fatalf("first wait event = %+v, want progress", ev)
+	}
+	resp.Body.Close()
+	var got apitype.Job
+	if c.json(http.MethodGet, "/v1/jobs/"+job.ID, nil, &got); got.Status != "running" {
+		t.Fatalf("after its wait stream closed, the job is %q, want running", got.Status)
+	}
+	if code := c.json(http.MethodPost, "/v1/jobs/"+job.ID+"/cancel", apitype.CancelJob{Client: "e2e-jobs"}, &got); code != http.StatusOK || got.Status != "cancelled" {
+		t.Fatalf("cancel: %d %+v, want the job cancelled", code, got)
+	}
+	var up demo.Event
+	for _, ev := range e.Records("demo") {
+		if ev.Event == demo.EventRequest && ev.Tool == "export" {
+			up = ev // the last export: this job's
+		}
+	}
+	checkCancel(t, upstreamCancel(e, "demo", up.ID), "job cancelled with e2e-jobs")
+
+	var list apitype.Jobs
+	if c.json(http.MethodGet, apitype.PathV1Jobs, nil, &list); len(list.Jobs) != 2 {
+		t.Errorf("GET /v1/jobs lists %d jobs, want 2: %+v", len(list.Jobs), list.Jobs)
+	}
+	var apiErr apitype.Error
+	if code := c.json(http.MethodGet, "/v1/jobs/nosuchjob", nil, &apiErr); code != http.StatusNotFound || apiErr.Error == "" {
+		t.Errorf("an unknown job: %d %+v, want 404 with a JSON error", code, apiErr)
+	}
+}

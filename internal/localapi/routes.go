@@ -44,6 +44,11 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: apitype.PathV1Call, fn: h.serveCall, v1: true, in: apitype.CallRequest{}, out: apitype.CallEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1Exec, fn: h.serveExec, v1: true, in: apitype.ExecRequest{}, out: apitype.CallEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1Cancel, fn: h.serveV1Cancel, v1: true, in: apitype.CancelCall{}},
+		{method: "GET", path: apitype.PathV1Jobs, fn: h.serveJobs, v1: true, out: apitype.Jobs{}},
+		{method: "POST", path: apitype.PathV1Jobs, fn: h.serveStartJob, v1: true, in: apitype.CallRequest{}, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1Job, fn: h.serveJob, v1: true, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1JobWait, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
+		{method: "POST", path: apitype.PathV1JobCancel, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
 	}
 }
 
