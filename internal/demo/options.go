@@ -38,6 +38,9 @@ type Options struct {
 	PageSize int
 	// Record is a file to which every [Event] is appended as one JSON line.
 	Record string
+	// RecordProgress also records each progress notification sent
+	// ([EventProgress]), for measuring what reaches a host and when.
+	RecordProgress bool
 	// OnEvent, when set, is called with every [Event] in order. It runs with
 	// the recorder's lock held: it must not block or call back into Serve.
 	OnEvent func(Event)
@@ -145,6 +148,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
 	fs.DurationVar(&o.InitDelay, "init-delay", 0, "wait this long before answering initialize and server/discover")
 	fs.IntVar(&o.PageSize, "page-size", 0, "split tools/list into pages of `n` tools (0: one page)")
 	fs.StringVar(&o.Record, "record", "", "append every request, cancellation and outcome, one JSON object a line, to `file`")
+	fs.BoolVar(&o.RecordProgress, "record-progress", false, "also record each progress notification sent (with -record)")
 	fs.StringVar(&o.WireLog, "wire-log", "", "append every line read (\"< \") and written (\"> \") to `file`; over HTTP also the headers that matter (\"H \")")
 	fs.StringVar(&o.HTTP, "http", "", "serve Streamable HTTP at http://`addr`/mcp instead of stdio, until stdin ends or a signal")
 	fs.IntVar(&o.SSECloseAfter, "sse-close-after", 0, "HTTP: end each legacy SSE connection after `n` events, so that the client must resume (0: never)")

@@ -41,6 +41,9 @@ func (p *progress) report(value, total float64, message string) bool {
 	}
 	p.last = value
 	p.sent++
+	if p.s.cfg.RecordProgress {
+		p.s.record(Event{Event: EventProgress, ID: p.c.id.Raw(), Tool: p.c.tool, Progress: &value, Message: message})
+	}
 	return true
 }
 

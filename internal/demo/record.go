@@ -17,6 +17,7 @@ const (
 	EventCancelled  = "cancelled"  // a notifications/cancelled arrived; over HTTP also a 2026 stream closed early, or a DELETE
 	EventFinished   = "finished"   // a request ended; see Outcome
 	EventInitialize = "initialize" // initialize was answered
+	EventProgress   = "progress"   // a progress notification was sent (with Options.RecordProgress); see Progress, Message
 
 	// Over HTTP only (see [ServeHTTP]).
 	EventRejected      = "http-rejected"                    // a POST, GET or DELETE refused with an HTTP error; see Status, Code, Reason
@@ -68,6 +69,10 @@ type Event struct {
 	// ElapsedMs is the time since the request started, for a known
 	// cancellation and for finished.
 	ElapsedMs *int64 `json:"elapsedMs,omitempty"`
+	// Progress and Message are a sent progress notification's value and
+	// message (EventProgress).
+	Progress *float64 `json:"progress,omitempty"`
+	Message  string   `json:"message,omitempty"`
 	// Outcome says how a finished request ended.
 	Outcome string `json:"outcome,omitempty"`
 	// Requested and ProtocolVersion are initialize's asked and agreed revisions.

@@ -90,3 +90,33 @@ func lines(t *testing.T, path string) []string {
 	}
 	return strings.Split(string(bytes.TrimSuffix(b, []byte("\n"))), "\n")
 }
+
+// TestRecordProgress: with RecordProgress, each progress notification
+// sent is recorded, in order, with its value and message; without it,
+// none is.
+func TestRecordProgress(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		p := startPeer(t, &Options{RecordProgress: on})
+		p.send(initReq("1", "2025-11-25"))
+		p.line()
+		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		p.send(callReq("3", "export", `{"seconds":0.05,"steps":3}`, `{"progressToken":"t"}`))
+		sent, _ := p.until("3")
+		var got []float64
+		p.event(func(ev Event) bool {
+			if ev.Event == EventProgress {
+				if string(ev.ID) != "3" || ev.Tool != "export" || ev.Message == "" {
+					t.Errorf("progress record %+v, want call 3's export with its message", ev)
+				}
+				got = append(got, *ev.Progress)
+			}
+			return finished("3")(ev)
+		})
+		if err := p.close(); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 3, false: 0}[on]; len(sent) != 3 || len(got) != want {
+			t.Errorf("RecordProgress %v: recorded %v for %d notifications sent, want %d", on, got, len(sent), want)
+		}
+	}
+}
