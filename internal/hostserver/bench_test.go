@@ -99,6 +99,14 @@ func benchServerHTTPUpstream(b *testing.B) *Server {
 
 func benchServerFor(b *testing.B, server map[string]any) *Server {
 	b.Helper()
+	return benchServerOpts(b, server, nil)
+}
+
+// benchServerOpts is benchServerFor with the Server's options; with
+// opts.Jobs set to a placeholder, a job manager over a SQLite store in a
+// temporary directory, run until cleanup.
+func benchServerOpts(b *testing.B, server map[string]any, opts *Options) *Server {
+	b.Helper()
 	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": server}})
 	cfg, err := config.Parse(doc, "bench.json", nil)
 	if err != nil {
@@ -110,7 +118,10 @@ func benchServerFor(b *testing.B, server map[string]any) *Server {
 	go func() { defer close(done); _ = pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
-	return New(r, catalog.New(pool, catalog.Naming{Prefix: "always", Separator: "__"}, nil), nil)
+	if opts != nil && opts.Jobs != nil {
+		opts.Jobs = benchJobs(b, r)
+	}
+	return New(r, catalog.New(pool, catalog.Naming{Prefix: "always", Separator: "__"}, nil), opts)
 }
 
 // pipeHost is a raw JSON-RPC host on one end of a net.Pipe served by

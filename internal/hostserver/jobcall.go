@@ -114,12 +114,26 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	entry := req.entry
 	started := make(chan struct{})
 	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
-		<-started // jc is set
+		<-started // jc is set (and a background call's job written)
+		if err := context.Cause(jctx); err != nil {
+			return nil, err
+		}
 		return hs.srv.relay.CallTool(jctx, entry, call)
 	})
 	if err != nil {
 		hs.replyToolError(req, err.Error())
 		return
+	}
+	if background {
+		// A job before the call starts: its answer is the job, however
+		// fast the call.
+		if _, _, err := jc.Promote(context.WithoutCancel(ctx)); err != nil {
+			jc.CancelUnlessJob(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
+			close(started)
+			<-jc.Done()
+			hs.replyToolError(req, "mcpx could not keep this call as a job: "+err.Error())
+			return
+		}
 	}
 	close(started)
 	stopCancel := context.AfterFunc(ctx, func() { jc.CancelUnlessJob(context.Cause(ctx)) })
@@ -140,9 +154,15 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 	var fire <-chan time.Time
 	switch {
 	case background:
+		// The job, at once, however fast the call (relayAsJob wrote it
+		// before the call started).
 		now := make(chan time.Time, 1)
 		now <- time.Time{}
 		fire = now
+		if c.ID() != "" {
+			hs.replyRunning(req, c)
+			return
+		}
 	case timer > 0:
 		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(c.Start), 0))
 		defer t.Stop()
@@ -180,15 +200,22 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 				continue // it ended first: its result is there
 			}
 			promoted()
-			p, moved := c.LastProgress()
-			var pp *jobs.Progress
-			if moved {
-				pp = &p
-			}
-			hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(req, true), pp))
+			hs.replyRunningID(req, c, id)
 			return
 		}
 	}
+}
+
+// replyRunning answers the host with the running job c has become.
+func (hs *hostSession) replyRunning(req *request, c *jobs.Call) { hs.replyRunningID(req, c, c.ID()) }
+
+func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string) {
+	p, moved := c.LastProgress()
+	var pp *jobs.Progress
+	if moved {
+		pp = &p
+	}
+	hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(req, true), pp))
 }
 
 // deliver answers the host with the ended call's result, as relayCall would.
