@@ -156,7 +156,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
-		LeaseUntil: time.Now().Add(LeaseTerm), Created: c.Start,
+		LeaseUntil: time.Now().Add(m.opts.LeaseTerm), Created: c.Start,
 	}
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)

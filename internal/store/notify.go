@@ -12,31 +12,32 @@ import (
 // the embedded store within its process.
 type CancelWatcher interface {
 	// WatchCancels calls fn with the id of each job cancelled from now
-	// until ctx ends, then returns nil. fn runs on WatchCancels's
+	// until ctx ends, and the reason the cancel wrote (Job.Error), then
+	// returns nil. fn runs on WatchCancels's
 	// goroutine and must not block. When the store loses its link to its
 	// server and regains it, it calls fn with the ids of the jobs
 	// cancelled meanwhile too (an id may come twice).
-	WatchCancels(ctx context.Context, fn func(id string)) error
+	WatchCancels(ctx context.Context, fn func(id, why string)) error
 }
 
 // cancels fans the cancels of one process out to its watchers.
 type cancels struct {
 	mu       sync.Mutex
-	watchers map[*func(string)]struct{}
+	watchers map[*func(string, string)]struct{}
 }
 
-func (c *cancels) tell(id string) {
+func (c *cancels) tell(id, why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for fn := range c.watchers {
-		(*fn)(id)
+		(*fn)(id, why)
 	}
 }
 
-func (c *cancels) watch(ctx context.Context, fn func(id string)) error {
+func (c *cancels) watch(ctx context.Context, fn func(id, why string)) error {
 	c.mu.Lock()
 	if c.watchers == nil {
-		c.watchers = map[*func(string)]struct{}{}
+		c.watchers = map[*func(string, string)]struct{}{}
 	}
 	key := &fn
 	c.watchers[key] = struct{}{}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,7 +18,7 @@ const (
 // its own (NOTIFY, no polling). A lost connection is made again, with a
 // growing delay; once it is, the jobs cancelled since a little before it
 // was lost are read and told too, since their notifications are gone.
-func (s *Postgres) WatchCancels(ctx context.Context, fn func(id string)) error {
+func (s *Postgres) WatchCancels(ctx context.Context, fn func(id, why string)) error {
 	var lost time.Time // zero until a connection has been lost
 	delay := listenRetryMin
 	for {
@@ -42,7 +43,7 @@ func (s *Postgres) WatchCancels(ctx context.Context, fn func(id string)) error {
 
 // listen runs one connection's LISTEN until it fails or ctx ends. Once
 // listening, it catches up on what *lost says was missed and clears it.
-func (s *Postgres) listen(ctx context.Context, fn func(string), lost *time.Time, connected func()) error {
+func (s *Postgres) listen(ctx context.Context, fn func(id, why string), lost *time.Time, connected func()) error {
 	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -55,17 +56,18 @@ func (s *Postgres) listen(ctx context.Context, fn func(string), lost *time.Time,
 	connected()
 	if !lost.IsZero() {
 		// Rows' times are the writers' clocks: a margin for their skew.
-		rows, err := conn.Query(ctx, `SELECT id FROM jobs WHERE status = 'cancelled' AND updated >= $1`,
+		rows, err := conn.Query(ctx, `SELECT id, error FROM jobs WHERE status = 'cancelled' AND updated >= $1`,
 			ms(lost.Add(-5*time.Second)))
 		if err != nil {
 			return err
 		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		type missed struct{ ID, Why string }
+		all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[missed])
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			fn(id)
+		for _, c := range all {
+			fn(c.ID, c.Why)
 		}
 		*lost = time.Time{}
 	}
@@ -74,6 +76,7 @@ func (s *Postgres) listen(ctx context.Context, fn func(string), lost *time.Time,
 		if err != nil {
 			return err
 		}
-		fn(n.Payload)
+		id, why, _ := strings.Cut(n.Payload, "\n")
+		fn(id, why)
 	}
 }

@@ -242,8 +242,13 @@ func (s *Postgres) Finish(ctx context.Context, id, owner string, to Status, resu
 
 // Cancel ends the job and announces it on the schema's channel, in one
 // transaction: the NOTIFY is delivered if and only if the cancel commits.
+// Its payload is the id, a line feed (no id has one), and why (a NOTIFY payload holds up to
+// 8000 bytes: why is cut to fit).
 func (s *Postgres) Cancel(ctx context.Context, id, why string) (bool, error) {
 	what := "cancelling job " + id
+	if len(why) > 4000 {
+		why = strings.ToValidUTF8(why[:4000], "")
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return false, s.fail(what, err)
@@ -258,7 +263,7 @@ func (s *Postgres) Cancel(ctx context.Context, id, why string) (bool, error) {
 	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, id); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, id+"\n"+why); err != nil {
 		return false, s.fail(what, err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -67,7 +67,7 @@ func TestPostgresCancelNotifies(t *testing.T) {
 	heard := make(chan string, 4)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- a.WatchCancels(ctx, func(id string) { heard <- id }) }()
+	go func() { done <- a.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

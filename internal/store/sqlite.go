@@ -260,14 +260,14 @@ func (s *SQLite) Cancel(ctx context.Context, id, why string) (bool, error) {
 	ok, err := s.changed(ctx, "cancelling job "+id, `UPDATE jobs SET status = 'cancelled', error = ?, updated = ?, finished = ?, lease_until = 0
 		WHERE id = ? AND status = 'running'`, why, now, now, id)
 	if ok {
-		s.cancels.tell(id)
+		s.cancels.tell(id, why)
 	}
 	return ok, err
 }
 
 // WatchCancels hears the cancels made through this SQLite value (this
 // process): see [CancelWatcher].
-func (s *SQLite) WatchCancels(ctx context.Context, fn func(id string)) error {
+func (s *SQLite) WatchCancels(ctx context.Context, fn func(id, why string)) error {
 	return s.cancels.watch(ctx, fn)
 }
 

@@ -424,7 +424,7 @@ func testCancelWatch(t *testing.T, s store.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	heard := make(chan string, 16)
 	done := make(chan error, 1)
-	go func() { done <- w.WatchCancels(ctx, func(id string) { heard <- id }) }()
+	go func() { done <- w.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
 	defer func() {
 		cancel()
 		select {
