@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
-		tcp = httpServer(act.track(mcpMux(face.Handler(tcpAccess(addr, tokens)))), log)
+		tcp = httpServer(act.track(mcpMux(face.Handler(tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)))), log)
 		go func() { serveErr <- tcp.Serve(sock.RawTCPListener(tcpLn)) }()
 		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)
 	}
