@@ -12,6 +12,9 @@ import (
 	"mcpx/internal/store"
 )
 
+// sealKeyName names the shared requestState key in the store.
+const sealKeyName = "relay.requestState.key"
+
 // openTimeout bounds the wait for a shared store's server at start.
 const openTimeout = 15 * time.Second
 
@@ -35,6 +38,15 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
 			return
 		}
 		log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
+		// One requestState key for every replica: a retry sealed by one
+		// opens on another.
+		key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
+		if err == nil {
+			err = r.SetSealKey(key)
+		}
+		if err != nil {
+			log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
+		}
 		c.store = st
 		c.jobs = jobs.New(jobs.Options{
 			Store: st, Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,

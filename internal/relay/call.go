@@ -26,7 +26,8 @@ type Relay struct {
 	lim  *limiter
 	log  *slog.Logger
 
-	sealer *sealer // requestState of held calls (hold.go)
+	sealer   atomic.Pointer[sealer] // requestState of held calls (hold.go)
+	instance string                 // names this relay in the states it seals
 	holds  holds
 }
 
@@ -35,7 +36,8 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Relay{pool: pool, reg: reg, log: log, sealer: newSealer()}
+	r := &Relay{pool: pool, reg: reg, log: log, instance: randomInstance()}
+	r.sealer.Store(newSealer())
 	r.cfg.Store(cfg)
 	r.lim = newLimiter(r.callLimits)
 	return r
