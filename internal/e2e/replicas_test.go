@@ -1,0 +1,118 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/demo"
+)
+
+type replicaJob struct {
+	I      int    `json:"i"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Text   string `json:"text"`
+	Polls  int    `json:"polls"`
+}
+
+// TestReplicasJobs: a 2026-07-28 host (TypeScript SDK v2) starts 200
+// background jobs through nginx, round-robin over two replicas sharing
+// PostgreSQL, and polls each until it ends, each request landing on
+// whichever replica nginx picks. Every job completes with its own text,
+// and the upstreams together ran the tool 200 times: each job once.
+func TestReplicasJobs(t *testing.T) {
+	c := startCluster(t, "5s")
+	const n = 200
+	var r struct{ Jobs []replicaJob }
+	started := time.Now()
+	c.host(t, map[string]any{"mode": "jobs", "count": n, "seconds": 0.5, "parallel": 20}, &r)
+	took := time.Since(started)
+	if len(r.Jobs) != n {
+		t.Fatalf("%d jobs reported, want %d", len(r.Jobs), n)
+	}
+	polls := 0
+	for _, j := range r.Jobs {
+		if j.Status != "completed" || j.Text != fmt.Sprint("job-", j.I) {
+			t.Errorf("job %d (%s): %s %q", j.I, j.ID, j.Status, j.Text)
+		}
+		polls += j.Polls
+	}
+	total, each := c.executions("sleep_then")
+	if total != n {
+		t.Errorf("the upstreams ran the tool %d times (%v per replica), want %d", total, each, n)
+	}
+	if slices.Contains(each, 0) {
+		t.Errorf("a replica ran no job (%v): the balancer did not spread them", each)
+	}
+	t.Logf("%d jobs through nginx in %v, %d mcpx_job polls; executions per replica %v", n, took, polls, each)
+}
+
+// TestReplicasCancel: a host starts a job through nginx and, once it runs
+// upstream, cancels it on replica B's own endpoint; the upstream that runs
+// it sees the cancel, whichever replica that is. The time from the host's
+// cancel to the upstream's record of it is logged, for cancels that
+// crossed replicas (the job ran on A) and the others.
+func TestReplicasCancel(t *testing.T) {
+	c := startCluster(t, "5s")
+	const n = 30
+	var r struct {
+		Cancels []struct {
+			ID     string `json:"id"`
+			At     int64  `json:"at"`
+			Status string `json:"status"`
+		}
+	}
+	c.host(t, map[string]any{"mode": "cancel", "count": n, "cancelUrl": c.Replicas[1].URL}, &r)
+	type seen struct {
+		at      time.Time
+		replica int
+	}
+	var got []seen
+	for i, e := range c.envs {
+		for _, ev := range e.Records("demo") {
+			if ev.Event != demo.EventCancelled || ev.Known == nil || !*ev.Known {
+				continue
+			}
+			if !strings.Contains(ev.Reason, "mcpx_job_cancel") {
+				t.Errorf("the upstream's cancel reason %q does not name mcpx_job_cancel", ev.Reason)
+			}
+			at, err := time.Parse(time.RFC3339Nano, ev.At)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, seen{at, i})
+		}
+	}
+	if len(r.Cancels) != n || len(got) != n {
+		t.Fatalf("%d cancels sent, %d seen by the upstreams, want %d", len(r.Cancels), len(got), n)
+	}
+	slices.SortFunc(got, func(a, b seen) int { return a.at.Compare(b.at) })
+	var cross, local []time.Duration
+	for i, cn := range r.Cancels {
+		if cn.Status != "cancelled" {
+			t.Errorf("cancel of %s: %s", cn.ID, cn.Status)
+		}
+		d := got[i].at.Sub(time.UnixMilli(cn.At))
+		if got[i].replica == 0 {
+			cross = append(cross, d)
+		} else {
+			local = append(local, d)
+		}
+	}
+	if len(cross) == 0 {
+		t.Fatal("no job ran on replica A: no cancel crossed replicas")
+	}
+	t.Logf("host's cancel on B to the upstream's record: across replicas %s; on B itself %s", pct(cross), pct(local))
+}
+
+// pct formats p50 and p99 of ds.
+func pct(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "(none)"
+	}
+	slices.Sort(ds)
+	return fmt.Sprintf("p50 %v, p99 %v (n=%d, ms resolution on the host's side)", ds[len(ds)/2], ds[(len(ds)*99)/100], len(ds))
+}
