@@ -28,7 +28,7 @@ type Relay struct {
 
 	sealer   atomic.Pointer[sealer] // requestState of held calls (hold.go)
 	instance string                 // names this relay in the states it seals
-	holds  holds
+	holds    holds
 }
 
 // New returns a relay over pool. A nil logger discards.
