@@ -116,3 +116,56 @@ func pct(ds []time.Duration) string {
 	slices.Sort(ds)
 	return fmt.Sprintf("p50 %v, p99 %v (n=%d, ms resolution on the host's side)", ds[len(ds)/2], ds[(len(ds)*99)/100], len(ds))
 }
+
+// TestReplicaKilled: jobs run on both replicas; replica A is killed with
+// SIGKILL mid-job. Through nginx (which sends A's share to B), the host
+// polls every job: within the lease, A's jobs of a tool not annotated
+// idempotent read interrupted and never run again; A's jobs of the
+// idempotent sleep_then run again once on B and complete; B's complete.
+func TestReplicaKilled(t *testing.T) {
+	c := startCluster(t, "2s")
+	var w, s struct{ IDs []string }
+	c.host(t, map[string]any{"mode": "start", "count": 6, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": 6}}, &w)
+	c.host(t, map[string]any{"mode": "start", "count": 6, "tool": "demo__sleep_then", "tag": "idem", "arguments": map[string]any{"seconds": 6}}, &s)
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
+		nw, _ := c.executions("wait")
+		ns, _ := c.executions("sleep_then")
+		if nw == 6 && ns == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want 6 each", nw, ns)
+		}
+	}
+	_, waits := c.executions("wait")
+	_, sleeps := c.executions("sleep_then")
+	if waits[0] == 0 || sleeps[0] == 0 {
+		t.Fatalf("replica A runs no job to lose (wait %v, sleep_then %v)", waits, sleeps)
+	}
+	c.Replicas[0].kill(t)
+	killed := time.Now()
+	var r struct{ Jobs []replicaJob }
+	c.host(t, map[string]any{"mode": "poll", "ids": append(w.IDs, s.IDs...)}, &r)
+	took := time.Since(killed)
+	interrupted := 0
+	for i, j := range r.Jobs {
+		switch {
+		case i < 6 && j.Status == "interrupted":
+			interrupted++
+		case i < 6 && j.Status == "completed":
+		case i >= 6 && j.Status == "completed" && strings.HasPrefix(j.Text, "idem-"):
+		default:
+			t.Errorf("job %s: %s %q", j.ID, j.Status, j.Text)
+		}
+	}
+	if interrupted != waits[0] {
+		t.Errorf("%d wait jobs interrupted, want replica A's %d", interrupted, waits[0])
+	}
+	if nw, each := c.executions("wait"); nw != 6 {
+		t.Errorf("wait ran %d times (%v), want 6: a job not marked idempotent ran again", nw, each)
+	}
+	if ns, each := c.executions("sleep_then"); ns != 6+sleeps[0] {
+		t.Errorf("sleep_then ran %d times (%v), want %d: each of A's %d once more", ns, each, 6+sleeps[0], sleeps[0])
+	}
+	t.Logf("killed replica A with %d wait and %d sleep_then jobs; every job had ended %v later (lease 2s, tools 6s)", waits[0], sleeps[0], took)
+}

@@ -18,7 +18,8 @@
 //                runs upstream), then cancel it with mcpx_job_cancel sent to
 //                `cancelUrl` (a replica's own endpoint), noting the time;
 //                "start": start `count` background jobs of `tool` with
-//                `arguments` (plus {text: "<tag>-<i>"} for sleep_then) and
+//                `arguments` (plus {text: "<tag>-<i>"} for sleep_then, else
+//                {tag: "<tag>-<i>"}) and
 //                report their ids at once;
 //                "poll": poll each job of `ids` with mcpx_job until it ends
 //   deadlineMs   the whole run's limit
@@ -97,7 +98,9 @@ try {
     report.ids = [];
     for (let i = 0; i < spec.count; i++) {
       const args = { ...spec.arguments };
+      // Distinct arguments: the same call again would attach to the job.
       if (spec.tool.endsWith('sleep_then')) args.text = `${spec.tag}-${i}`;
+      else args.tag = `${spec.tag}-${i}`;
       report.ids.push(await start(spec.tool, args));
     }
   } else if (spec.mode === 'poll') {
