@@ -110,7 +110,9 @@ type Manager struct {
 	byID    map[string]*Call
 	byKey   map[string]*Call // principal+"\x00"+key of live jobs
 	dirty   map[*Call]struct{}
-	started chan struct{} // closed once Run has recovered orphans
+	// unwritten are ends of jobs the store failed to take, by id.
+	unwritten map[string]ending
+	started   chan struct{} // closed once Run has recovered orphans
 }
 
 // New returns a manager over opts.Store; Run runs it.
@@ -131,7 +133,7 @@ func New(opts Options) *Manager {
 	return &Manager{
 		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), log: log,
 		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
-		started: make(chan struct{}),
+		unwritten: map[string]ending{}, started: make(chan struct{}),
 	}
 }
 
@@ -169,6 +171,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		select {
 		case <-flush.C:
 			m.flush(bg)
+			m.writeEndings(bg)
 		case <-renew.C:
 			m.writes.Add(1)
 			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
@@ -202,6 +205,7 @@ func (m *Manager) stop(ctx context.Context) {
 	m.mu.Unlock()
 	m.calls.Wait()
 	m.flush(ctx)
+	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
 }
 
