@@ -66,9 +66,15 @@ func freePort(t *testing.T) int {
 // front. leaseTerm is the replicas' job lease.
 func startCluster(t *testing.T, leaseTerm string) *cluster {
 	t.Helper()
+	nginxBinary(t)
+	return startClusterOn(t, storetest.PostgresURL(t), leaseTerm)
+}
+
+// startClusterOn is startCluster over the PostgreSQL at pg.
+func startClusterOn(t *testing.T, pg, leaseTerm string) *cluster {
+	t.Helper()
 	ngx := nginxBinary(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
-	pg := storetest.PostgresURL(t)
 	port := freePort(t)
 	lb := fmt.Sprintf("127.0.0.1:%d", port)
 	c := &cluster{URL: "http://" + lb + "/mcp"}
@@ -289,4 +295,34 @@ func (c *cluster) executions(tool string) (total int, each []int) {
 		each = append(each, n)
 	}
 	return total, each
+}
+
+// ownPostgres starts a PostgreSQL server of the test's own (it will be
+// stopped and started mid-test, which the shared one must not be) with
+// scripts/postgres, and returns its URL and data dir.
+func ownPostgres(t *testing.T) (url, dir string) {
+	t.Helper()
+	script := filepath.Join(mcpxtest.ModuleRoot(), "scripts", "postgres")
+	if exec.Command(script, "available").Run() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("PostgreSQL is not installed: CI must run the replica tests")
+		}
+		t.Skip("PostgreSQL is not installed: this test starts a server of its own")
+	}
+	dir = filepath.Join(os.TempDir(), fmt.Sprintf("mx-pg-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	out, err := exec.Command(script, "start", dir).Output()
+	if err != nil {
+		t.Fatalf("scripts/postgres start: %v", err)
+	}
+	t.Cleanup(func() { _ = exec.Command(script, "stop", dir).Run() })
+	return strings.TrimSpace(string(out)), dir
+}
+
+// postgresCtl runs scripts/postgres verb dir.
+func postgresCtl(t *testing.T, verb, dir string) {
+	t.Helper()
+	script := filepath.Join(mcpxtest.ModuleRoot(), "scripts", "postgres")
+	if out, err := exec.Command(script, verb, dir).CombinedOutput(); err != nil {
+		t.Fatalf("scripts/postgres %s: %v: %s", verb, err, out)
+	}
 }

@@ -169,3 +169,74 @@ func TestReplicaKilled(t *testing.T) {
 	}
 	t.Logf("killed replica A with %d wait and %d sleep_then jobs; every job had ended %v later (lease 2s, tools 6s)", waits[0], sleeps[0], took)
 }
+
+// TestReplicasStoreRestart: PostgreSQL stops while both replicas run
+// jobs, which end while it is down. Meanwhile a call that needs no store
+// works, and one that does (mcpx_job) fails saying the store is
+// unavailable. Once it is back, every job reads completed with its result,
+// and each ran once.
+func TestReplicasStoreRestart(t *testing.T) {
+	nginxBinary(t)
+	pg, dir := ownPostgres(t)
+	c := startClusterOn(t, pg, "2s")
+	var w, s struct{ IDs []string }
+	c.host(t, map[string]any{"mode": "start", "count": 3, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": 3}}, &w)
+	c.host(t, map[string]any{"mode": "start", "count": 3, "tool": "demo__sleep_then", "tag": "s", "arguments": map[string]any{"seconds": 3}}, &s)
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
+		nw, _ := c.executions("wait")
+		ns, _ := c.executions("sleep_then")
+		if nw == 3 && ns == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want 3 each", nw, ns)
+		}
+	}
+	postgresCtl(t, "pause", dir)
+	var echo, job struct {
+		Result struct {
+			Text    string
+			IsError bool
+		}
+	}
+	c.host(t, map[string]any{"mode": "call", "tool": "demo__echo", "arguments": map[string]any{"x": 1}}, &echo)
+	if echo.Result.IsError || !strings.Contains(echo.Result.Text, `"x"`) {
+		t.Errorf("echo while the store is down: %+v", echo.Result)
+	}
+	c.host(t, map[string]any{"mode": "call", "tool": "mcpx_job", "arguments": map[string]any{"job_id": w.IDs[0]}}, &job)
+	if !job.Result.IsError || !strings.Contains(job.Result.Text, "unavailable") {
+		t.Errorf("mcpx_job while the store is down: %+v, want an error saying the store is unavailable", job.Result)
+	}
+	// Every job's call ends while the store is down.
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
+		n := 0
+		for _, e := range c.envs {
+			for _, ev := range e.Records("demo") {
+				if ev.Event == demo.EventFinished && (ev.Tool == "wait" || ev.Tool == "sleep_then") {
+					n++
+				}
+			}
+		}
+		if n == 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 6 calls finished upstream", n)
+		}
+	}
+	postgresCtl(t, "resume", dir)
+	var r struct{ Jobs []replicaJob }
+	c.host(t, map[string]any{"mode": "poll", "ids": append(w.IDs, s.IDs...)}, &r)
+	for i, j := range r.Jobs {
+		if j.Status != "completed" || (i >= 3 && !strings.HasPrefix(j.Text, "s-")) {
+			t.Errorf("job %s after the restart: %s %q", j.ID, j.Status, j.Text)
+		}
+	}
+	if nw, each := c.executions("wait"); nw != 3 {
+		t.Errorf("wait ran %d times (%v), want 3", nw, each)
+	}
+	if ns, each := c.executions("sleep_then"); ns != 3 {
+		t.Errorf("sleep_then ran %d times (%v), want 3", ns, each)
+	}
+	t.Logf("mcpx_job while the store was down: %q", job.Result.Text)
+}

@@ -21,7 +21,9 @@
 //                `arguments` (plus {text: "<tag>-<i>"} for sleep_then, else
 //                {tag: "<tag>-<i>"}) and
 //                report their ids at once;
-//                "poll": poll each job of `ids` with mcpx_job until it ends
+//                "poll": poll each job of `ids` with mcpx_job until it ends;
+//                "call": call `tool` with `arguments` once and report its
+//                result's text and isError
 //   deadlineMs   the whole run's limit
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
@@ -103,6 +105,9 @@ try {
       else args.tag = `${spec.tag}-${i}`;
       report.ids.push(await start(spec.tool, args));
     }
+  } else if (spec.mode === 'call') {
+    const r = await call(spec.tool, spec.arguments ?? {});
+    report.result = { text: r.content?.[0]?.text ?? null, isError: !!r.isError };
   } else if (spec.mode === 'poll') {
     report.jobs = await Promise.all(spec.ids.map(poll));
   }
