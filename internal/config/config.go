@@ -88,6 +88,11 @@ type Config struct {
 	// the embedded SQLite file under the state directory. It may hold a
 	// password: it goes into no error and no log but redacted.
 	Store string
+
+	// Hosts holds what the config says of MCP hosts, by the
+	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
+	// nothing. A reload applies it to calls that start from then on.
+	Hosts map[string]*Host
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

@@ -19,13 +19,13 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
-	"mcpx/internal/hostprofile"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
+	"mcpx/internal/supervise"
 	"mcpx/internal/upstream"
 )
 
@@ -41,11 +41,8 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// supervise.Options); "" starts upstreams directly.
 	Shim string
-	// HostProfile returns a host's timer profile by its clientInfo.name;
-	// nil: no host has a timer (calls become jobs only when asked to).
-	HostProfile func(name string) hostprofile.Profile
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -77,7 +74,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -99,14 +96,15 @@ func newCore(opts *Options) *core {
 	c := &core{pool: pool, relay: r, catalog: cat}
 	c.openJobs(opts, r, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
-		Jobs: c.jobs, HostProfile: opts.HostProfile})
+		Jobs: c.jobs})
 	face.Store(hosts)
 	c.hosts = hosts
 	return c
 }
 
 // runJobs runs the job manager, if any, until stop is called, which ends
-// its calls with "mcpx is stopping" and closes the store.
+// its calls with "mcpx is stopping" and closes the store. It returns once
+// the manager has dealt with the jobs a dead gateway left running.
 func (c *core) runJobs(ctx context.Context) (stop func()) {
 	if c.jobs == nil {
 		return func() {}
@@ -117,6 +115,9 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 		defer close(done)
 		_ = c.jobs.Run(ctx)
 	}()
+	// The orphans of a dead gateway are closed or run again before any
+	// host can ask for them.
+	<-c.jobs.Started()
 	return func() {
 		cancel()
 		<-done
@@ -133,7 +134,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	return func() {
 		cancel()

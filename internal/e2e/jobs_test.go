@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"mcpx/internal/demo"
-	"mcpx/internal/hostprofile"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -49,7 +48,8 @@ func executions(e *mcpxtest.Env, server, tool string) int {
 func TestJobBackground(t *testing.T) {
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
-		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+		h := e.StartHost(mode, cfg)
 		h.Initialize("2025-11-25")
 		call := map[string]any{"name": "mcpx_call", "arguments": map[string]any{
 			"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 2, "text": "exported"}, "background": true}}
@@ -68,11 +68,38 @@ func TestJobBackground(t *testing.T) {
 		if n := executions(e, "demo", "sleep_then"); n != 1 {
 			t.Fatalf("the upstream ran the tool %d times, want 1", n)
 		}
-		for id, want := range map[string]string{"job_nosuchjob": "no job has this id", "": "needs the job_id"} {
-			res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": id}}), relayWait)
-			if text := firstText(t, res); !strings.Contains(text, want) || string(rawMember(t, res, "isError")) != "true" {
-				t.Errorf("mcpx_job %q: %s, want an error saying %q", id, res, want)
+		// Bad input: each a tool error that says what is wrong.
+		for _, c := range []struct {
+			tool string
+			args any
+			want string
+		}{
+			{"mcpx_job", map[string]any{"job_id": "job_nosuchjob"}, "no job has this id"},
+			{"mcpx_job", map[string]any{"job_id": ""}, "needs the job_id"},
+			{"mcpx_job", map[string]any{"job_id": 42}, "needs the job_id"},
+			{"mcpx_job", "not an object", "needs the job_id"},
+			{"mcpx_job_cancel", map[string]any{"job_id": "job_nosuchjob"}, "no job has this id"},
+			{"mcpx_job_cancel", map[string]any{}, "needs a job_id"},
+			{"mcpx_call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": first.JobID}}, "calls upstream tools"},
+		} {
+			res := h.Result(h.Request("tools/call", map[string]any{"name": c.tool, "arguments": c.args}), relayWait)
+			if text := firstText(t, res); !strings.Contains(text, c.want) || string(rawMember(t, res, "isError")) != "true" {
+				t.Errorf("%s %v: %s, want an error saying %q", c.tool, c.args, res, c.want)
 			}
+		}
+		// Another host (another principal) may not read or cancel the job.
+		other := e.StartHost(mode, cfg)
+		other.Initialize("2025-11-25")
+		for _, tool := range []string{"mcpx_job", "mcpx_job_cancel"} {
+			res := other.Result(other.Request("tools/call", map[string]any{"name": tool, "arguments": map[string]any{"job_id": first.JobID}}), relayWait)
+			if text := firstText(t, res); !strings.Contains(text, "belongs to another principal") {
+				t.Errorf("%s of another host's job: %s", tool, res)
+			}
+		}
+		// A finished job reads the same again, and a cancel of it says so.
+		res = h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job_cancel", "arguments": map[string]any{"job_id": first.JobID}}), relayWait)
+		if st := jobOf(t, res); st.Status != "completed" {
+			t.Errorf("cancel of a finished job: %s", res)
 		}
 	})
 }
@@ -97,14 +124,19 @@ func TestJobCancel(t *testing.T) {
 	})
 }
 
-// TestJobHardTimer: behind a host whose hard timer is 2 s, a silent call
-// of 6 s becomes a job before the timer fires; its result is fetched with
-// mcpx_job; the upstream runs it once. In-process: the host's profile is
-// given to the gateway directly.
+// TestJobHardTimer: behind a host whose hard timer is 2 s (the config
+// says so of the test host's name), a silent call of 6 s becomes a job
+// before the timer fires; its result is fetched with mcpx_job; the
+// upstream runs it once.
 func TestJobHardTimer(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) { testJobHardTimer(t, mode) })
+}
+
+func testJobHardTimer(t *testing.T, mode mcpxtest.Mode) {
 	e := mcpxtest.NewEnv(t)
-	e.HostProfile = func(string) hostprofile.Profile { return hostprofile.Profile{Name: "hard", Timeout: 2 * time.Second} }
-	h := e.StartHost(mcpxtest.InProcess, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+	h := e.StartHost(mode, e.WriteConfig(map[string]any{"hosts": map[string]any{
+		"mcpxtest": map[string]any{"timeout": "2s", "resetOnProgress": false},
+	}}, mcpxtest.Demo{Name: "demo"}))
 	h.Initialize("2025-11-25")
 	start := time.Now()
 	call := map[string]any{"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 6, "text": "six"}}

@@ -93,12 +93,12 @@ func (hs *hostSession) metaJob(ctx context.Context, req *request) {
 		return
 	}
 	_, hasToken := mcp.Meta(req.params).Get(mcp.MetaProgressToken)
-	window := hs.answerWindow(req, hasToken)
+	window := answerWindow(jobTimer(hs.hostProfile(req), hasToken))
 	wait := min(30*time.Second, window)
 	if args.Wait != nil {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)
 	}
-	j, err := hs.srv.opts.Jobs.Wait(ctx, hs.principal(), args.JobID, wait)
+	j, err := hs.srv.opts.Jobs.Wait(ctx, hs.jobPrincipal(), args.JobID, wait)
 	if err != nil {
 		if ctx.Err() != nil {
 			hs.end(req, context.Cause(ctx))
@@ -147,7 +147,7 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 		hs.replyToolError(req, "mcpx_job_cancel needs a job_id")
 		return
 	}
-	j, err := hs.srv.opts.Jobs.CancelJob(ctx, hs.principal(), args.JobID, "mcpx_job_cancel")
+	j, err := hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
 	if err != nil {
 		hs.replyToolError(req, "mcpx_job_cancel: "+err.Error())
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"mcpx/internal/relay"
@@ -20,6 +21,10 @@ type Spec struct {
 	Params     json.RawMessage
 	Key        string // see Key
 	Idempotent bool
+	// Describe, if set, fills in what a job keeps of its call when the
+	// call becomes one (Params, Key, Idempotent): a call that never does
+	// pays nothing for them. It runs on Promote's goroutine.
+	Describe func(*Spec)
 }
 
 // Progress is a call's last progress.
@@ -39,6 +44,8 @@ type Call struct {
 	res    json.RawMessage // set before done closes
 	err    error
 	Start  time.Time
+
+	promoting sync.Mutex // held by Promote
 
 	// guarded by m.mu
 	id       string // set once it is a job
@@ -80,6 +87,10 @@ func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *C
 	return c, nil
 }
 
+// CancelFunc returns the function that ends the call's context: the
+// relay's call.Cancel, so that the call's timers end it directly.
+func (c *Call) CancelFunc() context.CancelCauseFunc { return c.cancel }
+
 // Done is closed once the call has ended (and, if it was a job, its end
 // is written).
 func (c *Call) Done() <-chan struct{} { return c.done }
@@ -95,7 +106,11 @@ func (c *Call) ID() string {
 }
 
 // Spec returns what the call was started with.
-func (c *Call) Spec() Spec { return c.spec }
+func (c *Call) Spec() Spec {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.spec
+}
 
 // SetProgress notes the call's progress; a job's is written at the next
 // flush. It never blocks on the store.
@@ -145,14 +160,30 @@ func (c *Call) CancelUnlessJob(cause error) bool {
 // is there to deliver.
 func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	m := c.m
+	c.promoting.Lock() // one Promote at a time: Describe runs once
+	defer c.promoting.Unlock()
+	m.mu.Lock()
+	id, ended := c.id, c.ended
+	m.mu.Unlock()
+	switch {
+	case id != "":
+		return id, true, nil
+	case ended:
+		return "", false, nil
+	}
+	m.mu.Lock()
+	spec := c.spec
+	m.mu.Unlock()
+	if spec.Describe != nil {
+		spec.Describe(&spec) // outside m.mu: it may ask an upstream for its tools
+		spec.Describe = nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c.id != "" {
-		return c.id, true, nil
-	}
 	if c.ended {
 		return "", false, nil
 	}
+	c.spec = spec
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
