@@ -152,3 +152,46 @@ func TestPostgresSecret(t *testing.T) {
 		t.Fatalf("a %q, b %q, %v", va, vb, err)
 	}
 }
+
+// A watcher whose connection the server drops (a restart, a failover, an
+// administrator's pg_terminate_backend) connects again and still hears a
+// cancel made while it was gone: it reads the cancels it missed.
+func TestPostgresWatchReconnects(t *testing.T) {
+	url := storetest.PostgresURL(t)
+	a, b := openPG(t, url), openPG(t, url)
+	defer a.Close()
+	defer b.Close()
+	heard := make(chan string, 16)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitListening(t, b, heard)
+	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	admin := openPG(t, url)
+	defer admin.Close()
+	n, err := admin.TerminateListeners(t.Context())
+	if err != nil || n == 0 {
+		t.Fatalf("terminated %d listeners: %v", n, err)
+	}
+	if ok, err := b.Cancel(t.Context(), "j", "while the watcher was away"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for {
+		select {
+		case id := <-heard:
+			if id == "j" {
+				return
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the cancel made while the watcher was away was never heard")
+		}
+	}
+}
