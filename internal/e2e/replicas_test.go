@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"mcpx/internal/demo"
+	"mcpx/internal/mcpxtest"
+	"mcpx/internal/store"
+	"mcpx/internal/store/storetest"
 )
 
 type replicaJob struct {
@@ -239,4 +242,30 @@ func TestReplicasStoreRestart(t *testing.T) {
 		t.Errorf("sleep_then ran %d times (%v), want 3", ns, each)
 	}
 	t.Logf("mcpx_job while the store was down: %q", job.Result.Text)
+}
+
+// TestDaemonUsesConfigStore: the shared daemon whose config names a
+// PostgreSQL store keeps its jobs there: a background job started through
+// it is a row of that database, with its result once done.
+func TestDaemonUsesConfigStore(t *testing.T) {
+	pg := storetest.PostgresURL(t)
+	e := mcpxtest.NewEnv(t)
+	h := e.StartHost(mcpxtest.Daemon, e.WriteConfig(map[string]any{"store": pg}, mcpxtest.Demo{Name: "demo"}))
+	h.Initialize("2025-11-25")
+	call := map[string]any{"name": "mcpx_call", "arguments": map[string]any{
+		"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 0.2, "text": "in postgres"}, "background": true}}
+	id := jobOf(t, h.Result(h.Request("tools/call", call), relayWait)).JobID
+	res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": id, "wait_seconds": 20}}), relayWait)
+	if firstText(t, res) != "in postgres" {
+		t.Fatalf("mcpx_job: %s", res)
+	}
+	st, err := store.OpenPostgres(t.Context(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	j, err := st.Get(t.Context(), "", id)
+	if err != nil || j.Status != store.Completed || !strings.Contains(string(j.Result), "in postgres") {
+		t.Fatalf("the job's row in PostgreSQL: %+v, %v", j, err)
+	}
 }
