@@ -140,6 +140,21 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 			return
 		}
 	}
+	// The host's cancel reaches the call until it is a job; after, only
+	// an explicit cancel of a request that never had its answer does (a
+	// legacy HTTP host that left, then cancelled): a request answered
+	// with the job has left the registry. The registry's cancel comes in
+	// the same step as the host's message (Also); other ends of the
+	// request's context (its own end, HTTP) through AfterFunc.
+	if req.entry != nil {
+		req.entry.Also(func(cause error) {
+			if c, ok := relay.CauseOf(cause); ok && c.Kind == relay.HostCancelled {
+				jc.Cancel(cause)
+				return
+			}
+			jc.CancelUnlessJob(cause)
+		})
+	}
 	stopCancel := context.AfterFunc(ctx, func() { jc.CancelUnlessJob(context.Cause(ctx)) })
 	defer stopCancel()
 	hs.awaitCall(ctx, req, jc, timer, background, fwd.stop)
@@ -245,10 +260,13 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 		fire = t.C
 	}
 	gone := hostGone(req.sink)
+	left := false // the host left: the request stays, for its cancel, with nobody to answer
 	for {
 		select {
 		case <-c.Done():
-			hs.deliver(ctx, req, c)
+			if !left {
+				hs.deliver(ctx, req, c)
+			}
 			return
 		case <-gone:
 			// A legacy HTTP host left without a cancel: the call goes
@@ -262,7 +280,9 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 				sp := c.Spec()
 				hs.srv.log.Info("the host left mid-call: the call goes on as a job", "job", id, "host", hs.id, "id", req.msg.ID.String(), "server", sp.Server, "tool", sp.Tool)
 				promoted()
-				return
+				// Until the call ends, the request stays registered: a
+				// cancel the host sends for it still reaches the call.
+				left, fire = true, nil
 			}
 		case <-ctx.Done():
 			if c.ID() != "" {

@@ -142,6 +142,10 @@ func (c *Call) progressJSON() []byte {
 	return b
 }
 
+// Cancel ends the call with cause, job or not (its host's explicit
+// cancel of a request it never had an answer to).
+func (c *Call) Cancel(cause error) { c.cancel(cause) }
+
 // CancelUnlessJob ends the call with cause unless it has become a job
 // (whose life is no longer the host request's); it reports whether it
 // did.
@@ -241,6 +245,12 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 			return
 		case relay.JobCancelled:
 			return // CancelJob wrote it
+		case relay.HostCancelled, relay.HostDisconnected, relay.ClientDisconnected:
+			m.writes.Add(1)
+			if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
+				m.log.Warn("writing a job's cancel", "job", id, "err", err)
+			}
+			return
 		}
 	}
 	to, errText := store.Completed, ""
