@@ -44,6 +44,7 @@ var rules = []rule{
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
 	{pkg: "handoff", allowed: []string{}, why: "handoff is a leaf shared by serve and the daemon: nothing of mcpx"},
+	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{pkg: "conformfixture", allowed: []string{}, why: "conformfixture is the conformance suite's fixture server, on the go-sdk alone: nothing of mcpx grades mcpx"},
