@@ -1,0 +1,45 @@
+package config
+
+// Host is what the config says of one MCP host, found by the name of the
+// named token it holds (over HTTP) or the clientInfo.name it sends: the
+// "mcpx.hosts" block's member of that name.
+type Host struct {
+	// Tools, if not nil, limits the tools the host sees and may call
+	// ("tools"; see [ToolFilter]).
+	Tools *ToolFilter
+}
+
+// hostFields are the fields of one host's object. Each has a case in
+// hosts; a new field is added to both.
+var hostFields = []string{"tools"}
+
+// hosts reads the "mcpx.hosts" block: an object keyed by host name.
+func (p *parser) hosts(n *node, at path) (map[string]*Host, error) {
+	if _, err := p.object(n, at, nil); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Host, len(n.members))
+	for _, m := range n.members {
+		at := at.key(m.key)
+		if m.key == "" {
+			return nil, p.errorf(m.off, at, "must name a host by the clientInfo.name it sends")
+		}
+		if _, err := p.object(m.val, at, hostFields); err != nil {
+			return nil, err
+		}
+		h := &Host{}
+		for _, f := range m.val.members {
+			at := at.key(f.key)
+			switch f.key {
+			case "tools":
+				t, err := p.toolFilter(f.val, at)
+				if err != nil {
+					return nil, err
+				}
+				h.Tools = t
+			}
+		}
+		out[m.key] = h
+	}
+	return out, nil
+}
