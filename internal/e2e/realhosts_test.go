@@ -39,8 +39,8 @@ func realHosts() []realHost {
 	return []realHost{
 		{
 			name: "opencode", bin: "opencode", list: []string{"mcp", "list"},
-			file: func(home string) string { return filepath.Join(home, ".config", "opencode", "opencode.json") },
-			seed: "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // updates need the network\n  \"autoupdate\": false\n}\n",
+			file:      func(home string) string { return filepath.Join(home, ".config", "opencode", "opencode.json") },
+			seed:      "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // updates need the network\n  \"autoupdate\": false\n}\n",
 			connected: regexp.MustCompile(`mcpx\s+connected`),
 		},
 		{
