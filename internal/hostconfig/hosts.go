@@ -19,9 +19,6 @@ type Host struct {
 	// HTTP is set for hosts whose file can name a remote server, so that
 	// install can point them at mcpx's HTTP face.
 	HTTP bool
-	// ClientName is the clientInfo.name the host sends, where it is known:
-	// the key of its tool filter in mcpx.hosts.
-	ClientName string
 	// files returns the host's user-wide config file candidates, the
 	// preferred first.
 	files  func(e Env) ([]string, error)
@@ -79,7 +76,7 @@ func inHome(parts ...string) func(Env) ([]string, error) {
 // Hosts lists every host mcpx knows, in the order the CLI shows them.
 var Hosts = []*Host{
 	{
-		Name: "claude-desktop", Title: "Claude Desktop", Key: "mcpServers", ClientName: "claude-ai",
+		Name: "claude-desktop", Title: "Claude Desktop", Key: "mcpServers",
 		files: func(e Env) ([]string, error) {
 			d, err := e.appConfig()
 			return []string{filepath.Join(d, "Claude", "claude_desktop_config.json")}, err
@@ -87,7 +84,7 @@ var Hosts = []*Host{
 		subst: substLiteral, server: claudeDesktopServer,
 	},
 	{
-		Name: "claude-code", Title: "Claude Code", Key: "mcpServers", HTTP: true, ClientName: "claude-code",
+		Name: "claude-code", Title: "Claude Code", Key: "mcpServers", HTTP: true,
 		files: func(e Env) ([]string, error) {
 			if d := e.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(d) {
 				return []string{filepath.Join(d, ".claude.json")}, nil
@@ -97,12 +94,12 @@ var Hosts = []*Host{
 		subst: substClaude, server: claudeCodeServer,
 	},
 	{
-		Name: "cursor", Title: "Cursor", Key: "mcpServers", HTTP: true, ClientName: "cursor-vscode",
+		Name: "cursor", Title: "Cursor", Key: "mcpServers", HTTP: true,
 		files: inHome(".cursor", "mcp.json"),
 		subst: substEditor, server: cursorServer,
 	},
 	{
-		Name: "vscode", Title: "VS Code", Key: "servers", HTTP: true, ClientName: "Visual Studio Code",
+		Name: "vscode", Title: "VS Code", Key: "servers", HTTP: true,
 		files: func(e Env) ([]string, error) {
 			d, err := e.appConfig()
 			return []string{filepath.Join(d, "Code", "User", "mcp.json")}, err
@@ -110,7 +107,7 @@ var Hosts = []*Host{
 		subst: substEditor, server: vscodeServer,
 	},
 	{
-		Name: "opencode", Title: "opencode", Key: "mcp", HTTP: true, ClientName: "opencode",
+		Name: "opencode", Title: "opencode", Key: "mcp", HTTP: true,
 		files: func(e Env) ([]string, error) {
 			d, err := e.xdgConfig()
 			dir := filepath.Join(d, "opencode")
@@ -119,7 +116,7 @@ var Hosts = []*Host{
 		subst: substOpencode, server: opencodeServer,
 	},
 	{
-		Name: "codex", Title: "Codex", Key: "mcp_servers", TOML: true, HTTP: true, ClientName: "codex-mcp-client",
+		Name: "codex", Title: "Codex", Key: "mcp_servers", TOML: true, HTTP: true,
 		files: func(e Env) ([]string, error) {
 			if d := e.Getenv("CODEX_HOME"); filepath.IsAbs(d) {
 				return []string{filepath.Join(d, "config.toml")}, nil
@@ -128,12 +125,12 @@ var Hosts = []*Host{
 		},
 	},
 	{
-		Name: "gemini", Title: "Gemini CLI", Key: "mcpServers", HTTP: true, ClientName: "gemini-cli-mcp-client",
+		Name: "gemini", Title: "Gemini CLI", Key: "mcpServers", HTTP: true,
 		files: inHome(".gemini", "settings.json"),
 		subst: substGemini, server: geminiServer,
 	},
 	{
-		Name: "windsurf", Title: "Windsurf", Key: "mcpServers", HTTP: true, ClientName: "windsurf",
+		Name: "windsurf", Title: "Windsurf", Key: "mcpServers", HTTP: true,
 		files: inHome(".codeium", "windsurf", "mcp_config.json"),
 		subst: substEditor, server: windsurfServer,
 	},
