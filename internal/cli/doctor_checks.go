@@ -270,9 +270,10 @@ func (d *doctor) files(cfg *config.Config, paths config.Paths) {
 			}
 		}
 	}
-	perm(paths.StateDir, 0o022, levelFail, "others may change mcpx's jobs, tokens and logs")
-	if fi, err := os.Stat(paths.StateDir); err == nil && fi.Mode().Perm()&0o055 != 0 {
-		d.add("files", paths.StateDir, levelWarn, "mode %v: others may read mcpx's logs and job results (chmod 700)", fi.Mode().Perm())
+	if fi, err := os.Stat(paths.StateDir); err == nil && fi.Mode().Perm()&0o022 == 0 {
+		perm(paths.StateDir, 0o077, levelWarn, "others may read mcpx's logs and job results")
+	} else {
+		perm(paths.StateDir, 0o022, levelFail, "others may change mcpx's jobs, tokens and logs")
 	}
 }
 
