@@ -168,8 +168,8 @@ func TestInstallUninstallEachHost(t *testing.T) {
 				t.Errorf("a second install: exit %d", code)
 			}
 			out, errOut, code = run(t, vars, "uninstall", h.Name)
-			if code != 0 {
-				t.Fatalf("uninstall: exit %d %s", code, errOut)
+			if code != 0 || !strings.Contains(out, "put back "+file) {
+				t.Fatalf("uninstall: exit %d %s %s", code, out, errOut)
 			}
 			if got, _ := os.ReadFile(file); !bytes.Equal(got, orig) {
 				t.Errorf("uninstall did not put the file back byte for byte:\n%s", hostconfig.Diff("orig", "now", orig, got))

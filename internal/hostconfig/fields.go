@@ -1,7 +1,6 @@
 package hostconfig
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -175,10 +174,4 @@ func (r *sreader) finish() {
 		return
 	}
 	r.e.Server = s
-}
-
-// rawJSON is a value's text, for notes.
-func rawJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
