@@ -33,7 +33,7 @@ const HeaderVersion = "Mcpx-Version"
 // stdin and stdout to the daemon instead of forwarding them; the daemon's
 // 101 carries it back if it takes them. Then the client sends, in one
 // message on the socket, three descriptors: the host's input, the host's
-// output and a handoff table file (package handoff), then one
+// output and a handoff table file (package hoststream), then one
 // HandoffStart line; from then on the socket carries only HandoffEvent
 // lines, daemon to client. Either side closing the socket ends the
 // handoff.

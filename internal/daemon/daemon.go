@@ -17,7 +17,7 @@ import (
 	"mcpx/internal/localapi"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
-	"mcpx/internal/upstream"
+	"mcpx/internal/supervise"
 )
 
 // ErrRunning is returned by Run when a daemon for the same config and
@@ -43,7 +43,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// What an earlier daemon left running (killed before it could stop
 	// its upstreams, with their supervisors) dies now.
 	if opts.Files.Upstreams != "" {
-		upstream.Reap(opts.Files.Upstreams, log)
+		supervise.Reap(opts.Files.Upstreams, log)
 	}
 	// TCP first: a port in use fails the start before anything else.
 	var tcpLn net.Listener

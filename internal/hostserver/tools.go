@@ -112,7 +112,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
 		Host:        hs.id,
-		HostKey:     hs.hostKey(),
+		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),
 	}
 	if ctx == req.ctx {
@@ -211,7 +211,10 @@ const completeSuffix = `,"resultType":"complete"}`
 // resultOf (no other "resultType", no "serverInfo", no \u escape): what
 // resultOf returns then, without parsing res (the suffix cannot be inside
 // a string, whose quotes are escaped, nor a nested object's, which would
-// end with two braces). ok is false otherwise.
+// end with two braces). ok is false otherwise. Saves parsing and
+// re-encoding every result a legacy host gets from a 2026-07-28 upstream
+// (BenchmarkRelayCall in internal/hostserver: a legacy host, the demo
+// upstream in auto mode).
 func withoutComplete(res []byte) (short []byte, ok bool) {
 	if !bytes.HasSuffix(res, []byte(completeSuffix)) || bytes.Count(res, []byte("resultType")) != 1 ||
 		bytes.Contains(res, []byte("serverInfo")) || bytes.Contains(res, []byte(`\u`)) {
