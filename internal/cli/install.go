@@ -244,6 +244,9 @@ func (in *installer) install(t hostconfig.Target, move, force, dryRun bool) erro
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s now uses mcpx (%s); the file as it was is kept in %s\n", h.Title, in.file, in.backupFile())
+	if t.URL != "" {
+		fmt.Fprintf(env.Stdout, "%s reaches mcpx at %s only while a daemon serves it there: a host does not start one over HTTP (run mcpx daemon)\n", h.Title, t.URL)
+	}
 	return nil
 }
 

@@ -169,9 +169,18 @@ func (r *sreader) finish() {
 		r.e.notef("cwd: %q became %s, the project's folder joined with it", s.Cwd, abs)
 		s.Cwd = literal(abs)
 	}
+	if r.err == nil && isMCPX(s) {
+		r.fail(skipf("it runs mcpx itself (mcpx install's entry): taking it into mcpx would loop"))
+	}
 	if r.err != nil {
 		r.e.Server, r.e.Skipped = nil, r.err.Error()
 		return
 	}
 	r.e.Server = s
+}
+
+// isMCPX reports whether s runs mcpx serve, as the entry mcpx install
+// writes does.
+func isMCPX(s *Server) bool {
+	return filepath.Base(s.Command) == "mcpx" && contains(s.Args, "serve")
 }

@@ -205,6 +205,9 @@ func (r *treader) finish() {
 	case s.Command == "" && s.URL == "":
 		r.fail(skipf("it has neither a command nor a url"))
 	}
+	if r.err == nil && isMCPX(s) {
+		r.fail(skipf("it runs mcpx itself (mcpx install's entry): taking it into mcpx would loop"))
+	}
 	if r.err != nil {
 		r.e.Server, r.e.Skipped = nil, r.err.Error()
 		return

@@ -174,3 +174,33 @@ func goldenFile(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (-want +got):\n%s", path, d)
 	}
 }
+
+// TestReadSkipsMCPX: a host's entry that runs mcpx serve (what mcpx
+// install writes) is never imported: mcpx would serve itself.
+func TestReadSkipsMCPX(t *testing.T) {
+	for _, h := range Hosts {
+		v, err := h.Entry(Target{Command: "/usr/local/bin/mcpx", Args: []string{"serve", "--config", "/c.json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := h.Edit(nil, []Member{{"mcpx", v}, {"other", jsonValue(map[string]any{"command": "/bin/other"})}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == "opencode" {
+			data, _ = h.Edit(data, []Member{{"other", jsonValue(map[string]any{"type": "local", "command": []string{"/bin/other"}})}}, nil)
+		}
+		im, err := Read(h, "f", data, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range im.Entries {
+			switch {
+			case e.From == "mcpx" && (e.Server != nil || !strings.Contains(e.Skipped, "runs mcpx itself")):
+				t.Errorf("%s: mcpx's own entry: %+v", h.Name, e)
+			case e.From == "other" && e.Server == nil:
+				t.Errorf("%s: another server was skipped: %s", h.Name, e.Skipped)
+			}
+		}
+	}
+}
