@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -203,6 +204,12 @@ func (d *doctor) hosts(cfg *config.Config) {
 				}
 			case url != "" && cfg != nil && cfg.HTTP.Listen != "" && strings.Contains(url, "//"+cfg.HTTP.Listen+"/"):
 				found = append(found, fmt.Sprintf("%q reaches mcpx's HTTP face at %s", name, url))
+				if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 && bytes.Contains(servers[name], []byte("Bearer ")) {
+					if level != levelFail {
+						level = levelWarn
+					}
+					found = append(found, fmt.Sprintf("the file holds its token and is open to others (mode %v): chmod 600 %s", fi.Mode().Perm(), file))
+				}
 			}
 		}
 		if len(found) == 0 {

@@ -244,6 +244,9 @@ func TestInstallMoveHTTP(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("install: exit %d %s", code, errOut)
 	}
+	if !strings.Contains(errOut, "is open to other users (mode -rw-r--r--) and now holds Windsurf's token for mcpx") {
+		t.Errorf("no warning that a file others may read now holds the token: %q", errOut)
+	}
 	tok, err := os.ReadFile(filepath.Join(vars["XDG_STATE_HOME"], "mcpx", "tokens", "windsurf"))
 	if err != nil {
 		t.Fatalf("no token was minted for windsurf: %v", err)
@@ -279,3 +282,26 @@ func compact(t *testing.T, raw []byte) string {
 }
 
 func jsonCompact(b *bytes.Buffer, raw []byte) error { return json.Compact(b, raw) }
+
+// TestDoctorTokenInOpenFile: a host file that holds the host's token
+// for mcpx's HTTP face and that others may read is a warning.
+func TestDoctorTokenInOpenFile(t *testing.T) {
+	vars := xdgVars(t)
+	cfgFile := filepath.Join(vars["XDG_CONFIG_HOME"], "mcpx", "config.json")
+	writeTestFile(t, cfgFile, []byte(`{"mcpx": {"http": {"listen": "127.0.0.1:7777"}}}`))
+	os.Chmod(cfgFile, 0o600)
+	file := userFile(t, vars, hostconfig.Lookup("gemini"))
+	writeTestFile(t, file, []byte("{}\n"))
+	if _, errOut, code := run(t, vars, "install", "gemini", "--http"); code != 0 {
+		t.Fatalf("install: %s", errOut)
+	}
+	out, _, code := run(t, vars, "doctor")
+	if code != ExitToolError || !strings.Contains(out, "warn  host    gemini: "+file+`: "mcpx" reaches mcpx's HTTP face at http://127.0.0.1:7777/mcp; the file holds its token and is open to others (mode -rw-r--r--)`) {
+		t.Errorf("doctor: exit %d\n%s", code, out)
+	}
+	os.Chmod(file, 0o600)
+	out, _, code = run(t, vars, "doctor")
+	if code != 0 || !strings.Contains(out, "ok    host    gemini: ") {
+		t.Errorf("doctor after chmod 600: exit %d\n%s", code, out)
+	}
+}

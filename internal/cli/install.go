@@ -246,6 +246,9 @@ func (in *installer) install(t hostconfig.Target, move, force, dryRun bool) erro
 	fmt.Fprintf(env.Stdout, "%s now uses mcpx (%s); the file as it was is kept in %s\n", h.Title, in.file, in.backupFile())
 	if t.URL != "" {
 		fmt.Fprintf(env.Stdout, "%s reaches mcpx at %s only while a daemon serves it there: a host does not start one over HTTP (run mcpx daemon)\n", h.Title, t.URL)
+		if fi, err := os.Stat(in.file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			fmt.Fprintf(env.Stderr, "warning: %s is open to other users (mode %v) and now holds %s's token for mcpx: chmod 600 %s\n", in.file, fi.Mode().Perm(), h.Title, in.file)
+		}
 	}
 	return nil
 }
