@@ -167,17 +167,22 @@ func windsurfServer(r *sreader, n *node) {
 }
 
 func geminiServer(r *sreader, n *node) {
+	// A url is legacy SSE unless a type says otherwise (Gemini CLI's own
+	// "mcp add -t http" writes url with type http); httpUrl is
+	// Streamable HTTP.
+	var urlKeys []string
+	typed := ""
 	for _, m := range n.members {
 		if m.key != "url" && r.common(m) {
 			continue
 		}
 		switch m.key {
-		case "url":
-			if r.s.URL, _ = r.str(m); r.s.URL != "" {
-				r.s.Type = "sse"
-			}
-		case "httpUrl":
+		case "url", "httpUrl":
 			r.s.URL, _ = r.str(m)
+			urlKeys = append(urlKeys, m.key)
+		case "type":
+			r.typ(m)
+			_ = r.d.decode(m.val, &typed)
 		case "cwd":
 			r.s.Cwd, _ = r.str(m)
 		case "timeout":
@@ -193,18 +198,15 @@ func geminiServer(r *sreader, n *node) {
 			r.skip(m, "mcpx's server entries have no description")
 		case "oauth", "authProviderType", "targetAudience", "targetServiceAccount":
 			r.skip(m, "mcpx does not take a host's OAuth or Google credential settings")
-		case "type":
-			r.typ(m)
 		default:
 			r.unknown(m)
 		}
 	}
-	if r.s.Type == "sse" && r.s.URL != "" {
-		for _, m := range n.members {
-			if m.key == "httpUrl" {
-				r.fail(skipf("it has both url (SSE) and httpUrl"))
-			}
-		}
+	switch {
+	case len(urlKeys) > 1:
+		r.fail(skipf("it has both url and httpUrl"))
+	case typed == "" && len(urlKeys) == 1 && urlKeys[0] == "url":
+		r.s.Type = "sse"
 	}
 }
 
