@@ -81,7 +81,9 @@ func (s *modelStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestRealCodexExec: after mcpx install codex, `codex exec` (whose model
 // is a stub on loopback that answers with one tool call) connects to mcpx,
 // on stdio and over HTTP, and calls demo__echo through it: the demo
-// records the call and Codex hands its result back to the model.
+// records the call and Codex hands its result back to the model. The
+// tools Codex offers the model follow its tool filter: by clientInfo.name
+// on stdio, by its token's name over HTTP.
 func TestRealCodexExec(t *testing.T) {
 	bin := mcpxtest.RealHost(t, "codex")
 	e := mcpxtest.NewEnv(t)
@@ -109,7 +111,15 @@ stream_max_retries = 0
 	if err := os.WriteFile(file, []byte(seed), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := e.WriteConfig(map[string]any{"http": map[string]any{"listen": "127.0.0.1:" + freePort(t)}}, mcpxtest.Demo{Name: "demo"})
+	// Tool filters: on stdio Codex is known by its clientInfo.name, over
+	// HTTP by the token install minted for it, named "codex".
+	cfg := e.WriteConfig(map[string]any{
+		"http": map[string]any{"listen": "127.0.0.1:" + freePort(t)},
+		"hosts": map[string]any{
+			"codex-mcp-client": map[string]any{"tools": []string{"!demo__wait"}},
+			"codex":            map[string]any{"tools": []string{"!demo__scan"}},
+		},
+	}, mcpxtest.Demo{Name: "demo"})
 	startDaemon(t, e, cfg, e.Path("daemon.log"))
 
 	for i, way := range []string{"stdio", "http"} {
@@ -120,6 +130,9 @@ stream_max_retries = 0
 		if out, stderr, code := e.Run(30*time.Second, args...); code != 0 {
 			t.Fatalf("%s: mcpx %v: exit %d\n%s%s", way, args, code, out, stderr)
 		}
+		stub.mu.Lock()
+		stub.tools = nil
+		stub.mu.Unlock()
 		out := runHost(t, e, bin, home, "exec", "--skip-git-repo-check", "call the echo tool")
 		calls := 0
 		for _, ev := range e.Records("demo") {
@@ -136,8 +149,12 @@ stream_max_retries = 0
 		if len(outputs) != i+1 || !strings.Contains(outputs[i], "hello from the model stub") {
 			t.Errorf("%s: Codex handed the model %q, want the echo's result:\n%s", way, outputs, out)
 		}
-		if !strings.Contains(strings.Join(tools, " "), "demo__echo") {
-			t.Errorf("%s: Codex offered the model the mcpx tools %v, want demo__echo among them", way, tools)
+		refused, kept := "demo__wait", "demo__scan"
+		if way == "http" {
+			refused, kept = kept, refused
+		}
+		if listed := " " + strings.Join(tools, " ") + " "; !strings.Contains(listed, " demo__echo ") || !strings.Contains(listed, " "+kept+" ") || strings.Contains(listed, " "+refused+" ") {
+			t.Errorf("%s: Codex offered the model the mcpx tools %v, want demo__echo and %s, not %s (the host's tool filter)", way, tools, kept, refused)
 		}
 		if _, stderr, code := e.Run(30*time.Second, "uninstall", "codex"); code != 0 {
 			t.Fatalf("%s: uninstall: %s", way, stderr)
