@@ -115,6 +115,14 @@ func TestImportUsage(t *testing.T) {
 	if _, errOut, code := run(t, vars, "import", "cursor"); code != ExitToolError || !strings.Contains(errOut, "reading Cursor's config") {
 		t.Errorf("import of a missing file: exit %d %s, want 1", code, errOut)
 	}
+	for _, hostile := range []string{"/dev/zero", t.TempDir()} {
+		if _, errOut, code := run(t, vars, "import", "cursor", hostile); code != ExitToolError || !strings.Contains(errOut, "is not a regular file") {
+			t.Errorf("import of %s: exit %d %q, want 1: not a regular file", hostile, code, errOut)
+		}
+		if _, errOut, code := run(t, vars, "install", "cursor", "--file", hostile); code == 0 || !strings.Contains(errOut, "is not a regular file") {
+			t.Errorf("install into %s: exit %d %q, want an error: not a regular file", hostile, code, errOut)
+		}
+	}
 	if _, errOut, code := run(t, vars, "uninstall", "cursor"); code != ExitToolError || !strings.Contains(errOut, "nothing to undo") {
 		t.Errorf("uninstall without install: exit %d %s, want 1", code, errOut)
 	}

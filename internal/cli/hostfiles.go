@@ -47,11 +47,37 @@ func hostFile(env *Env, h *hostconfig.Host, path string) (string, error) {
 	return h.File(hostEnv(env), exists)
 }
 
-// readMaybe reads a file; a missing one is empty and not existed.
+// maxConfigFile bounds the config files mcpx reads whole: a host's or
+// its own (Claude Code's ~/.claude.json, which keeps history, is the
+// largest seen: a few MB).
+const maxConfigFile = 64 << 20
+
+// readMaybe reads a config file; a missing one is empty and not existed.
+// Anything but a regular file of at most maxConfigFile bytes is an error,
+// so that a FILE argument of /dev/zero or a FIFO does not hang or fill
+// memory.
 func readMaybe(path string) (data []byte, existed bool, err error) {
-	data, err = os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > maxConfigFile {
+		return nil, false, fmt.Errorf("%s is %d bytes, more than a config file may be (%d)", path, fi.Size(), maxConfigFile)
+	}
+	data, err = io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err == nil && len(data) > maxConfigFile {
+		err = fmt.Errorf("%s grew past %d bytes while being read", path, maxConfigFile)
 	}
 	return data, err == nil, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"mcpx/internal/hostconfig"
 )
@@ -52,7 +51,10 @@ is created. The host's file is not changed (mcpx install --move does that).`,
 			if file, err = hostFile(env, h, file); err != nil {
 				return err
 			}
-			data, err := os.ReadFile(file)
+			data, existed, err := readMaybe(file)
+			if err == nil && !existed {
+				err = fmt.Errorf("%s does not exist", file)
+			}
 			if err != nil {
 				return &exitError{code: ExitToolError, err: fmt.Errorf("reading %s's config: %w", h.Title, err)}
 			}
