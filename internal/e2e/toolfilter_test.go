@@ -117,3 +117,32 @@ func TestHostToolFilterByToken(t *testing.T) {
 		}
 	})
 }
+
+// TestHostToolFilterReload: an edit of the host's filter in the config
+// applies from the next request on, without reconnecting.
+func TestHostToolFilterReload(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		filter := func(patterns ...string) map[string]any {
+			return map[string]any{"hosts": map[string]any{"mcpxtest": map[string]any{"tools": patterns}}}
+		}
+		cfg := e.WriteConfig(filter("!demo__echo"), mcpxtest.Demo{Name: "demo"})
+		h := e.StartHost(mode, cfg)
+		h.Initialize("2025-11-25")
+		if names, _ := listToolDefs(t, h, map[string]any{}); slices.Contains(names, "demo__echo") {
+			t.Fatalf("tools/list shows demo__echo, which the filter refuses: %v", names)
+		}
+		e.WriteConfig(filter("demo__echo"), mcpxtest.Demo{Name: "demo"})
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			names, _ := listToolDefs(t, h, map[string]any{})
+			if slices.Equal(names, []string{"mcpx_search", "mcpx_call", "demo__echo"}) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("20s after the config changed, tools/list still shows %v, want only demo__echo and the meta-tools", names)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
