@@ -313,3 +313,20 @@ func TestDoctorTokenInOpenFile(t *testing.T) {
 		t.Errorf("doctor after chmod 600: exit %d\n%s", code, out)
 	}
 }
+
+// TestDoctorStaleEntry: a host entry that runs an mcpx binary that is no
+// longer there fails; one that runs another mcpx is named.
+func TestDoctorStaleEntry(t *testing.T) {
+	vars := xdgVars(t)
+	writeTestFile(t, userFile(t, vars, hostconfig.Lookup("claude-code")), []byte(`{"mcpServers": {"mcpx": {"command": "/gone/bin/mcpx", "args": ["serve"]}}}`))
+	other := filepath.Join(t.TempDir(), "mcpx")
+	writeTestFile(t, other, []byte("#!/bin/sh\n"))
+	writeTestFile(t, userFile(t, vars, hostconfig.Lookup("cursor")), []byte(`{"mcpServers": {"gw": {"command": "`+other+`", "args": ["serve"]}}}`))
+	out, _, code := run(t, vars, "doctor")
+	if code != ExitToolError || !strings.Contains(out, `fail  host    claude-code: `) || !strings.Contains(out, `"mcpx" runs /gone/bin/mcpx, which is not there (mcpx install claude-code again)`) {
+		t.Errorf("a stale entry: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, `ok    host    cursor: `) || !strings.Contains(out, `"gw" runs `+other+`, another mcpx than this one (/nonexistent/mcpx)`) {
+		t.Errorf("another mcpx: exit %d\n%s", code, out)
+	}
+}
