@@ -85,7 +85,7 @@ func TestDoctor(t *testing.T) {
 	// Another build of mcpx (a copy: another path is another build)
 	// runs a daemon for the same config.
 	other := filepath.Join(e.Dir, "mcpx-other")
-	copyFile(t, e.Bin, other)
+	doctorCopyFile(t, e.Bin, other)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	daemon := e.Command(ctx, "daemon", "--config", cfg)
@@ -127,7 +127,7 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
-func copyFile(t *testing.T, from, to string) {
+func doctorCopyFile(t *testing.T, from, to string) {
 	t.Helper()
 	in, err := os.Open(from)
 	if err != nil {

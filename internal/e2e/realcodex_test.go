@@ -114,13 +114,13 @@ stream_max_retries = 0
 	// Tool filters: on stdio Codex is known by its clientInfo.name, over
 	// HTTP by the token install minted for it, named "codex".
 	cfg := e.WriteConfig(map[string]any{
-		"http": map[string]any{"listen": "127.0.0.1:" + freePort(t)},
+		"http": map[string]any{"listen": "127.0.0.1:" + realFreePort(t)},
 		"hosts": map[string]any{
 			"codex-mcp-client": map[string]any{"tools": []string{"!demo__wait"}},
 			"codex":            map[string]any{"tools": []string{"!demo__scan"}},
 		},
 	}, mcpxtest.Demo{Name: "demo"})
-	startDaemon(t, e, cfg, e.Path("daemon.log"))
+	realStartDaemon(t, e, cfg, e.Path("daemon.log"))
 
 	for i, way := range []string{"stdio", "http"} {
 		args := []string{"install", "codex", "--config", cfg}
@@ -133,7 +133,7 @@ stream_max_retries = 0
 		stub.mu.Lock()
 		stub.tools = nil
 		stub.mu.Unlock()
-		out := runHost(t, e, bin, home, "exec", "--skip-git-repo-check", "call the echo tool")
+		out := runRealHost(t, e, bin, home, "exec", "--skip-git-repo-check", "call the echo tool")
 		calls := 0
 		for _, ev := range e.Records("demo") {
 			if ev.Method == "tools/call" && ev.Tool == "echo" && ev.Event == demo.EventRequest {
@@ -159,7 +159,7 @@ stream_max_retries = 0
 		if _, stderr, code := e.Run(30*time.Second, "uninstall", "codex"); code != 0 {
 			t.Fatalf("%s: uninstall: %s", way, stderr)
 		}
-		if got := readFile(t, file); got != seed {
+		if got := realReadFile(t, file); got != seed {
 			t.Errorf("%s: uninstall did not restore %s byte for byte:\n%s", way, file, got)
 		}
 	}

@@ -89,9 +89,9 @@ func TestRealHostsInstall(t *testing.T) {
 			if rh.setup != nil {
 				rh.setup(t, home)
 			}
-			port := freePort(t)
+			port := realFreePort(t)
 			cfg := e.WriteConfig(map[string]any{"http": map[string]any{"listen": "127.0.0.1:" + port}}, mcpxtest.Demo{Name: "demo"})
-			startDaemon(t, e, cfg, e.Path("daemon.log"))
+			realStartDaemon(t, e, cfg, e.Path("daemon.log"))
 
 			// "revoked": the HTTP entry with its token revoked must not
 			// connect, which shows the list's "connected" came through
@@ -115,12 +115,12 @@ func TestRealHostsInstall(t *testing.T) {
 						t.Fatalf("revoking the host's token: %s", stderr)
 					}
 				}
-				installed := readFile(t, file)
-				listed := runHost(t, e, bin, home, rh.list...)
+				installed := realReadFile(t, file)
+				listed := runRealHost(t, e, bin, home, rh.list...)
 				if got := rh.connected.MatchString(listed); got != (way != "revoked") {
-					t.Errorf("%s: %s %v shows mcpx connected: %v, want %v:\n%s\nits file:\n%s", way, rh.bin, rh.list, got, way != "revoked", listed, readFile(t, file))
+					t.Errorf("%s: %s %v shows mcpx connected: %v, want %v:\n%s\nits file:\n%s", way, rh.bin, rh.list, got, way != "revoked", listed, realReadFile(t, file))
 				}
-				changed := !strings.Contains(readFile(t, file), `"mcpx"`) && !strings.Contains(readFile(t, file), "[mcp_servers.mcpx]")
+				changed := !strings.Contains(realReadFile(t, file), `"mcpx"`) && !strings.Contains(realReadFile(t, file), "[mcp_servers.mcpx]")
 				if changed {
 					t.Errorf("%s: the mcpx entry is gone from %s after the host ran", way, file)
 				}
@@ -128,7 +128,7 @@ func TestRealHostsInstall(t *testing.T) {
 				// Code records its runs there) keeps what it wrote unless
 				// --force asks for the backup.
 				un := []string{"uninstall", rh.name}
-				if readFile(t, file) != installed {
+				if realReadFile(t, file) != installed {
 					t.Logf("%s: %s rewrote %s after install; uninstall --force puts the backup back", way, rh.bin, file)
 					un = append(un, "--force")
 				}
@@ -136,7 +136,7 @@ func TestRealHostsInstall(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("%s: mcpx %v: exit %d\n%s%s", way, un, code, out, stderr)
 				}
-				if got := readFile(t, file); got != rh.seed {
+				if got := realReadFile(t, file); got != rh.seed {
 					t.Errorf("%s: mcpx %v did not restore %s byte for byte:\n%s\n%s", way, un, file, out, got)
 				}
 			}
@@ -146,7 +146,7 @@ func TestRealHostsInstall(t *testing.T) {
 
 // runHost runs a real host's command offline in home, and returns its
 // output without colours.
-func runHost(t *testing.T, e *mcpxtest.Env, bin, home string, args ...string) string {
+func runRealHost(t *testing.T, e *mcpxtest.Env, bin, home string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -171,7 +171,7 @@ func runHost(t *testing.T, e *mcpxtest.Env, bin, home string, args ...string) st
 	return ansi.ReplaceAllString(out.String(), "")
 }
 
-func readFile(t *testing.T, path string) string {
+func realReadFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -181,7 +181,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 // freePort returns a TCP port on loopback that was free a moment ago.
-func freePort(t *testing.T) string {
+func realFreePort(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -194,7 +194,7 @@ func freePort(t *testing.T) string {
 
 // startDaemon starts the daemon of cfg and waits until it answers; the
 // env's cleanup stops it.
-func startDaemon(t *testing.T, e *mcpxtest.Env, cfg, logFile string) {
+func realStartDaemon(t *testing.T, e *mcpxtest.Env, cfg, logFile string) {
 	t.Helper()
 	cmd := e.Command(context.Background(), "daemon", "--config", cfg, "--log", logFile)
 	var logs bytes.Buffer

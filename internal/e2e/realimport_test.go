@@ -68,7 +68,7 @@ func TestRealHostsImport(t *testing.T) {
 			e := mcpxtest.NewEnv(t)
 			home := e.Vars["HOME"]
 			for _, add := range tc.adds {
-				out := runHost(t, e, bin, home, add...)
+				out := runRealHost(t, e, bin, home, add...)
 				t.Logf("%s %v:\n%s", tc.bin, add, out)
 			}
 			out, stderr, code := e.Run(30*time.Second, "import", tc.host, "--dry-run")
@@ -105,7 +105,7 @@ func TestRealHostsImport(t *testing.T) {
 				}
 				ok := s.Command == w.command && s.URL == w.url && typ == w.typ &&
 					strings.Join(s.Args, " ") == strings.Join(w.args, " ") &&
-					sameMap(s.Env, w.env) && sameMap(s.Headers, expand(w.headers))
+					realSameMap(s.Env, w.env) && realSameMap(s.Headers, expand(w.headers))
 				if w.maxTimeout != "" {
 					ok = ok && s.MaxTimeout.String() == w.maxTimeout
 				}
@@ -117,7 +117,7 @@ func TestRealHostsImport(t *testing.T) {
 	}
 }
 
-func sameMap(a, b map[string]string) bool {
+func realSameMap(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
 	}
