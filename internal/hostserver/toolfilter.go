@@ -1,12 +1,10 @@
 package hostserver
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"mcpx/internal/config"
-	"mcpx/internal/mcp"
 )
 
 // A host's tool filter (mcpx.hosts.NAME.tools) decides which tools it
@@ -26,23 +24,15 @@ func (hs *hostSession) toolFilter(req *request) hostFilter {
 	return hostFilter{f: f, sep: sep}
 }
 
-// clientName is the clientInfo.name of the host: from its initialize,
-// or, for a 2026-07-28 request, from the request's _meta.
+// clientName is the clientInfo.name of the host behind req: from its
+// initialize, or, for a 2026-07-28 request, from the request's _meta.
 func clientName(hs *hostSession, req *request) string {
-	if hs.clientName != "" || req.meta == nil {
-		return hs.clientName
+	if req.modern {
+		return hs.srv.clientName(req.hostMeta())
 	}
-	raw, ok := req.meta.Get(mcp.MetaClientInfo)
-	if !ok {
-		return ""
-	}
-	var info struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(raw, &info) != nil {
-		return ""
-	}
-	return info.Name
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.clientName
 }
 
 // tokenName is the name of the named token the host holds, "" for none
