@@ -99,3 +99,27 @@ func globSlow(p, n string) bool {
 	}
 	return n != "" && n[0] == p[0] && globSlow(p[1:], n[1:])
 }
+
+// TestHostTimerAndTools: one host's entry may hold its timer and its
+// tool filter together.
+func TestHostTimerAndTools(t *testing.T) {
+	cfg, err := Parse([]byte(`{"mcpx": {"hosts": {"claude-code": {"timeout": "2m", "resetOnProgress": true, "tools": ["files__*"]}}}}`), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.Hosts["claude-code"]
+	if h.Timeout == nil || h.Timeout.String() != "2m0s" || h.ResetOnProgress == nil || !*h.ResetOnProgress || h.Tools == nil || h.Tools.Patterns[0] != "files__*" {
+		t.Errorf("got %+v", h)
+	}
+	if f := cfg.HostTools("claude-code"); f != h.Tools {
+		t.Errorf("HostTools: %+v", f)
+	}
+	// A timer-only entry has no filter: every tool.
+	cfg, err = Parse([]byte(`{"mcpx": {"hosts": {"opencode": {"timeout": "5m"}}}}`), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := cfg.HostTools("opencode"); f != nil {
+		t.Errorf("a timer-only entry filters tools: %+v", f)
+	}
+}
