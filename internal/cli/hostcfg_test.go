@@ -255,9 +255,15 @@ func TestInstallMoveHTTP(t *testing.T) {
 	if !strings.Contains(errOut, "is open to other users (mode -rw-r--r--) and now holds Windsurf's token for mcpx") {
 		t.Errorf("no warning that a file others may read now holds the token: %q", errOut)
 	}
+	if !strings.Contains(out, `"Authorization": "Bearer <hidden>"`) {
+		t.Errorf("the diff does not show the token's header hidden:\n%s", out)
+	}
 	tok, err := os.ReadFile(filepath.Join(vars["XDG_STATE_HOME"], "mcpx", "tokens", "windsurf"))
 	if err != nil {
 		t.Fatalf("no token was minted for windsurf: %v", err)
+	}
+	if strings.Contains(out, strings.TrimSpace(string(tok))) {
+		t.Errorf("install printed the host's token:\n%s", out)
 	}
 	data, _ := os.ReadFile(file)
 	servers, _ := h.Servers(data)

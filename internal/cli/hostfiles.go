@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 
@@ -122,6 +123,15 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 	}
 	ok = true
 	return nil
+}
+
+// bearer matches a bearer token in a diff.
+var bearer = regexp.MustCompile(`(Bearer )[A-Za-z0-9._~+/=-]{16,}`)
+
+// printDiff prints a diff of a host's file with bearer tokens hidden: the
+// file holds them, the terminal and its scrollback need not.
+func printDiff(w io.Writer, diff string) {
+	fmt.Fprint(w, bearer.ReplaceAllString(diff, "${1}<hidden>"))
 }
 
 func sum(data []byte) string {

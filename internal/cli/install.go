@@ -218,7 +218,7 @@ func (in *installer) install(t hostconfig.Target, move, force, dryRun bool) erro
 	if diff == "" {
 		diff = "(no change: " + in.file + " already points at mcpx)\n"
 	}
-	fmt.Fprint(env.Stdout, diff)
+	printDiff(env.Stdout, diff)
 	if dryRun {
 		return nil
 	}

@@ -66,7 +66,7 @@ stay there. A unified diff is printed every time.`,
 					return &exitError{code: ExitToolError, err: fmt.Errorf("%s changed since install, and removing the mcpx server failed: %w (the backup is %s; --force puts it back)", rec.File, err, in.backupFile())}
 				}
 			}
-			fmt.Fprint(env.Stdout, hostconfig.Diff("a"+rec.File, "b"+rec.File, current, after))
+			printDiff(env.Stdout, hostconfig.Diff("a"+rec.File, "b"+rec.File, current, after))
 			if dryRun {
 				return nil
 			}
