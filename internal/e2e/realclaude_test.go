@@ -21,6 +21,10 @@ import (
 // result is in the conversation, then with text. It keeps the mcpx tools
 // Claude Code offered and the tool results it sent.
 type anthropicStub struct {
+	// echo is the name the host gives mcpx's demo__echo; prefix starts
+	// the names of mcpx's tools.
+	echo, prefix string
+
 	mu      sync.Mutex
 	tools   []string
 	results []string
@@ -62,11 +66,11 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	offered := false
 	s.mu.Lock()
 	for _, t := range body.Tools {
-		if strings.HasPrefix(t.Name, "mcp__mcpx__") {
+		if strings.HasPrefix(t.Name, s.prefix) {
 			if len(results) == 0 && !realHas(s.tools, t.Name) {
 				s.tools = append(s.tools, t.Name)
 			}
-			offered = offered || t.Name == "mcp__mcpx__demo__echo"
+			offered = offered || t.Name == s.echo
 		}
 	}
 	s.results = append(s.results, results...)
@@ -81,7 +85,7 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stop := "end_turn"
 	if len(results) == 0 && offered {
 		args, _ := json.Marshal(map[string]any{"text": "hello from the claude stub"})
-		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_1", "name": "mcp__mcpx__demo__echo", "input": map[string]any{}}})
+		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_1", "name": s.echo, "input": map[string]any{}}})
 		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
 		stop = "tool_use"
 	} else {
@@ -110,7 +114,7 @@ func realHas(list []string, s string) bool {
 func TestRealClaudePrint(t *testing.T) {
 	bin := mcpxtest.RealHost(t, "claude")
 	e := mcpxtest.NewEnv(t)
-	stub := &anthropicStub{}
+	stub := &anthropicStub{echo: "mcp__mcpx__demo__echo", prefix: "mcp__mcpx__"}
 	srv := httptest.NewServer(stub)
 	defer srv.Close()
 	e.Vars["ANTHROPIC_BASE_URL"] = srv.URL
