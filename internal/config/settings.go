@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -41,6 +41,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.hostHTTP(v, at, &c.HTTP)
 		case "hosts":
 			c.Hosts, err = p.hosts(v, at)
+		case "traces":
+			err = p.traces(v, at, &c.Traces)
 		}
 		if err != nil {
 			return err
