@@ -115,6 +115,11 @@ func (r *sreader) took(key string) {
 	}
 }
 
+// oauthSkip is why a host's OAuth settings are not taken: mcpx signs in
+// to a server itself when the server asks for it, as the server's own
+// client, not as the host's.
+const oauthSkip = "mcpx signs in to the server itself when it asks (mcpx login NAME); a client the host registered is not carried over (the server's oauth block in mcpx's config takes one)"
+
 // skip notes a field that is not taken, with the reason.
 func (r *sreader) skip(m member, why string) {
 	r.e.notef("%s: skipped: %s", m.key, why)

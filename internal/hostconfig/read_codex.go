@@ -120,7 +120,7 @@ func (r *treader) server(t map[string]any) {
 		case "bearer_token":
 			r.e.notef("bearer_token: skipped: Codex refuses a token written in the file; use bearer_token_env_var")
 		case "oauth", "scopes", "oauth_resource":
-			r.e.notef("%s: skipped: mcpx does not take a host's OAuth client settings", k)
+			r.e.notef("%s: skipped: %s", k, oauthSkip)
 		default:
 			r.e.Taken = r.e.Taken[:len(r.e.Taken)-1]
 			r.e.notef("%s: skipped: not a field Codex documents, so mcpx cannot tell what it means", k)

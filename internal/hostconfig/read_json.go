@@ -99,7 +99,7 @@ func claudeCodeServer(r *sreader, n *node) {
 			r.skip(m, "mcpx does not run a command for headers; put the header in headers with a ${VAR}")
 			r.fail(skipf("it gets its headers from a headersHelper command, which mcpx does not run"))
 		case "oauth":
-			r.skip(m, "mcpx does not take a host's OAuth client settings")
+			r.skip(m, oauthSkip)
 		default:
 			r.unknown(m)
 		}
@@ -117,7 +117,7 @@ func cursorServer(r *sreader, n *node) {
 		case "envFile":
 			r.skip(m, "mcpx reads no env files; put the variables in env, or in mcpx's environment")
 		case "auth":
-			r.skip(m, "mcpx does not take a host's OAuth client settings")
+			r.skip(m, oauthSkip)
 		default:
 			r.unknown(m)
 		}
@@ -197,7 +197,7 @@ func geminiServer(r *sreader, n *node) {
 		case "description":
 			r.skip(m, "mcpx's server entries have no description")
 		case "oauth", "authProviderType", "targetAudience", "targetServiceAccount":
-			r.skip(m, "mcpx does not take a host's OAuth or Google credential settings")
+			r.skip(m, oauthSkip+"; Google credentials are not mcpx's either")
 		default:
 			r.unknown(m)
 		}
@@ -252,7 +252,7 @@ func opencodeServer(r *sreader, n *node) {
 				r.e.notef("timeout: became idleTimeout %s (opencode restarts its timer on progress, as mcpx's idle timer does)", d)
 			}
 		case m.key == "oauth":
-			r.skip(m, "mcpx does not take a host's OAuth client settings")
+			r.skip(m, oauthSkip)
 		default:
 			if kind == "local" && (m.key == "url" || m.key == "headers") || kind == "remote" && (m.key == "command" || m.key == "environment") {
 				r.skip(m, fmt.Sprintf("opencode does not read it for a %s server", kind))
