@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -35,6 +35,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.IdleStop, err = p.idleStop(v, at)
 		case "inputTimeout":
 			c.InputTimeout, err = p.duration(v, at)
+		case "codeMode":
+			c.CodeMode, err = p.boolean(v, at)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":

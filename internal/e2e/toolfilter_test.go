@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"mcpx/internal/mcpxtest"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestHostToolFilter: a host's tools list in mcpx.hosts (found by the
@@ -143,6 +146,42 @@ func TestHostToolFilterReload(t *testing.T) {
 				t.Fatalf("20s after the config changed, tools/list still shows %v, want only demo__echo and the meta-tools", names)
 			}
 			time.Sleep(200 * time.Millisecond)
+		}
+	})
+}
+
+// TestHostToolFilterCodeMode: a script a host runs through mcpx_exec may
+// call and find only the tools the host's filter allows, and
+// mcpx_describe describes only those.
+func TestHostToolFilterCodeMode(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
+			"mcpx-e2e-gosdk": map[string]any{"tools": []string{"!demo__echo"}},
+		}}, mcpxtest.Demo{Name: "demo"})
+		cs := connectGoSDK(t, e, mode, cfg, "2025-11-25", newProgressLog())
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+
+		res := execScript(t, ctx, cs, `return await tools.demo.echo({text: "x"})`, nil)
+		if text := scriptText(res); !res.IsError || !strings.Contains(text, `tool "demo__echo" is not allowed for this host: rule "!demo__echo" (mcpx.hosts.mcpx-e2e-gosdk.tools[0]) refuses it`) {
+			t.Errorf("a script's call of a refused tool: isError %v %q", res.IsError, text)
+		}
+		res = execScript(t, ctx, cs, `return (await mcpx.search("echo returns its arguments", 50)).map(h => h.name)`, nil)
+		if text := scriptText(res); res.IsError || strings.Contains(text, "demo__echo") || !strings.Contains(text, "demo__") {
+			t.Errorf("a script's mcpx.search: isError %v %q, want hits without demo__echo", res.IsError, text)
+		}
+		res = execScript(t, ctx, cs, `return (await tools.demo.raw({})) !== undefined`, nil)
+		if res.IsError {
+			t.Errorf("a script's call of an allowed tool failed: %q", scriptText(res))
+		}
+		d, err := cs.CallTool(ctx, &mcpsdk.CallToolParams{Name: "mcpx_describe", Arguments: map[string]any{"tools": []string{"demo__echo", "demo"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := scriptText(d)
+		if !strings.Contains(text, `tool "demo__echo" is not allowed for this host`) || strings.Contains(text, "  echo(") || !strings.Contains(text, "raw(") {
+			t.Errorf("mcpx_describe of a refused tool and its server:\n%s", text)
 		}
 	})
 }

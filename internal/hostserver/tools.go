@@ -33,13 +33,21 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, searchToolJSON...)
 	buf = append(buf, ',')
 	buf = append(buf, callToolJSON...)
-	filter := hs.toolFilter(req)
-	for _, t := range snap.Tools {
-		if filter.f != nil && !filter.allows(t.Server, t.Tool) {
-			continue
-		}
+	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
-		buf = append(buf, t.Raw...)
+		buf = append(buf, hs.execToolJSON()...)
+		buf = append(buf, ',')
+		buf = append(buf, describeToolJSON...)
+	}
+	if !hs.srv.relay.CodeMode() { // code mode shows the meta-tools alone
+		filter := hs.toolFilter(req)
+		for _, t := range snap.Tools {
+			if filter.f != nil && !filter.allows(t.Server, t.Tool) {
+				continue
+			}
+			buf = append(buf, ',')
+			buf = append(buf, t.Raw...)
+		}
 	}
 	buf = append(buf, ']')
 	if req.modern {
@@ -66,6 +74,15 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	case "mcpx_call":
 		hs.metaCall(ctx, req)
 		return
+	case "mcpx_exec", "mcpx_describe":
+		if hs.srv.opts.Scripts != nil {
+			if name == "mcpx_exec" {
+				hs.exec(ctx, req)
+			} else {
+				hs.describe(ctx, req)
+			}
+			return
+		}
 	}
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {
