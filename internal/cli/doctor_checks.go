@@ -87,6 +87,9 @@ func (d *doctor) probe(ctx context.Context, cfg *config.Config, s *config.Server
 	return c
 }
 
+// metaTools are mcpx's own tools, which every listing has.
+var metaTools = map[string]bool{"mcpx_search": true, "mcpx_call": true, "mcpx_exec": true, "mcpx_describe": true}
+
 // lineRPC speaks newline-delimited JSON-RPC as a host on stdio does.
 type lineRPC struct {
 	w      io.Writer
@@ -142,7 +145,7 @@ func (l *lineRPC) listTools() (n int, why string, err error) {
 		return 0, "", err
 	}
 	for _, t := range list.Tools {
-		if t.Name != "mcpx_search" && t.Name != "mcpx_call" {
+		if !metaTools[t.Name] {
 			n++
 		}
 	}
