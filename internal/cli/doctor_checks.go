@@ -88,7 +88,7 @@ func (d *doctor) probe(ctx context.Context, cfg *config.Config, s *config.Server
 }
 
 // metaTools are mcpx's own tools, which every listing has.
-var metaTools = map[string]bool{"mcpx_search": true, "mcpx_call": true, "mcpx_exec": true, "mcpx_describe": true}
+var metaTools = map[string]bool{"mcpx_search": true, "mcpx_call": true, "mcpx_exec": true, "mcpx_describe": true, "mcpx_job": true, "mcpx_job_cancel": true}
 
 // lineRPC speaks newline-delimited JSON-RPC as a host on stdio does.
 type lineRPC struct {

@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -43,6 +43,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.hostHTTP(v, at, &c.HTTP)
 		case "hosts":
 			c.Hosts, err = p.hosts(v, at)
+		case "jobs":
+			err = p.jobs(v, at, &c.Jobs)
 		case "traces":
 			err = p.traces(v, at, &c.Traces)
 		}
@@ -93,4 +95,25 @@ func validSeparator(s string) bool {
 		}
 	}
 	return true
+}
+
+func (p *parser) jobs(n *node, at path, j *Jobs) error {
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	if err != nil {
+		return err
+	}
+	if v, ok := f["retention"]; ok {
+		if j.Retention, err = p.duration(v, at.key("retention")); err != nil {
+			return err
+		}
+		if j.Retention <= 0 {
+			return p.errorf(v.off, at.key("retention"), "must be longer than 0s")
+		}
+	}
+	if v, ok := f["maxResultBytes"]; ok {
+		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
+			return err
+		}
+	}
+	return nil
 }
