@@ -20,6 +20,7 @@ func cmdInstall() *command {
 	var (
 		configPath, file, url, name  string
 		useHTTP, move, dryRun, force bool
+		plugin                       bool
 	)
 	return &command{
 		name:  "install",
@@ -53,6 +54,7 @@ Installing again rewrites the entry and keeps the first backup.`,
 			fs.BoolVar(&move, "move", false, "also move the host's servers into mcpx's config")
 			fs.BoolVar(&dryRun, "dry-run", false, "print the diff, change nothing")
 			fs.BoolVar(&force, "force", false, "with --move, replace mcpx's servers of the same names")
+			fs.BoolVar(&plugin, "plugin", false, "opencode: install mcpx's opencode plugin (live progress, cancel) instead of an MCP entry")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
@@ -63,6 +65,9 @@ Installing again rewrites the entry and keeps the first backup.`,
 				return err
 			}
 			useHTTP = useHTTP || url != ""
+			if plugin {
+				return installPlugin(env, h, file, useHTTP || move || name != "", dryRun)
+			}
 			if name != "" && !useHTTP {
 				return usagef("--name goes with --http")
 			}
