@@ -138,7 +138,13 @@ var KnownProtocolVersions = []string{
 
 // Jobs is the "jobs" block of the mcpx settings: a job's result is kept
 // for Retention after it ended, if it is at most MaxResultBytes.
+//
+// A task a host asks for is a job: it is granted the ttl it asks for, at
+// most TaskMaxTTL (0: the retention), and told to poll every
+// TaskPollInterval (0: a second).
 type Jobs struct {
-	Retention      time.Duration
-	MaxResultBytes int
+	Retention        time.Duration
+	MaxResultBytes   int
+	TaskMaxTTL       time.Duration
+	TaskPollInterval time.Duration
 }

@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // settings reads the "mcpx" block into c, over the defaults already there.
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
@@ -92,7 +94,7 @@ func validSeparator(s string) bool {
 }
 
 func (p *parser) jobs(n *node, at path, j *Jobs) error {
-	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "taskMaxTtl", "taskPollInterval"})
 	if err != nil {
 		return err
 	}
@@ -107,6 +109,18 @@ func (p *parser) jobs(n *node, at path, j *Jobs) error {
 	if v, ok := f["maxResultBytes"]; ok {
 		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
 			return err
+		}
+	}
+	for key, d := range map[string]*time.Duration{"taskMaxTtl": &j.TaskMaxTTL, "taskPollInterval": &j.TaskPollInterval} {
+		v, ok := f[key]
+		if !ok {
+			continue
+		}
+		if *d, err = p.duration(v, at.key(key)); err != nil {
+			return err
+		}
+		if *d < time.Millisecond {
+			return p.errorf(v.off, at.key(key), "must be at least 1ms")
 		}
 	}
 	return nil

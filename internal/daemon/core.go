@@ -99,7 +99,7 @@ func newCore(opts *Options) *core {
 	c := &core{pool: pool, relay: r, catalog: cat}
 	c.openJobs(opts, r, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
-		Jobs: c.jobs, HostProfile: opts.HostProfile})
+		Jobs: c.jobs, HostProfile: opts.HostProfile, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(hosts)
 	c.hosts = hosts
 	return c

@@ -88,6 +88,12 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 			handle = (*hostSession).toolsList
 		}
 		spawned = hs.async(req, handle)
+	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel:
+		if req.modern || !hs.srv.legacyTasks(req.version) {
+			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (mcpx gives tasks to hosts of %s)", msg.Method, mcp.Version20251125))
+			break
+		}
+		spawned = hs.async(req, taskHandlers[msg.Method])
 	case mcp.MethodSubscriptionsListen:
 		if !req.modern {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (a 2026-07-28 method)", msg.Method))

@@ -77,7 +77,11 @@ const maxJobWait = 60 * time.Second
 func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.Call, timer time.Duration, background bool, key string) {
 	m := hs.srv.opts.Jobs
 	args, _ := call.Params.Get("arguments")
-	if key == "" {
+	switch {
+	case req.task != nil:
+		// A task is its own: no other call attaches to it, nor it to one.
+		key = "task:" + jobs.NewID()
+	case key == "":
 		key = jobs.Key(call.Server, call.Tool, args)
 	}
 	if c := m.Attach(hs.jobPrincipal(), key); c != nil {
@@ -212,6 +216,10 @@ func (hs *hostSession) replyRunning(req *request, c *jobs.Call) { hs.replyRunnin
 
 func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string) {
 	p, moved := c.LastProgress()
+	if req.task != nil {
+		hs.replyTask(req, c, id)
+		return
+	}
 	var pp *jobs.Progress
 	if moved {
 		pp = &p

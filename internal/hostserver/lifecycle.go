@@ -41,6 +41,9 @@ type request struct {
 	// is an allocation of its own, rather than storage in request, which
 	// would make every legacy request 300 bytes larger.)
 	meta *jsonrpc.Object
+
+	// task is set for a task-augmented tools/call (tasks.go).
+	task *taskRequest
 }
 
 // handler serves one request that async runs in its own goroutine. A

@@ -34,6 +34,11 @@ type Options struct {
 	// HostProfile returns the timer profile of the host named name (its
 	// clientInfo.name); nil: no host has a timer.
 	HostProfile func(name string) hostprofile.Profile
+	// TaskMaxTTL bounds the ttl a task is granted (0, or longer than
+	// the jobs' retention: the retention); TaskPollInterval is the poll
+	// interval tasks suggest (0: DefaultTaskPollInterval).
+	TaskMaxTTL       time.Duration
+	TaskPollInterval time.Duration
 }
 
 // Server serves hosts on byte streams.
@@ -47,6 +52,9 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
+	// taskTTLs holds the ttl granted to each task this server created
+	// (task id to time.Duration).
+	taskTTLs sync.Map
 }
 
 // New returns a Server.

@@ -39,9 +39,14 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 		buf = append(buf, ',')
 		buf = append(buf, jobCancelToolJSON...)
 	}
+	tasks := !req.modern && hs.srv.legacyTasks(req.version)
 	for _, t := range snap.Tools {
 		buf = append(buf, ',')
-		buf = append(buf, t.Raw...)
+		if tasks {
+			buf = append(buf, withTaskSupport(t.Raw)...)
+		} else {
+			buf = append(buf, t.Raw...)
+		}
 	}
 	buf = append(buf, ']')
 	if req.modern {
@@ -60,6 +65,17 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	if !ok || name == "" {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
 		return
+	}
+	if !req.modern && hs.srv.legacyTasks(req.version) {
+		task, rpcErr := hs.srv.taskParams(req.params)
+		if rpcErr == nil && task != nil && isMetaTool(name) {
+			rpcErr = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx's own tool %s does not run as a task (its taskSupport is forbidden)", name)
+		}
+		if rpcErr != nil {
+			fail(req.sink, req.msg.ID, rpcErr)
+			return
+		}
+		req.task = task
 	}
 	switch name {
 	case "mcpx_search":
@@ -84,7 +100,7 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
 		return
 	}
-	hs.relayCall(ctx, req, server, tool, req.params, false)
+	hs.relayCall(ctx, req, server, tool, req.params, req.task != nil)
 }
 
 func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
