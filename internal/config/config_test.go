@@ -198,3 +198,18 @@ func TestParseJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestParseJobsTasks(t *testing.T) {
+	c, err := Parse([]byte(`{"mcpx":{"jobs":{"taskMaxTtl":"1h","taskPollInterval":"250ms"}},"mcpServers":{}}`), "x.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Jobs.TaskMaxTTL != time.Hour || c.Jobs.TaskPollInterval != 250*time.Millisecond || c.Jobs.Retention != 24*time.Hour {
+		t.Fatalf("jobs %+v", c.Jobs)
+	}
+	for _, bad := range []string{`{"taskMaxTtl":"0s"}`, `{"taskPollInterval":"10us"}`, `{"taskPollInterval":"soon"}`} {
+		if _, err := Parse([]byte(`{"mcpx":{"jobs":`+bad+`},"mcpServers":{}}`), "x.json", nil); err == nil || !strings.Contains(err.Error(), "mcpx.jobs.task") {
+			t.Errorf("%s: %v, want an error naming the key", bad, err)
+		}
+	}
+}
