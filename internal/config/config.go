@@ -141,10 +141,12 @@ var KnownProtocolVersions = []string{
 //
 // A task a host asks for is a job: it is granted the ttl it asks for, at
 // most TaskMaxTTL (0: the retention), and told to poll every
-// TaskPollInterval (0: a second).
+// TaskPollInterval (0: a second). A 2026-07-28 host that takes tasks gets
+// one for a call still running after TaskAfter.
 type Jobs struct {
 	Retention        time.Duration
 	MaxResultBytes   int
 	TaskMaxTTL       time.Duration
 	TaskPollInterval time.Duration
+	TaskAfter        time.Duration
 }

@@ -94,7 +94,7 @@ func validSeparator(s string) bool {
 }
 
 func (p *parser) jobs(n *node, at path, j *Jobs) error {
-	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "taskMaxTtl", "taskPollInterval"})
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "taskMaxTtl", "taskPollInterval", "taskAfter"})
 	if err != nil {
 		return err
 	}
@@ -108,6 +108,11 @@ func (p *parser) jobs(n *node, at path, j *Jobs) error {
 	}
 	if v, ok := f["maxResultBytes"]; ok {
 		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
+			return err
+		}
+	}
+	if v, ok := f["taskAfter"]; ok {
+		if j.TaskAfter, err = p.duration(v, at.key("taskAfter")); err != nil {
 			return err
 		}
 	}

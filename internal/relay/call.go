@@ -304,7 +304,17 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		if round > maxInputRounds {
 			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
 		}
-		answers, failed, err := a.answerInputRequests(ctx, ir)
+		var answers *jsonrpc.Object
+		var failed json.RawMessage
+		if ia, ok := c.Asker.(InputAsker); ok {
+			var pass bool
+			answers, pass, err = askInput(ctx, ia, ir)
+			if pass {
+				return res, nil
+			}
+		} else {
+			answers, failed, err = a.answerInputRequests(ctx, ir)
+		}
 		if err != nil || failed != nil {
 			return failed, err
 		}
@@ -513,3 +523,6 @@ func progressStatus(params *jsonrpc.Object) (total *float64, message string) {
 	_ = json.Unmarshal(params.Bytes(), &p)
 	return p.Total, p.Message
 }
+
+// Config returns the config calls start with now (nil before the first).
+func (r *Relay) Config() *config.Config { return r.cfg.Load() }
