@@ -73,6 +73,9 @@ func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 	if f.logging {
 		caps.Set("logging", json.RawMessage(`{}`))
 	}
+	if modern && hs.srv.opts.Jobs != nil {
+		caps.Set("extensions", tasksExtension)
+	}
 	if !modern {
 		hs.mu.Lock()
 		version := hs.version

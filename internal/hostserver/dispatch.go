@@ -88,8 +88,12 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 			handle = (*hostSession).toolsList
 		}
 		spawned = hs.async(req, handle)
-	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel:
-		if req.modern || !hs.srv.legacyTasks(req.version) {
+	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel, methodTasksUpdate:
+		if h := modernTaskHandler(msg.Method); req.modern && h != nil && hs.srv.opts.Jobs != nil {
+			spawned = hs.async(req, h)
+			break
+		}
+		if req.modern || !hs.srv.legacyTasks(req.version) || msg.Method == methodTasksUpdate {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (mcpx gives tasks to hosts of %s)", msg.Method, mcp.Version20251125))
 			break
 		}

@@ -116,6 +116,9 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 		}
 	}
 	call.Asker, call.OnMessage, call.Holdable, call.Cancel = nil, nil, false, nil
+	if req.task != nil && req.task.modern {
+		call.Asker = &taskAsker{srv: hs.srv, caps: req.caps, call: func() *jobs.Call { return jc }}
+	}
 	entry := req.entry
 	started := make(chan struct{})
 	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
@@ -168,6 +171,12 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 			hs.replyRunning(req, c)
 			return
 		}
+	case req.task != nil:
+		// A 2026-07-28 call the host takes a task for: a task once it
+		// has run the configured time.
+		t := time.NewTimer(max(req.task.after-time.Since(c.Start), 0))
+		defer t.Stop()
+		fire = t.C
 	case timer > 0:
 		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(c.Start), 0))
 		defer t.Stop()

@@ -96,7 +96,11 @@ func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Meta              json.RawMessage `json:"_meta"`
 		Instructions      string          `json:"instructions"`
-	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions()}))
+		// What mcpx serves follows its upstreams and their config, and is
+		// this user's: not to be kept, nor shared.
+		TTLMs      int64  `json:"ttlMs"`
+		CacheScope string `json:"cacheScope"`
+	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(), 0, "private"}))
 }
 
 func (hs *hostSession) serverInfoMeta() json.RawMessage {

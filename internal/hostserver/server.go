@@ -55,6 +55,9 @@ type Server struct {
 	// taskTTLs holds the ttl granted to each task this server created
 	// (task id to time.Duration).
 	taskTTLs sync.Map
+	// taskInputs holds the questions of live 2026-07-28 tasks (task id
+	// to *taskInput, taskinput.go).
+	taskInputs sync.Map
 }
 
 // New returns a Server.

@@ -51,6 +51,9 @@ func (s *Server) legacyTasks(version string) bool {
 // taskRequest is what a task-augmented tools/call asked for.
 type taskRequest struct {
 	ttl time.Duration // granted
+	// modern: a 2026-07-28 call, a task once it has run after.
+	modern bool
+	after  time.Duration
 }
 
 // taskParams reads params.task of a tools/call: nil when there is none.
@@ -174,9 +177,19 @@ func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 	now := time.Now()
 	hs.srv.taskTTLs.Store(id, req.task.ttl)
 	t := hs.srv.taskOf(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now})
+	if req.task.modern {
+		// Flat, resultType task; written as is (req.result would make
+		// its resultType complete).
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: "task", TaskID: t.TaskID, Status: t.Status,
+			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
+		return
+	}
 	hs.replyJSON(req, struct {
 		Task taskJSON `json:"task"`
 	}{t})
+	// 2025-11-25 only: the extension's notifications/tasks go to a
+	// subscriptions/listen that names the task, which mcpx does not
+	// serve yet.
 	c.AfterEnd(func() { hs.taskEnded(id) })
 }
 

@@ -100,7 +100,13 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
 		return
 	}
-	hs.relayCall(ctx, req, server, tool, req.params, req.task != nil)
+	if req.modern && hs.srv.opts.Jobs != nil {
+		if rpcErr := hs.modernTaskCall(req, server, tool); rpcErr != nil {
+			fail(req.sink, req.msg.ID, rpcErr)
+			return
+		}
+	}
+	hs.relayCall(ctx, req, server, tool, req.params, req.task != nil && !req.task.modern)
 }
 
 func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
@@ -180,7 +186,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 				key = ""
 			}
 		}
-		if timer > 0 || background || key != "" {
+		if timer > 0 || background || key != "" || req.task != nil {
 			hs.relayAsJob(ctx, req, call, timer, background, key)
 			return
 		}
