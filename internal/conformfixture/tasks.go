@@ -20,8 +20,8 @@ const taskWork = time.Second
 
 // askOrElicit asks the client the elicitations reqs: with input_required
 // at 2026-07-28 (its retry carries the answers, returned), else one
-// elicitation/create each. done is false when input_required was
-// answered: res is it.
+// elicitation/create each. answers is nil when the call is to answer
+// input_required: res is it.
 func askOrElicit(ctx context.Context, req *mcp.CallToolRequest, reqs mcp.InputRequestMap) (answers map[string]*mcp.ElicitResult, res *mcp.CallToolResult, err error) {
 	answers = map[string]*mcp.ElicitResult{}
 	if modern(req) {
