@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "jobs"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "jobs"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -41,6 +41,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":
 			err = p.hostHTTP(v, at, &c.HTTP)
+		case "hosts":
+			c.Hosts, err = p.hosts(v, at)
 		case "jobs":
 			err = p.jobs(v, at, &c.Jobs)
 		}

@@ -19,13 +19,13 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
-	"mcpx/internal/hostprofile"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
+	"mcpx/internal/supervise"
 	"mcpx/internal/upstream"
 )
 
@@ -41,11 +41,8 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// supervise.Options); "" starts upstreams directly.
 	Shim string
-	// HostProfile returns a host's timer profile by its clientInfo.name;
-	// nil: no host has a timer (calls become jobs only when asked to).
-	HostProfile func(name string) hostprofile.Profile
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -77,7 +74,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -99,7 +96,7 @@ func newCore(opts *Options) *core {
 	c := &core{pool: pool, relay: r, catalog: cat}
 	c.openJobs(opts, r, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
-		Jobs: c.jobs, HostProfile: opts.HostProfile, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
+		Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(hosts)
 	c.hosts = hosts
 	return c
@@ -137,7 +134,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	return func() {
 		cancel()

@@ -68,7 +68,7 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 		go func() {
 			// As `mcpx serve --http`: a job store of its own.
 			files := config.DaemonFiles{Jobs: e.Path("jobs-http.db"), JobsLock: e.Path("jobs-http.lock")}
-			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log, Files: files, HostProfile: e.HostProfile}, ln, tokens)
+			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log, Files: files}, ln, tokens)
 		}()
 		t.Cleanup(func() {
 			cancel()

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"mcpx/internal/demo"
-	"mcpx/internal/hostprofile"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -125,14 +124,19 @@ func TestJobCancel(t *testing.T) {
 	})
 }
 
-// TestJobHardTimer: behind a host whose hard timer is 2 s, a silent call
-// of 6 s becomes a job before the timer fires; its result is fetched with
-// mcpx_job; the upstream runs it once. In-process: the host's profile is
-// given to the gateway directly.
+// TestJobHardTimer: behind a host whose hard timer is 2 s (the config
+// says so of the test host's name), a silent call of 6 s becomes a job
+// before the timer fires; its result is fetched with mcpx_job; the
+// upstream runs it once.
 func TestJobHardTimer(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) { testJobHardTimer(t, mode) })
+}
+
+func testJobHardTimer(t *testing.T, mode mcpxtest.Mode) {
 	e := mcpxtest.NewEnv(t)
-	e.HostProfile = func(string) hostprofile.Profile { return hostprofile.Profile{Name: "hard", Timeout: 2 * time.Second} }
-	h := e.StartHost(mcpxtest.InProcess, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
+	h := e.StartHost(mode, e.WriteConfig(map[string]any{"hosts": map[string]any{
+		"mcpxtest": map[string]any{"timeout": "2s", "resetOnProgress": false},
+	}}, mcpxtest.Demo{Name: "demo"}))
 	h.Initialize("2025-11-25")
 	start := time.Now()
 	call := map[string]any{"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 6, "text": "six"}}

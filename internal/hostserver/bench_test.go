@@ -99,15 +99,19 @@ func benchServerHTTPUpstream(b *testing.B) *Server {
 
 func benchServerFor(b *testing.B, server map[string]any) *Server {
 	b.Helper()
-	return benchServerOpts(b, server, nil)
+	return benchServerOpts(b, server, nil, nil)
 }
 
-// benchServerOpts is benchServerFor with the Server's options; with
-// opts.Jobs set to a placeholder, a job manager over a SQLite store in a
-// temporary directory, run until cleanup.
-func benchServerOpts(b *testing.B, server map[string]any, opts *Options) *Server {
+// benchServerOpts is benchServerFor with the Server's options and the
+// config's mcpx.hosts; with opts.Jobs set to a placeholder, a job manager
+// over a SQLite store in a temporary directory, run until cleanup.
+func benchServerOpts(b *testing.B, server map[string]any, opts *Options, hosts map[string]any) *Server {
 	b.Helper()
-	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": server}})
+	top := map[string]any{"mcpServers": map[string]any{"demo": server}}
+	if hosts != nil {
+		top["mcpx"] = map[string]any{"hosts": hosts}
+	}
+	doc, _ := json.Marshal(top)
 	cfg, err := config.Parse(doc, "bench.json", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -115,7 +119,7 @@ func benchServerOpts(b *testing.B, server map[string]any, opts *Options) *Server
 	pool := upstream.NewPool(cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = pool.Run(ctx) }()
+	go func() { defer close(done); pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
 	if opts != nil && opts.Jobs != nil {

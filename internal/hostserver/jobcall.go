@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 
@@ -23,44 +23,23 @@ const maxJobMargin = 5 * time.Second
 // jobMargin returns how long before a timer of t the call becomes a job.
 func jobMargin(t time.Duration) time.Duration { return min(t/5, maxJobMargin) }
 
-// profile returns the timer profile of req's host, named by the
-// clientInfo of its initialize or, for a 2026-07-28 request, of its own
-// _meta: the zero Profile (no timer) when the server was given no way to
-// find one.
-func (hs *hostSession) profile(req *request) hostprofile.Profile {
-	if hs.srv.opts.HostProfile == nil {
-		return hostprofile.Profile{}
-	}
-	hs.mu.Lock()
-	name := hs.clientName
-	hs.mu.Unlock()
-	if req.meta != nil {
-		if raw, ok := req.meta.Get(mcp.MetaClientInfo); ok {
-			var info mcp.Implementation
-			if json.Unmarshal(raw, &info) == nil && info.Name != "" {
-				name = info.Name
-			}
-		}
-	}
-	return hs.srv.opts.HostProfile(name)
-}
-
-// hardTimer returns how long the host waits for this call whatever
-// happens, 0 if it has no such timer: a timer progress does not reset, or
-// one it would but the host gave no progress token to carry progress.
-func (hs *hostSession) hardTimer(req *request, hasToken bool) time.Duration {
-	p := hs.profile(req)
+// jobTimer returns how long a host with profile p waits for a call
+// whatever happens, 0 if it has no such timer: a timer progress does not
+// reset, or one it would but the host gave no progress token to carry
+// progress.
+func jobTimer(p hostprofile.Profile, hasToken bool) time.Duration {
 	if p.Timeout <= 0 || p.ResetOnProgress && hasToken {
 		return 0
 	}
 	return p.Timeout
 }
 
-// answerWindow is how long mcpx may keep the host waiting on a job: up to
-// the margin before its hard timer, else capped at maxJobWait.
-func (hs *hostSession) answerWindow(req *request, hasToken bool) time.Duration {
-	if t := hs.hardTimer(req, hasToken); t > 0 {
-		return t - jobMargin(t)
+// answerWindow is how long mcpx may keep a host whose hard timer is timer
+// (0: none) waiting on a job: up to the margin before that timer, else
+// maxJobWait.
+func answerWindow(timer time.Duration) time.Duration {
+	if timer > 0 {
+		return timer - jobMargin(timer)
 	}
 	return maxJobWait
 }
@@ -72,60 +51,85 @@ const maxJobWait = 60 * time.Second
 // background one, or a retry of a running job's call (which attaches to
 // it). The call runs on the job manager's goroutine under a context the
 // host's request does not end; the host's cancel reaches it until it is a
-// job. Its questions to the host (elicitation, sampling) are refused and
-// its log messages are not routed to this request: a job outlives it.
+// job, and so do its questions and log messages (progressGate).
 func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.Call, timer time.Duration, background bool, key string) {
 	m := hs.srv.opts.Jobs
-	args, _ := call.Params.Get("arguments")
 	switch {
 	case req.task != nil:
 		// A task is its own: no other call attaches to it, nor it to one.
 		key = "task:" + jobs.NewID()
-	case key == "":
+	case key == "" && m.HasJobs():
+		args, _ := call.Params.Get("arguments")
 		key = jobs.Key(call.Server, call.Tool, args)
 	}
-	if c := m.Attach(hs.jobPrincipal(), key); c != nil {
-		hs.awaitJob(ctx, req, c, timer, background)
-		return
+	if key != "" {
+		if c := m.Attach(hs.jobPrincipal(), key); c != nil {
+			hs.awaitJob(ctx, req, c, timer, background)
+			return
+		}
 	}
+	// What the job keeps of the call is read when it becomes one: most
+	// calls never do. The relay edits call.Params as it runs, so the job
+	// keeps the host's own bytes (a direct call's, never edited) or a
+	// copy made now (mcpx_call's).
+	params := req.msg.Params
+	if call.Params != req.params {
+		params = call.Params.Bytes()
+	}
+	server, tool := call.Server, call.Tool
 	spec := jobs.Spec{
-		Principal: hs.jobPrincipal(), Server: call.Server, Tool: call.Tool, Key: key,
-		Params: call.Params.Bytes(), Idempotent: hs.idempotent(ctx, call.Server, call.Tool),
+		Server: server, Tool: tool, Key: key,
+		Describe: func(sp *jobs.Spec) {
+			sp.Principal, sp.Params = hs.jobPrincipal(), params
+			if sp.Key == "" {
+				var p struct {
+					Args json.RawMessage `json:"arguments"`
+				}
+				_ = json.Unmarshal(params, &p)
+				sp.Key = jobs.Key(server, tool, p.Args)
+			}
+			sp.Idempotent = hs.idempotent(context.WithoutCancel(ctx), server, tool)
+		},
 	}
-	hostProgress := call.Progress
+	fwd := &progressGate{host: call.Progress, asker: call.Asker, onMessage: call.OnMessage}
 	if call.HostToken == nil {
 		call.HostToken = json.RawMessage(`"mcpx-job"`)
 	}
-	var fwd struct {
-		sync.Mutex
-		off bool // the host's request is answered: no more progress to it
+	// Until the call is a job, its host hears of it as of any call: its
+	// questions, its log messages. Then the host's request is answered:
+	// the job's questions are refused (as if the host could not answer
+	// them), its log messages are not relayed.
+	if call.Asker != nil {
+		call.Asker = fwd
 	}
-	var jc *jobs.Call
-	call.Progress = func(p json.RawMessage) {
-		var pr jobs.Progress
-		if json.Unmarshal(p, &pr) == nil {
-			jc.SetProgress(pr)
-		}
-		if hostProgress == nil {
-			return
-		}
-		fwd.Lock()
-		defer fwd.Unlock()
-		if !fwd.off {
-			hostProgress(p)
-		}
+	if call.OnMessage != nil {
+		call.OnMessage = fwd.message
 	}
-	call.Asker, call.OnMessage, call.Holdable, call.Cancel = nil, nil, false, nil
+	// No heartbeats: a job's progress is its server's own.
+	call.HostProfile = hostprofile.Profile{}
+	var taskCall *jobs.Call // set before the call starts, on its goroutine
 	if req.task != nil && req.task.modern {
-		call.Asker = &taskAsker{srv: hs.srv, caps: req.caps, call: func() *jobs.Call { return jc }}
+		// A 2026-07-28 task's questions wait in the task for its host's
+		// tasks/update (taskinput.go), not held for a retry.
+		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: func() *jobs.Call { return taskCall }}, false
 	}
 	entry := req.entry
-	started := make(chan struct{})
+	var started chan struct{} // a background call waits for its job's row
+	if background {
+		started = make(chan struct{})
+	}
 	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
-		<-started // jc is set (and a background call's job written)
-		if err := context.Cause(jctx); err != nil {
-			return nil, err
+		if started != nil {
+			<-started
+			if err := context.Cause(jctx); err != nil {
+				return nil, err
+			}
 		}
+		fwd.job, taskCall = c, c
+		call.Progress = fwd.progress
+		// The call's context is its own: its timers end it directly
+		// (no context of the relay's as well).
+		call.Cancel = c.CancelFunc()
 		return hs.srv.relay.CallTool(jctx, entry, call)
 	})
 	if err != nil {
@@ -135,19 +139,104 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	if background {
 		// A job before the call starts: its answer is the job, however
 		// fast the call.
-		if _, _, err := jc.Promote(context.WithoutCancel(ctx)); err != nil {
+		_, _, err := jc.Promote(context.WithoutCancel(ctx))
+		if err != nil {
 			jc.CancelUnlessJob(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
-			close(started)
+		}
+		close(started)
+		if err != nil {
 			<-jc.Done()
 			hs.replyToolError(req, "mcpx could not keep this call as a job: "+err.Error())
 			return
 		}
 	}
-	close(started)
+	// The host's cancel reaches the call until it is a job; after, only
+	// an explicit cancel of a request that never had its answer does (a
+	// legacy HTTP host that left, then cancelled): a request answered
+	// with the job has left the registry. The registry's cancel comes in
+	// the same step as the host's message (Also); other ends of the
+	// request's context (its own end, HTTP) through AfterFunc.
+	if req.entry != nil {
+		req.entry.Also(func(cause error) {
+			if c, ok := relay.CauseOf(cause); ok && c.Kind == relay.HostCancelled {
+				jc.Cancel(cause)
+				return
+			}
+			jc.CancelUnlessJob(cause)
+		})
+	}
 	stopCancel := context.AfterFunc(ctx, func() { jc.CancelUnlessJob(context.Cause(ctx)) })
 	defer stopCancel()
-	stopForwarding := func() { fwd.Lock(); fwd.off = true; fwd.Unlock() }
-	hs.awaitCall(ctx, req, jc, timer, background, stopForwarding)
+	hs.awaitCall(ctx, req, jc, timer, background, fwd.stop)
+}
+
+// progressGate passes a call's progress to its job, and its progress,
+// questions and log messages to its host until the host's request is
+// answered with the job.
+type progressGate struct {
+	host      func(json.RawMessage) // nil: the host asked for none
+	asker     relay.Asker
+	onMessage func(*jsonrpc.Message)
+	job       *jobs.Call // set before the call starts
+
+	mu  sync.Mutex
+	off bool
+}
+
+func (g *progressGate) isOff() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.off
+}
+
+// Can, Ask and Notify are the host's until the call is a job.
+func (g *progressGate) Can(method string, params json.RawMessage) bool {
+	return !g.isOff() && g.asker.Can(method, params)
+}
+
+func (g *progressGate) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if g.isOff() {
+		return nil, errors.New("the call became a job: its host's request is answered")
+	}
+	return g.asker.Ask(ctx, method, params)
+}
+
+func (g *progressGate) Notify(method string, params json.RawMessage) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.off {
+		g.asker.Notify(method, params)
+	}
+}
+
+func (g *progressGate) message(msg *jsonrpc.Message) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.off {
+		g.onMessage(msg)
+	}
+}
+
+func (g *progressGate) progress(p json.RawMessage) {
+	var pr jobs.Progress
+	if json.Unmarshal(p, &pr) == nil {
+		g.job.SetProgress(pr)
+	}
+	if g.host == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.off {
+		g.host(p)
+	}
+}
+
+// stop ends the progress to the host: once it returns, none is sent.
+func (g *progressGate) stop() {
+	g.mu.Lock()
+	g.off = true
+	g.mu.Unlock()
 }
 
 // awaitJob waits on a retry's job within the host's window.
@@ -168,7 +257,7 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 		now <- time.Time{}
 		fire = now
 		if c.ID() != "" {
-			hs.replyRunning(req, c)
+			hs.replyRunningID(req, c, c.ID(), timer)
 			return
 		}
 	case req.task != nil:
@@ -178,23 +267,38 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 		defer t.Stop()
 		fire = t.C
 	case timer > 0:
-		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(c.Start), 0))
+		since := c.Start // the host's timer runs from its request
+		if req.entry != nil {
+			since = req.entry.Started
+		}
+		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(since), 0))
 		defer t.Stop()
 		fire = t.C
 	}
 	gone := hostGone(req.sink)
+	left := false // the host left: the request stays, for its cancel, with nobody to answer
 	for {
 		select {
 		case <-c.Done():
-			hs.deliver(ctx, req, c)
+			if !left {
+				hs.deliver(ctx, req, c)
+			}
 			return
 		case <-gone:
 			// A legacy HTTP host left without a cancel: the call goes
 			// on as a job, kept for the principal to collect.
 			gone = nil
-			if _, ok, err := c.Promote(context.WithoutCancel(ctx)); ok || err != nil {
+			id, ok, err := c.Promote(context.WithoutCancel(ctx))
+			if err != nil {
+				hs.srv.log.Warn("the host left mid-call and the call could not become a job", "tool", c.Spec().Tool, "err", err)
+			}
+			if ok {
+				sp := c.Spec()
+				hs.srv.log.Info("the host left mid-call: the call goes on as a job", "job", id, "host", hs.id, "id", req.msg.ID.String(), "server", sp.Server, "tool", sp.Tool)
 				promoted()
-				return
+				// Until the call ends, the request stays registered: a
+				// cancel the host sends for it still reaches the call.
+				left, fire = true, nil
 			}
 		case <-ctx.Done():
 			if c.ID() != "" {
@@ -214,16 +318,15 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 				continue // it ended first: its result is there
 			}
 			promoted()
-			hs.replyRunningID(req, c, id)
+			hs.replyRunningID(req, c, id, timer)
 			return
 		}
 	}
 }
 
-// replyRunning answers the host with the running job c has become.
-func (hs *hostSession) replyRunning(req *request, c *jobs.Call) { hs.replyRunningID(req, c, c.ID()) }
-
-func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string) {
+// replyRunningID answers the host, whose hard timer is timer (0: none),
+// with the running job id that c has become.
+func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string, timer time.Duration) {
 	p, moved := c.LastProgress()
 	if req.task != nil {
 		hs.replyTask(req, c, id)
@@ -233,7 +336,7 @@ func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string) {
 	if moved {
 		pp = &p
 	}
-	hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), hs.answerWindow(req, true), pp))
+	hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), answerWindow(timer), pp))
 }
 
 // deliver answers the host with the ended call's result, as relayCall would.

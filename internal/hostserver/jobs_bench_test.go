@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
-	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
@@ -37,27 +35,29 @@ func benchJobs(b *testing.B, r *relay.Relay) *jobs.Manager {
 	return m
 }
 
-func benchJobServer(b *testing.B, profile hostprofile.Profile) *Server {
+// benchJobServer is benchServer with jobs on, and the bench host's
+// profile (its clientInfo.name is "bench") as the config's hosts says.
+func benchJobServer(b *testing.B, host map[string]any) *Server {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	return benchServerOpts(b, map[string]any{"command": exe, "env": map[string]string{benchUpstreamEnv: "1"}},
-		&Options{Jobs: &jobs.Manager{}, HostProfile: func(string) hostprofile.Profile { return profile }})
+		&Options{Jobs: &jobs.Manager{}}, map[string]any{"bench": host})
 }
 
 // BenchmarkJobStoreNoTimer is a plain call with jobs on: a host with no
 // timer, whose calls never become jobs (what every call pays for jobs).
 func BenchmarkJobStoreNoTimer(b *testing.B) {
-	benchEchoes(b, newPipeHost(b, benchJobServer(b, hostprofile.Profile{})))
+	benchEchoes(b, newPipeHost(b, benchJobServer(b, map[string]any{"timeout": 0})))
 }
 
 // BenchmarkJobHardTimerHost is a call from a host with a hard timer that
 // ends long before it: run as a call that may become a job (its own
 // goroutine and context), never written.
 func BenchmarkJobHardTimerHost(b *testing.B) {
-	benchEchoes(b, newPipeHost(b, benchJobServer(b, hostprofile.Profile{Timeout: time.Minute})))
+	benchEchoes(b, newPipeHost(b, benchJobServer(b, map[string]any{"timeout": "60s", "resetOnProgress": false})))
 }
 
 var jobIDRe = regexp.MustCompile(`"job_id":"(job_[a-z0-9]+)"`)
@@ -66,7 +66,7 @@ var jobIDRe = regexp.MustCompile(`"job_id":"(job_[a-z0-9]+)"`)
 // row written before the answer), its end written, then one mcpx_job
 // that waits for it and reads its result. Store writes per op reported.
 func BenchmarkJobBackground(b *testing.B) {
-	s := benchJobServer(b, hostprofile.Profile{})
+	s := benchJobServer(b, map[string]any{"timeout": 0})
 	h := newPipeHost(b, s)
 	b.ReportAllocs()
 	cpu := cpuTime()

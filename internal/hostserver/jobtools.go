@@ -93,7 +93,7 @@ func (hs *hostSession) metaJob(ctx context.Context, req *request) {
 		return
 	}
 	_, hasToken := mcp.Meta(req.params).Get(mcp.MetaProgressToken)
-	window := hs.answerWindow(req, hasToken)
+	window := answerWindow(jobTimer(hs.hostProfile(req), hasToken))
 	wait := min(30*time.Second, window)
 	if args.Wait != nil {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)

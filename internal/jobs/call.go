@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"mcpx/internal/relay"
@@ -20,6 +21,10 @@ type Spec struct {
 	Params     json.RawMessage
 	Key        string // see Key
 	Idempotent bool
+	// Describe, if set, fills in what a job keeps of its call when the
+	// call becomes one (Params, Key, Idempotent): a call that never does
+	// pays nothing for them. It runs on Promote's goroutine.
+	Describe func(*Spec)
 }
 
 // Progress is a call's last progress.
@@ -39,6 +44,8 @@ type Call struct {
 	res    json.RawMessage // set before done closes
 	err    error
 	Start  time.Time
+
+	promoting sync.Mutex // held by Promote
 
 	// guarded by m.mu
 	id       string // set once it is a job
@@ -81,6 +88,10 @@ func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *C
 	return c, nil
 }
 
+// CancelFunc returns the function that ends the call's context: the
+// relay's call.Cancel, so that the call's timers end it directly.
+func (c *Call) CancelFunc() context.CancelCauseFunc { return c.cancel }
+
 // Done is closed once the call has ended (and, if it was a job, its end
 // is written).
 func (c *Call) Done() <-chan struct{} { return c.done }
@@ -96,7 +107,11 @@ func (c *Call) ID() string {
 }
 
 // Spec returns what the call was started with.
-func (c *Call) Spec() Spec { return c.spec }
+func (c *Call) Spec() Spec {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.spec
+}
 
 // SetProgress notes the call's progress; a job's is written at the next
 // flush. It never blocks on the store.
@@ -128,6 +143,10 @@ func (c *Call) progressJSON() []byte {
 	return b
 }
 
+// Cancel ends the call with cause, job or not (its host's explicit
+// cancel of a request it never had an answer to).
+func (c *Call) Cancel(cause error) { c.cancel(cause) }
+
 // CancelUnlessJob ends the call with cause unless it has become a job
 // (whose life is no longer the host request's); it reports whether it
 // did.
@@ -146,14 +165,30 @@ func (c *Call) CancelUnlessJob(cause error) bool {
 // is there to deliver.
 func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	m := c.m
+	c.promoting.Lock() // one Promote at a time: Describe runs once
+	defer c.promoting.Unlock()
+	m.mu.Lock()
+	id, ended := c.id, c.ended
+	m.mu.Unlock()
+	switch {
+	case id != "":
+		return id, true, nil
+	case ended:
+		return "", false, nil
+	}
+	m.mu.Lock()
+	spec := c.spec
+	m.mu.Unlock()
+	if spec.Describe != nil {
+		spec.Describe(&spec) // outside m.mu: it may ask an upstream for its tools
+		spec.Describe = nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c.id != "" {
-		return c.id, true, nil
-	}
 	if c.ended {
 		return "", false, nil
 	}
+	c.spec = spec
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
@@ -235,6 +270,12 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 			return
 		case relay.JobCancelled:
 			return // CancelJob wrote it
+		case relay.HostCancelled, relay.HostDisconnected, relay.ClientDisconnected:
+			m.writes.Add(1)
+			if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
+				m.log.Warn("writing a job's cancel", "job", id, "err", err)
+			}
+			return
 		}
 	}
 	to, errText := store.Completed, ""

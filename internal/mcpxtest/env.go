@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mcpx/internal/hostprofile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,9 +29,6 @@ type Env struct {
 	Dir  string
 	Bin  string
 	Vars map[string]string // XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_RUNTIME_DIR, HOME
-	// HostProfile, if set, gives in-process hosts a timer profile (see
-	// daemon.Options.HostProfile).
-	HostProfile func(name string) hostprofile.Profile
 }
 
 // NewEnv makes a private installation. At cleanup it stops any daemon the

@@ -78,7 +78,7 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 			// Upstreams run under the built mcpx as their supervisor, as
 			// with `mcpx serve --in-process`.
 			files := config.DaemonFiles{Jobs: e.Path("jobs-inprocess.db"), JobsLock: e.Path("jobs-inprocess.lock")}
-			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files, HostProfile: e.HostProfile}, mcpxEnd)
+			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files}, mcpxEnd)
 		}()
 		r, h.w = hostEnd, hostEnd
 		h.closeW = func() error { return hostEnd.Close() }

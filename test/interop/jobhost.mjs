@@ -4,34 +4,30 @@
 // calls a long, silent tool through mcpx with a timeout shorter than the
 // work, retries it as a model would, then collects the result with
 // mcpx_job, each request under the same hard timeout. It prints a JSON
-// report (one line) on stdout for stdio=false, or to SPEC.reportFile;
-// mcpx's Go tests (internal/e2e/jobs_ts_test.go) judge it and count the
-// upstream's executions.
+// report (one line) on stdout; mcpx's Go tests
+// (internal/e2e/jobs_ts_test.go) judge it and count the upstream's
+// executions.
 //
 // SPEC is a JSON object:
 //
 //   sdk         "v1": @modelcontextprotocol/sdk 1.x (legacy); "v2":
 //               @modelcontextprotocol/client 2.x pinned to 2026-07-28
-//   transport   "http" (url, token) or "stdio": the host speaks on its own
-//               stdin and stdout, which the test connects to mcpx
+//   transport   "stdio" (spawns mcpx serve: mcpx, config, inProcess, env)
+//               or "http" (url, token)
+//   clientName  the clientInfo.name the host sends (its profile's name)
 //   tool        exposed name of the demo's sleep_then
 //   seconds     how long the tool works, silent
 //   timeoutMs   the host's hard timer on every request
-//   reportFile  where a stdio host writes its report
 //   deadlineMs  the whole run's limit
-import { writeFileSync } from 'node:fs';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioClientTransport as StdioV1, getDefaultEnvironment as envV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2, getDefaultEnvironment as envV2 } from '@modelcontextprotocol/client/stdio';
 
 const spec = JSON.parse(process.argv[2] ?? '{}');
 const report = { sdk: spec.sdk, transport: spec.transport, ok: false };
-const print = () => {
-  const line = JSON.stringify(report) + '\n';
-  if (spec.transport === 'stdio') writeFileSync(spec.reportFile, line);
-  else process.stdout.write(line);
-};
+const print = () => process.stdout.write(JSON.stringify(report) + '\n');
 const watchdog = setTimeout(() => {
   report.error = `jobhost: no end within ${spec.deadlineMs} ms`;
   print();
@@ -41,20 +37,21 @@ const watchdog = setTimeout(() => {
 const v1 = spec.sdk === 'v1';
 let transport;
 if (spec.transport === 'stdio') {
-  // The host's side of a stdio link is a line transport like the
-  // server's: the test runs mcpx on the other end of these pipes.
-  transport = new StdioServerTransport();
+  const args = ['serve', '--config', spec.config];
+  if (spec.inProcess) args.push('--in-process');
+  const env = { ...(v1 ? envV1() : envV2()), ...(spec.env ?? {}) };
+  transport = v1
+    ? new StdioV1({ command: spec.mcpx, args, env, stderr: 'inherit' })
+    : new StdioV2({ command: spec.mcpx, args, env, stderr: 'inherit' });
 } else {
   const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
   const url = new URL(spec.url);
   transport = v1 ? new TransportV1(url, { requestInit }) : new TransportV2(url, { requestInit });
 }
+const info = { name: spec.clientName, version: '1.0.0' };
 const client = v1
-  ? new ClientV1({ name: 'mcpx-interop-jobhost-v1', version: '1.0.0' }, { capabilities: {} })
-  : new ClientV2(
-      { name: 'mcpx-interop-jobhost-v2', version: '2.0.0' },
-      { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
+  ? new ClientV1(info, { capabilities: {} })
+  : new ClientV2(info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
 // A hard timer: progress does not reset it.
 const opts = { timeout: spec.timeoutMs, resetTimeoutOnProgress: false };
 const call = params => (v1 ? client.callTool(params, undefined, opts) : client.callTool(params, opts));
