@@ -6,33 +6,26 @@
 // makes a task-augmented call of a slow tool and polls it to its result
 // (callToolStream), starts a second one and cancels it mid-way, lists its
 // tasks, and asks for an unknown task and a second cancel. It prints a
-// JSON report (one line) on stdout for transport "http", or to
-// SPEC.reportFile; mcpx's Go tests (internal/e2e/tasks_ts_test.go) judge
+// JSON report (one line) on stdout; mcpx's Go tests (internal/e2e/tasks_ts_test.go) judge
 // it and check the upstream saw the cancel.
 //
 // SPEC is a JSON object:
 //
-//   transport   "http" (url, token) or "stdio": the host speaks on its own
-//               stdin and stdout, which the test connects to mcpx
+//   transport   "http" (url, token) or "stdio" (spawns mcpx serve: mcpx,
+//               config, inProcess, env)
 //   tool        exposed name of the demo's sleep_then
 //   seconds     how long the completed call works
 //   cancelTool  exposed name of the demo's export (cancelled mid-way, once
 //               its progress shows in the task's statusMessage)
-//   reportFile  where a stdio host writes its report
 //   deadlineMs  the whole run's limit
-import { writeFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const spec = JSON.parse(process.argv[2] ?? '{}');
 const report = { transport: spec.transport, ok: false };
-const print = () => {
-  const line = JSON.stringify(report) + '\n';
-  if (spec.transport === 'stdio') writeFileSync(spec.reportFile, line);
-  else process.stdout.write(line);
-};
+const print = () => process.stdout.write(JSON.stringify(report) + '\n');
 const watchdog = setTimeout(() => {
   report.error = `taskhost: no end within ${spec.deadlineMs} ms`;
   print();
@@ -41,7 +34,9 @@ const watchdog = setTimeout(() => {
 
 let transport;
 if (spec.transport === 'stdio') {
-  transport = new StdioServerTransport();
+  const args = ['serve', '--config', spec.config];
+  if (spec.inProcess) args.push('--in-process');
+  transport = new StdioClientTransport({ command: spec.mcpx, args, env: { ...getDefaultEnvironment(), ...(spec.env ?? {}) }, stderr: 'inherit' });
 } else {
   const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
   transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
