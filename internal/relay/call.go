@@ -209,6 +209,9 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if c.Resume == nil && r.upstreamTaskRequired(ctx, c.Server, c.Tool) {
+		return r.callAsTask(ctx, e, c) // upstreamtask.go
+	}
 	res, err := r.callTool(ctx, e, c)
 	if !c.Holdable {
 		return res, err
