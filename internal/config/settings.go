@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "jobs"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -37,6 +37,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.IdleStop, err = p.idleStop(v, at)
 		case "inputTimeout":
 			c.InputTimeout, err = p.duration(v, at)
+		case "codeMode":
+			c.CodeMode, err = p.boolean(v, at)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":
@@ -45,6 +47,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.Hosts, err = p.hosts(v, at)
 		case "jobs":
 			err = p.jobs(v, at, &c.Jobs)
+		case "traces":
+			err = p.traces(v, at, &c.Traces)
 		}
 		if err != nil {
 			return err

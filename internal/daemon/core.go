@@ -18,14 +18,19 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
+	"mcpx/internal/sandbox"
 	"mcpx/internal/store"
 	"mcpx/internal/supervise"
+	"mcpx/internal/tracing"
+	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
 )
 
@@ -40,9 +45,19 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
-	// Shim is the executable that supervises each stdio upstream (see
-	// supervise.Options); "" starts upstreams directly.
+	// Shim is the mcpx executable: it supervises each stdio upstream (see
+	// supervise.Options) and runs each script (see sandbox); "" starts
+	// upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
+	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
+	// directory's (config.Paths.OAuthDir), and none when that cannot be
+	// located.
+	OAuthDir string
+	// OAuthBrowser, when set, lets the core sign in to a server that asks
+	// by itself, showing the authorization URL with it (headless sign-in:
+	// tests and the conformance suite). Unset, such a call fails with an
+	// error that says to run mcpx login.
+	OAuthBrowser oauth.Browser
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -54,16 +69,23 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
+	signIns *oauth.SignIns // nil when there is no sign-in directory
 	pool    *upstream.Pool
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
-	jobs    *jobs.Manager // nil: no job store
+	tracer  *tracing.Tracer // nil without mcpx.traces
+	log     *slog.Logger
+	sandbox *sandbox.Pool    // nil without an executable
+	scripts *codemode.Engine // nil without an executable
+	jobs    *jobs.Manager    // nil: no job store
 	store   store.Store
 	unlock  func() // the job store's lock, if this core holds it
 }
 
-func newCore(opts *Options) *core {
+// newCore builds a core; obs, if not nil, observes its calls and
+// upstreams (the daemon's metrics and live view).
+func newCore(opts *Options, obs *ui.Observer) *core {
 	log := opts.logger()
 	cfg := opts.Config
 	// The pool tells the host face of tool list changes; the face is made
@@ -75,6 +97,8 @@ func newCore(opts *Options) *core {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Observer:        upstreamObserver(obs),
+		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -92,13 +116,33 @@ func newCore(opts *Options) *core {
 		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	if obs != nil {
+		r.SetObserver(obs)
+	}
+	var tracer *tracing.Tracer
+	if cfg.Traces.Endpoint != "" {
+		var err error
+		if tracer, err = tracing.New(context.Background(), cfg.Traces, opts.Version); err != nil {
+			log.Warn("no traces", "err", err)
+		} else {
+			r.SetTracer(tracer)
+			log.Info("sending traces", "endpoint", cfg.Traces.Endpoint)
+		}
+	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat}
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
 	c.openJobs(opts, r, log)
-	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
-		Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
-	face.Store(hosts)
-	c.hosts = hosts
+	if opts.Shim != "" {
+		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
+		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
+	}
+	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
+		Scripts: c.scripts, Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
+	face.Store(c.hosts)
+	if dir := opts.oauthDir(log); dir != "" {
+		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+		r.SetSignIns(c.signIns)
+	}
 	return c
 }
 
@@ -128,7 +172,20 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 	}
 }
 
-// runPool runs the pool until stop is closed and reports its end on done.
+// stopTracing exports the spans not yet exported, for at most 5 s.
+func (c *core) stopTracing() {
+	if c.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tracer.Shutdown(ctx); err != nil {
+		c.log.Warn("exporting the last spans", "err", err)
+	}
+}
+
+// runPool runs the upstream pool and the scripts' warm children until
+// the returned stop is called, which waits for both.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -136,9 +193,20 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		defer close(done)
 		c.pool.Run(ctx)
 	}()
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		if c.sandbox != nil {
+			_ = c.sandbox.Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-warm
+		if c.signIns != nil {
+			c.signIns.Close() // the sign-ins hosts started and left unfinished
+		}
 	}
 }
 
@@ -146,7 +214,8 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // in one process. It returns when the host leaves or ctx ends (the host's
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	stopJobs := c.runJobs(ctx)
@@ -164,7 +233,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	stopJobs := c.runJobs(ctx)
@@ -213,4 +283,13 @@ func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); rl.watch(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// upstreamObserver is obs as the pool's observer: none (a nil interface,
+// not a nil pointer in one) when obs is nil.
+func upstreamObserver(obs *ui.Observer) upstream.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
 }

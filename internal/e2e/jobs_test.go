@@ -12,7 +12,7 @@ import (
 
 // metaToolNames are mcpx's own tools, as every test host sees them (the
 // gateway keeps jobs in both modes).
-var metaToolNames = []string{"mcpx_search", "mcpx_call", "mcpx_job", "mcpx_job_cancel"}
+var metaToolNames = []string{"mcpx_search", "mcpx_call", "mcpx_job", "mcpx_job_cancel", "mcpx_exec", "mcpx_describe"}
 
 // jobState is a job result's structuredContent.
 type jobState struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"mcpx/internal/catalog"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -92,7 +93,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(msg)), hs.srv.info))
 		return
 	}
-	if isMetaTool(args.Name) {
+	if catalog.Reserved[args.Name] {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_call calls upstream tools, not "+args.Name)), hs.srv.info))
 		return
 	}
@@ -136,14 +137,6 @@ func (hs *hostSession) upstreamHasTool(ctx context.Context, server, tool string)
 		if t.Name == tool {
 			return true
 		}
-	}
-	return false
-}
-
-func isMetaTool(name string) bool {
-	switch name {
-	case "mcpx_call", "mcpx_search", "mcpx_job", "mcpx_job_cancel":
-		return true
 	}
 	return false
 }

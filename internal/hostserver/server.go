@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -30,6 +31,9 @@ type Options struct {
 	// Jobs keeps the calls that outlive their host's timer, and serves
 	// mcpx_job; nil: no jobs, and no job meta-tools.
 	Jobs *jobs.Manager
+	// Scripts runs mcpx_exec's scripts; nil leaves mcpx_exec and
+	// mcpx_describe out.
+	Scripts *codemode.Engine
 	// TaskMaxTTL bounds the ttl a task is granted (0, or longer than
 	// the jobs' retention: the retention); TaskPollInterval is the poll
 	// interval tasks suggest (0: DefaultTaskPollInterval).

@@ -394,3 +394,13 @@ var taskHandlers = map[string]handler{
 	methodTasksList:   (*hostSession).tasksList,
 	methodTasksCancel: (*hostSession).tasksCancel,
 }
+
+// isMetaTool reports whether name is one of mcpx's own tools, which run
+// only as plain calls.
+func isMetaTool(name string) bool {
+	switch name {
+	case "mcpx_search", "mcpx_call", "mcpx_job", "mcpx_job_cancel", "mcpx_exec", "mcpx_describe":
+		return true
+	}
+	return false
+}
