@@ -549,5 +549,6 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
 }
+
 // Config returns the config calls start with now (nil before the first).
 func (r *Relay) Config() *config.Config { return r.cfg.Load() }
