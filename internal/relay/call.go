@@ -368,16 +368,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		if round > maxInputRounds {
 			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
 		}
-		var answers *jsonrpc.Object
-		var failed json.RawMessage
-		if ia, ok := c.Asker.(InputAsker); ok {
-			var pass bool
-			answers, pass, err = askInput(ctx, ia, ir)
-			if pass {
-				return res, nil
-			}
-		} else {
-			answers, failed, err = a.answerInputRequests(ctx, ir)
+		answers, failed, pass, err := answerRound(ctx, c.Asker, a, ir)
+		if pass {
+			return res, nil
 		}
 		if err != nil || failed != nil {
 			return failed, err

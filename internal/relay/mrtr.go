@@ -206,3 +206,15 @@ func askInput(ctx context.Context, ia InputAsker, ir *inputReq) (*jsonrpc.Object
 	}
 	return answers, false, nil
 }
+
+// answerRound answers one input_required round: through asker if it is
+// an InputAsker (pass: the call answers the input_required as it is),
+// else by asking the host one request at a time.
+func answerRound(ctx context.Context, asker Asker, a *asks, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, pass bool, err error) {
+	if ia, ok := asker.(InputAsker); ok {
+		answers, pass, err = askInput(ctx, ia, ir)
+		return answers, nil, pass, err
+	}
+	answers, failed, err = a.answerInputRequests(ctx, ir)
+	return answers, failed, false, err
+}
