@@ -232,6 +232,9 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 }
 
 func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if c.Resume == nil && r.upstreamTaskRequired(ctx, c.Server, c.Tool) {
+		return r.callAsTask(ctx, e, c) // upstreamtask.go
+	}
 	res, err := r.callTool(ctx, e, c)
 	if sres, serr, ok := r.signInElicitation(&c, err); ok {
 		return sres, serr
@@ -367,7 +370,10 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		if round > maxInputRounds {
 			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
 		}
-		answers, failed, err := a.answerInputRequests(ctx, ir)
+		answers, failed, pass, err := answerRound(ctx, c.Asker, a, ir)
+		if pass {
+			return res, nil
+		}
 		if err != nil || failed != nil {
 			return failed, err
 		}
@@ -538,3 +544,6 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
 }
+
+// Config returns the config calls start with now (nil before the first).
+func (r *Relay) Config() *config.Config { return r.cfg.Load() }
