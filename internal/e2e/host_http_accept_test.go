@@ -135,7 +135,8 @@ func TestHTTPStreamCloseCancels(t *testing.T) {
 // TestHTTPLegacyDisconnect: a legacy host that drops the connection of its
 // POST mid-call has not cancelled: the upstream call runs to its result
 // (no cancellation reaches it), and mcpx logs the result it could not
-// deliver, naming the call. Then the session still serves.
+// deliver, naming the call and its size but not its content. Then the
+// session still serves.
 func TestHTTPLegacyDisconnect(t *testing.T) {
 	for _, withProgress := range []bool{true, false} {
 		t.Run(fmt.Sprint("progress=", withProgress), func(t *testing.T) {
@@ -200,8 +201,9 @@ func TestHTTPLegacyDisconnect(t *testing.T) {
 				if withProgress {
 					want = "exported 1000 records in 4 parts"
 				}
-				if !strings.Contains(line, want) {
-					t.Errorf("the log line lacks the result's text %q", want)
+				// Its size and ids, never its content.
+				if strings.Contains(line, want) || !strings.Contains(line, "bytes=") {
+					t.Errorf("the log line has the result's text %q, or lacks its size", want)
 				}
 				if evs := cancellations(e, "demo"); len(evs) > 0 {
 					t.Errorf("the upstream got cancellations:\n%s", describe(evs))
