@@ -107,11 +107,14 @@ type Status struct {
 	Hosts   int       `json:"hosts"` // connected host streams
 	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
 	// its socket only; TokenFile holds the bearer token it requires.
-	HTTP         string         `json:"http,omitempty"`
-	TokenFile    string         `json:"tokenFile,omitempty"`
-	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
-	Upstreams    []Upstream     `json:"upstreams"`
-	Calls        []InFlightCall `json:"calls"`
+	HTTP         string `json:"http,omitempty"`
+	TokenFile    string `json:"tokenFile,omitempty"`
+	HTTPSessions int    `json:"httpSessions"` // open legacy HTTP sessions
+	// Goroutines is how many goroutines the daemon runs: a leak shows as
+	// a count that grows with nothing in flight.
+	Goroutines int            `json:"goroutines"`
+	Upstreams  []Upstream     `json:"upstreams"`
+	Calls      []InFlightCall `json:"calls"`
 }
 
 // Upstream is one configured server's state.

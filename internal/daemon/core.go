@@ -131,9 +131,10 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log)
+	guard := newConnGuard(true)
+	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log, guard)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
 	select {
 	case <-ctx.Done():

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/sock"
 )
 
 // Access says who may use the HTTP face through one listener.
@@ -62,11 +64,24 @@ func (h *HTTP) Handler(a Access) http.Handler {
 				}
 				w.Header().Set("WWW-Authenticate", v)
 			}
+			closeUnread(w, r)
 			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
+		sock.Trust(r.Context())
 		h.serve(w, r, principal)
 	})
+}
+
+// closeUnread makes a refusal the connection's last answer, its body
+// unread: a client refused before it sent its body (or one dripping it)
+// gets its answer and loses the connection, instead of holding it while
+// net/http drains the body.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
+	if r.ContentLength != 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 }
 
 // check returns the status and reason a request is refused with, or 0 and

@@ -193,6 +193,12 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
 			"not acceptable: Accept must allow application/json and text/event-stream"))
 		return
 	}
+	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
+		closeUnread(w, r) // refused by its length, unread
+		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.srv.maxMessageBytes())))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 
 	"mcpx/internal/apitype"
@@ -17,6 +18,8 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 		Socket:  h.opts.Socket,
 		Started: h.opts.Started,
 		Calls:   []apitype.InFlightCall{},
+		// Goroutines: what a leak check reads.
+		Goroutines: runtime.NumGoroutine(),
 	}
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
