@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,7 +57,9 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
 				level = slog.LevelInfo // a wrong or revoked token: someone should know
 			}
-			h.log.Log(r.Context(), level, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
+			// One line per kind of refusal a window: a client sending
+			// wrong tokens cannot flood the log.
+			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
 			if status == http.StatusUnauthorized {
 				v := `Bearer realm="mcpx"`
 				if r.Header.Get("Authorization") != "" {

@@ -39,6 +39,10 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
+	// refused counts refused HTTP requests' log lines; lists coalesces
+	// list-change notifications to hosts.
+	refused *repeats
+	lists   coalesce
 }
 
 // New returns a Server.
@@ -57,6 +61,8 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
 		s.opts.DrainTimeout = 2 * time.Second
 	}
 	s.log = s.opts.Logger
+	s.refused = &repeats{log: s.log, window: repeatWindow}
+	s.lists.window = listChangeWindow
 	s.info = jsonrpc.MustMarshal(mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: s.opts.Version})
 	return s
 }
