@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
-	"os"
 )
 
 func cmdDaemon() *command {
@@ -32,7 +30,7 @@ stop", or on SIGINT/SIGTERM.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
-			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr")
+			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr (at 10 MiB it becomes file.1)")
 			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
@@ -53,9 +51,9 @@ stop", or on SIGINT/SIGTERM.`,
 			}
 			w := env.Stderr
 			if logFile != "" {
-				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+				f, err := openLogFile(logFile, maxLogBytes)
 				if err != nil {
-					return fmt.Errorf("opening the log: %w", err)
+					return err
 				}
 				defer f.Close()
 				w = f
