@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -26,7 +27,10 @@ const (
 )
 
 // connRefusal is what a connection past the bounds is told.
-var connRefusal = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: 68\r\n\r\nmcpx: too many connections open at once; close some and try again.\n")
+var connRefusal = func() []byte {
+	const body = "mcpx: too many connections open at once; close some and try again.\n"
+	return fmt.Appendf(nil, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+}()
 
 // newConnGuard returns the connection bounds of one server: at most
 // maxConns, and no more than half the descriptors this process may open;

@@ -84,3 +84,16 @@ func TestBodyDrippedEnds(t *testing.T) {
 		t.Fatalf("a whole body's stream: %q, %v; want it to outlive the body's time", got, err)
 	}
 }
+
+// TestConnRefusalIsHTTP: the refusal is a whole HTTP response, its body
+// as long as it says.
+func TestConnRefusalIsHTTP(t *testing.T) {
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(string(connRefusal))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 503 || !strings.Contains(string(body), "too many connections") {
+		t.Fatalf("refusal: %d %q %v", resp.StatusCode, body, err)
+	}
+}

@@ -28,7 +28,8 @@ func rawPost(c net.Conn, host string, length int, extra ...string) {
 // never make a trusted request are bounded (a quarter of the bound, half
 // the descriptor limit; the socket's peers are checked when accepted, so
 // only the whole bound applies there), and one past the bound is refused
-// with a 503 while a host's connection already trusted keeps serving.
+// with a 503 while a host's connection already trusted keeps serving;
+// wrong tokens, many, write a line or two to the log.
 // Afterwards the process holds what it held before.
 func TestHostileConnections(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
@@ -72,6 +73,19 @@ func TestHostileConnections(t *testing.T) {
 				t.Errorf("a 17 MiB Content-Length with the body unsent: closed %v after %q; want 413 and the connection closed", closed, firstLine(got))
 			}
 
+			// Wrong tokens, many: a line a window in the log, not one each.
+			if !f.unix {
+				bad := f.host(t)
+				bad.m.Token = "wrong"
+				for range 200 {
+					if r := bad.do(modernDiscover, modernHeaders("server/discover", "")); r.Status != 401 {
+						t.Fatalf("a wrong token: %d, want 401", r.Status)
+					}
+				}
+				if n := strings.Count(f.logs(), "http request refused"); n > 2 {
+					t.Errorf("200 wrong tokens wrote %d log lines, want at most 2", n)
+				}
+			}
 			// Idle connections past the bound.
 			bound := hostileNofile / 2 / 4
 			if f.unix {

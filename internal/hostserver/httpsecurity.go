@@ -76,16 +76,20 @@ func (h *HTTP) Handler(a Access) http.Handler {
 	})
 }
 
-// closeUnread makes a refusal the connection's last answer, its body
-// unread: a client refused before it sent its body (or one dripping it)
-// gets its answer and loses the connection, instead of holding it while
-// net/http drains the body.
+// closeUnread makes a refusal the connection's last answer: net/http
+// drains at most 256 KiB of the body and then closes, and the client has
+// refusalDrain to send what it drains (a client that sent its body is
+// not reset before it reads the answer; one dripping it loses the
+// connection when the time is up).
 func closeUnread(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	if r.ContentLength != 0 {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusalDrain))
 	}
 }
+
+// refusalDrain is how long a refused request's body may take to arrive.
+const refusalDrain = time.Second
 
 // check returns the status and reason a request is refused with, or 0 and
 // the request's principal. The order matters: a foreign Host or Origin is
