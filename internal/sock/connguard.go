@@ -168,3 +168,12 @@ func Trust(ctx context.Context) {
 	}
 	gc.g.mu.Unlock()
 }
+
+// CloseWrite is the connection's own (net/http half-closes a connection
+// before closing it, so that its last answer is not reset).
+func (c *guardedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
