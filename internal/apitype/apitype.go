@@ -112,9 +112,12 @@ type Status struct {
 	HTTPSessions int    `json:"httpSessions"` // open legacy HTTP sessions
 	// Goroutines is how many goroutines the daemon runs: a leak shows as
 	// a count that grows with nothing in flight.
-	Goroutines int            `json:"goroutines"`
-	Upstreams  []Upstream     `json:"upstreams"`
-	Calls      []InFlightCall `json:"calls"`
+	Goroutines int `json:"goroutines"`
+	// ToolNameCollisions, from the latest listing, say which tools share an
+	// exposed name (one is hidden) and the way out.
+	ToolNameCollisions []string       `json:"toolNameCollisions,omitempty"`
+	Upstreams          []Upstream     `json:"upstreams"`
+	Calls              []InFlightCall `json:"calls"`
 }
 
 // Upstream is one configured server's state.

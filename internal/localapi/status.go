@@ -21,6 +21,9 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 		// Goroutines: what a leak check reads.
 		Goroutines: runtime.NumGoroutine(),
 	}
+	for _, c := range h.catalog.Collisions() {
+		st.ToolNameCollisions = append(st.ToolNameCollisions, c.String())
+	}
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
 	}
