@@ -253,8 +253,9 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return e
 }
 
-// unsupportedVersion is -32022; data.supported lists what server/discover
-// lists.
+// unsupportedVersion is -32022 for a request without a session;
+// data.supported lists the revisions such a request may use (the
+// stateless ones: an initialize-based revision needs a session).
 func unsupportedVersion(v string) *jsonrpc.Error {
 	return &jsonrpc.Error{
 		Code:    mcp.CodeUnsupportedProtocolVersion,
@@ -262,7 +263,7 @@ func unsupportedVersion(v string) *jsonrpc.Error {
 		Data: jsonrpc.MustMarshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{mcp.Versions, v}),
+		}{modernVersions(), v}),
 	}
 }
 
