@@ -130,7 +130,7 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
-	face := c.hosts.HTTP(nil)
+	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
 	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log, guard)
 	served := make(chan error, 1)

@@ -77,7 +77,7 @@ func Run(ctx context.Context, opts *Options) error {
 	act := newActivity()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
-	face := c.hosts.HTTP(nil)
+	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
 		Logger:       log,
 		Version:      opts.Version,

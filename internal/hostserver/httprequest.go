@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -73,7 +74,11 @@ func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.
 		sess, err := h.addSession(hs)
 		if err != nil {
 			h.forget(hs)
-			httpError(w, http.StatusInternalServerError, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
+			status := http.StatusInternalServerError
+			if errors.Is(err, errTooManySessions) {
+				status = http.StatusServiceUnavailable
+			}
+			httpError(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
 			return
 		}
 		w.Header().Set(headerSessionID, sess.id)
