@@ -295,3 +295,19 @@ func (c *Catalog) HasServer(name string) bool {
 	}
 	return false
 }
+
+// HasTool reports whether server lists tool (by its upstream name), from
+// its cached listing (listing it if needed); listed is false when the
+// server could not be listed, and then has says nothing.
+func (c *Catalog) HasTool(ctx context.Context, server, tool string) (has, listed bool) {
+	tools, err := c.pool.Tools(ctx, server)
+	if err != nil {
+		return false, false
+	}
+	for i := range tools {
+		if tools[i].Name == tool {
+			return true, true
+		}
+	}
+	return false, true
+}

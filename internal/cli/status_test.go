@@ -19,3 +19,22 @@ func TestStatusNamesCollisions(t *testing.T) {
 		t.Fatalf("mcpx status does not name the collision:\n%s", out.String())
 	}
 }
+
+// TestWordTruncate: a description cut for a terminal ends at a word, with
+// a mark, and fits.
+func TestWordTruncate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		cols int
+		want string
+	}{
+		{"Export records in parts, reporting progress", 100, "Export records in parts, reporting progress"},
+		{"Export records in parts, reporting progress", 20, "Export records in…"},
+		{"Export records in parts, reporting progress", 27, "Export records in parts…"},
+		{"Supercalifragilistic", 10, "Supercali…"},
+	} {
+		if got := wordTruncate(tc.in, tc.cols); got != tc.want || progressTruncate(got, tc.cols) != got {
+			t.Errorf("wordTruncate(%q, %d) = %q, want %q", tc.in, tc.cols, got, tc.want)
+		}
+	}
+}
