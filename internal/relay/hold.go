@@ -235,6 +235,9 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	if len(st.URL) > 0 {
 		return r.reissue(ctx, e, c, st)
 	}
+	if st.Up != nil {
+		return r.resumeUpstream(ctx, e, c, st)
+	}
 	hc := r.holds.take(st.Hold)
 	if hc == nil {
 		return nil, stateError(errStateGone)
