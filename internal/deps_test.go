@@ -43,10 +43,16 @@ var rules = []rule{
 	{pkg: "apitype", stdOnly: true, why: "apitype is a leaf: the standard library only"},
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
-	{pkg: "handoff", allowed: []string{}, why: "handoff is a leaf shared by serve and the daemon: nothing of mcpx"},
+	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
+	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{pkg: "conformfixture", allowed: []string{}, why: "conformfixture is the conformance suite's fixture server, on the go-sdk alone: nothing of mcpx grades mcpx"},
+	{
+		pkg:     "supervise",
+		allowed: []string{"config"},
+		why:     "supervise runs child processes: it knows nothing of MCP and builds on config alone",
+	},
 	{
 		pkg:   "upstream",
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
@@ -55,6 +61,11 @@ var rules = []rule{
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},
+	{
+		pkg:     "hoststream",
+		allowed: []string{"apitype", "jsonrpc", "mcp", "sock"},
+		why:     "hoststream, the host's stdio link on both sides, builds on the wire types and the protocol alone: serve reaches the daemon through interfaces, the daemon serves the host through a function",
+	},
 	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
 	{
 		pkg:   "cli",

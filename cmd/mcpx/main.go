@@ -18,13 +18,13 @@ import (
 	"mcpx/internal/cli"
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
-	"mcpx/internal/upstream"
+	"mcpx/internal/supervise"
 )
 
 func main() {
 	// The supervisor of one upstream: a hidden verb, before anything else.
-	if len(os.Args) > 1 && os.Args[1] == upstream.ShimVerb {
-		os.Exit(upstream.RunShim(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == supervise.ShimVerb {
+		os.Exit(supervise.RunShim(os.Args[2:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], env())

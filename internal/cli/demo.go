@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"mcpx/internal/demo"
+	"mcpx/internal/hoststream"
 )
 
 func cmdDemo() *command {
@@ -45,7 +46,7 @@ endpoint. Run "mcpx demo -h" for its flags.`,
 				// interrupts the read.
 				in := env.Stdin
 				if f, ok := in.(*os.File); ok && f == os.Stdin {
-					s := newStdio(env)
+					s := hoststream.NewStdio(env.Stdin, env.Stdout)
 					defer s.Close()
 					in = s
 				}

@@ -7,11 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
-	"mcpx/internal/localclient"
+	"mcpx/internal/hoststream"
 	"mcpx/internal/sock"
 )
 
@@ -79,40 +78,47 @@ from the shared daemon instead, set mcpx.http.listen in the config.`,
 			if addr != "" {
 				return serveHTTP(ctx, env, cfg, paths, addr, token == "none", log)
 			}
-			stdio := newStdio(env)
+			stdio := hoststream.NewStdio(env.Stdin, env.Stdout)
 			if env.SerialStdio != nil {
 				env.SerialStdio()
 			}
 			if inProcess {
 				return env.ServeInProcess(ctx, cfg, stdio, log)
 			}
-			f := &forwarder{
-				host:    stdio,
-				log:     log,
-				maxLine: cfg.MaxMessageBytes,
-				dial: func(ctx context.Context) (*localclient.HostStream, error) {
+			opts := hoststream.Options{
+				Log:     log,
+				MaxLine: cfg.MaxMessageBytes,
+				Dial: func(ctx context.Context) (hoststream.Stream, error) {
 					c, err := connect(ctx, env, cfg, paths)
 					if err != nil {
 						return nil, err
 					}
-					return c.DialHost(ctx)
+					s, err := c.DialHost(ctx)
+					if err != nil {
+						return nil, err
+					}
+					return s, nil
 				},
-			}
-			if env.getenv("MCPX_HANDOFF") == "off" {
-				log.Debug("mcpx serve: forwarding the host's stdio (MCPX_HANDOFF=off)")
-			} else if err := canHandOff(stdio); err != nil {
-				log.Debug("mcpx serve: forwarding the host's stdio", "why", err)
-			} else {
-				f.detach = stdio.Detach
-				f.handoff = func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (*localclient.Handoff, *localclient.HostStream, error) {
+				HandOff: func(ctx context.Context, in, out, table int, start *apitype.HandoffStart) (hoststream.Events, hoststream.Stream, error) {
 					c, err := connect(ctx, env, cfg, paths)
 					if err != nil {
 						return nil, nil, err
 					}
-					return c.HandOff(ctx, stdio.inFD, stdio.outFD, int(table.Fd()), start)
-				}
+					h, s, err := c.HandOff(ctx, in, out, table, start)
+					switch {
+					case err != nil:
+						return nil, nil, err
+					case h != nil:
+						return h, nil, nil
+					default:
+						return nil, s, nil
+					}
+				},
 			}
-			return f.run(ctx)
+			if env.getenv("MCPX_HANDOFF") == "off" {
+				opts.HandOff = nil // forward only
+			}
+			return hoststream.Serve(ctx, stdio, opts)
 		},
 	}
 }

@@ -1,40 +1,34 @@
 package cli
 
 import (
-	"strings"
+	"bytes"
 	"testing"
-	"time"
 
 	"mcpx/internal/apitype"
 )
 
-// TestStatusNamesCollisions: a tool name collision the daemon reports is
-// printed, with its way out.
-func TestStatusNamesCollisions(t *testing.T) {
-	var out strings.Builder
-	env := &Env{Stdout: &out}
-	st := &apitype.Status{PID: 1, Started: time.Now(), ToolNameCollisions: []string{`tool name "a___x" is both a's "_x" (listed and called) and a_'s "x" (hidden): rename a server, or set mcpx.toolNames.separator to one neither name holds`}}
-	printStatus(env, st, time.Now())
-	if !strings.Contains(out.String(), `collision: tool name "a___x"`) {
-		t.Fatalf("mcpx status does not name the collision:\n%s", out.String())
+// TestPrintHosts: each connected host with its profile, in words; a
+// host's name is shown without control characters.
+func TestPrintHosts(t *testing.T) {
+	var b bytes.Buffer
+	printHosts(&b, []apitype.ConnectedHost{
+		{ID: "host-1", Client: "claude-code", Protocol: "2025-11-25", Profile: apitype.HostProfile{Name: "claude-code", TimeoutMs: 300_000, ResetOnProgress: true, Source: "builtin"}},
+		{ID: "host-2", Profile: apitype.HostProfile{TimeoutMs: 60_000, Source: "default"}},
+		{ID: "http-3", Client: "Visual Studio Code", Protocol: "2026-07-28", Profile: apitype.HostProfile{Name: "Visual Studio Code", Source: "builtin"}},
+		{ID: "http-4", Client: "evil\x1b[2Jname", Protocol: "2025-06-18", Profile: apitype.HostProfile{Name: "evil\x1b[2Jname", TimeoutMs: 1500, Source: "config"}},
+	})
+	want := `  HOST    CLIENT               PROTOCOL    TIMER                    PROFILE
+  host-1  claude-code          2025-11-25  5m0s, reset by progress  builtin
+  host-2  (no clientInfo yet)  -           1m0s, hard               default
+  http-3  Visual Studio Code   2026-07-28  none                     builtin
+  http-4  evil [2Jname         2025-06-18  1.5s, hard               config
+`
+	if got := b.String(); got != want {
+		t.Errorf("printHosts printed\n%s\nwant\n%s", got, want)
 	}
-}
-
-// TestWordTruncate: a description cut for a terminal ends at a word, with
-// a mark, and fits.
-func TestWordTruncate(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		cols int
-		want string
-	}{
-		{"Export records in parts, reporting progress", 100, "Export records in parts, reporting progress"},
-		{"Export records in parts, reporting progress", 20, "Export records in…"},
-		{"Export records in parts, reporting progress", 27, "Export records in parts…"},
-		{"Supercalifragilistic", 10, "Supercali…"},
-	} {
-		if got := wordTruncate(tc.in, tc.cols); got != tc.want || progressTruncate(got, tc.cols) != got {
-			t.Errorf("wordTruncate(%q, %d) = %q, want %q", tc.in, tc.cols, got, tc.want)
-		}
+	b.Reset()
+	printHosts(&b, nil)
+	if b.Len() != 0 {
+		t.Errorf("no hosts printed %q", b.String())
 	}
 }

@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -39,6 +39,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":
 			err = p.hostHTTP(v, at, &c.HTTP)
+		case "hosts":
+			c.Hosts, err = p.hosts(v, at)
 		}
 		if err != nil {
 			return err

@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
+	"mcpx/internal/supervise"
 	"mcpx/internal/upstream"
 )
 
@@ -38,7 +39,7 @@ type Options struct {
 	// idle. "" disables the check.
 	Build string
 	// Shim is the executable that supervises each stdio upstream (see
-	// upstream.Supervision); "" starts upstreams directly.
+	// supervise.Options); "" starts upstreams directly.
 	Shim string
 }
 
@@ -68,7 +69,7 @@ func newCore(opts *Options) *core {
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
-		Supervision:     &upstream.Supervision{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -98,7 +99,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = c.pool.Run(ctx)
+		c.pool.Run(ctx)
 	}()
 	return func() {
 		cancel()

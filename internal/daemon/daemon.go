@@ -16,7 +16,7 @@ import (
 	"mcpx/internal/localapi"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
-	"mcpx/internal/upstream"
+	"mcpx/internal/supervise"
 )
 
 // ErrRunning is returned by Run when a daemon for the same config and
@@ -42,7 +42,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// What an earlier daemon left running (killed before it could stop
 	// its upstreams, with their supervisors) dies now.
 	if opts.Files.Upstreams != "" {
-		upstream.Reap(opts.Files.Upstreams, log)
+		supervise.Reap(opts.Files.Upstreams, log)
 	}
 	// TCP first: a port in use fails the start before anything else.
 	var tcpLn net.Listener
@@ -85,6 +85,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Socket:       opts.Files.Socket,
 		Started:      time.Now(),
 		Hosts:        act.hosts,
+		Connected:    func() []apitype.ConnectedHost { return connectedHosts(c.hosts) },
 		MCP:          face.Handler(hostserver.Access{}),
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
@@ -184,4 +185,17 @@ func mcpMux(h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(apitype.PathMCP, h)
 	return mux
+}
+
+// connectedHosts is the hosts s serves, for status.
+func connectedHosts(s *hostserver.Server) []apitype.ConnectedHost {
+	hosts := s.Hosts()
+	out := make([]apitype.ConnectedHost, 0, len(hosts))
+	for _, h := range hosts {
+		p := h.Profile
+		out = append(out, apitype.ConnectedHost{ID: h.ID, Client: h.Client, Protocol: h.Protocol, Profile: apitype.HostProfile{
+			Name: p.Name, TimeoutMs: p.Timeout.Milliseconds(), ResetOnProgress: p.ResetOnProgress, Source: p.Source,
+		}})
+	}
+	return out
 }

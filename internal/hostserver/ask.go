@@ -112,13 +112,13 @@ func (hs *hostSession) principal() string {
 	return hs.httpPrincipal
 }
 
-// hostKey names the host to the pool, for the upstream sessions of its
+// sessionKey names the host to the pool, for the upstream sessions of its
 // own that perHost servers give it: its session (a stream connection, a
 // legacy HTTP session), which ends when the host leaves (endHost); or,
 // for a stateless 2026-07-28 request, whose host session lives as long
 // as the request, its principal, so that one such host does not start a
 // session per request (those sessions end by the server's idle stop).
-func (hs *hostSession) hostKey() string {
+func (hs *hostSession) sessionKey() string {
 	if hs.stateless {
 		return hs.principal()
 	}
@@ -133,7 +133,7 @@ func (s *Server) endHost(hs *hostSession) {
 		return
 	}
 	hs.handlers.Wait()
-	s.relay.Pool().EndHost(hs.hostKey())
+	s.relay.Pool().EndHost(hs.sessionKey())
 }
 
 // resumeOf returns a 2026-07-28 retry's requestState and inputResponses.

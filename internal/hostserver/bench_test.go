@@ -107,7 +107,7 @@ func benchServerFor(b *testing.B, server map[string]any) *Server {
 	pool := upstream.NewPool(cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = pool.Run(ctx) }()
+	go func() { defer close(done); pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
 	return New(r, catalog.New(pool, catalog.Naming{Prefix: "always", Separator: "__"}, nil), nil)

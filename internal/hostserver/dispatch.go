@@ -47,7 +47,7 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader, witness Witness) error {
 		}
 		switch {
 		case msg.IsRequest():
-			hs.request(msg, hs.out)
+			hs.routeRequest(msg, hs.out)
 		case msg.IsNotification():
 			hs.notification(msg)
 		default:
@@ -56,12 +56,20 @@ func (hs *hostSession) readLoop(r *jsonrpc.Reader, witness Witness) error {
 	}
 }
 
-// request routes one host request; its messages go to out, and out.finish
-// is called after the last of them: here, or when its goroutine ends.
-func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
-	spawned := false
+// routeRequest routes one host request: answered here, in order, or
+// admitted to run on a handler goroutine. Its messages go to out, and
+// out.finish is called after the last of them: here, or when it has been
+// executed.
+//
+// One request's life, by name: read (readLoop), routeRequest, admit
+// (registered in the relay registry and counted against the host's
+// limit), dispatch (handed to a handler goroutine: the session's own, or
+// an HTTP face's shared worker), execute (its handler runs; then it is
+// unregistered and its sink finished).
+func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
+	admitted := false
 	defer func() {
-		if !spawned {
+		if !admitted {
 			out.finish()
 		}
 	}()
@@ -87,29 +95,29 @@ func (hs *hostSession) request(msg *jsonrpc.Message, out sink) {
 		if msg.Method == mcp.MethodToolsList {
 			handle = (*hostSession).toolsList
 		}
-		spawned = hs.async(req, handle)
+		admitted = hs.admit(req, handle)
 	case mcp.MethodSubscriptionsListen:
 		if !req.modern {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (a 2026-07-28 method)", msg.Method))
 			break
 		}
-		spawned = hs.async(req, (*hostSession).subscriptionsListen)
+		admitted = hs.admit(req, (*hostSession).subscriptionsListen)
 	default:
 		if handle := hs.surfaceHandler(msg.Method, req.modern); handle != nil { // surface.go
-			spawned = hs.async(req, func(_ *hostSession, ctx context.Context, req *request) { handle(ctx, req) })
+			admitted = hs.admit(req, func(_ *hostSession, ctx context.Context, req *request) { handle(ctx, req) })
 			break
 		}
 		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))
 	}
 }
 
-// async registers req and runs handle in its own goroutine, and reports
-// whether it did. A request read while the connection closes is refused at
+// admit registers req and dispatches it to run handle on a handler
+// goroutine, and reports whether it did. A request read while the connection closes is refused at
 // once, and so is one beyond the connection's limit of requests in flight
 // (mcpx.maxCallsPerHost, read per request so that a reload applies): a
 // host cannot make mcpx hold unbounded goroutines or upstream requests
 // for it.
-func (hs *hostSession) async(req *request, handle handler) bool {
+func (hs *hostSession) admit(req *request, handle handler) bool {
 	ctx, cancel := context.WithCancelCause(hs.base)
 	entry, err := hs.srv.relay.Registry().AddLimited(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel,
 		hs.srv.relay.MaxCallsPerHost())
@@ -125,9 +133,9 @@ func (hs *hostSession) async(req *request, handle handler) bool {
 	req.entry = entry
 	req.answered = answeredSink{sink: req.sink, reg: hs.srv.relay.Registry(), entry: entry}
 	req.sink = &req.answered
-	req.ctx, req.cancel, req.handle = ctx, cancel, handle
+	req.ctx, req.cancel, req.handler = ctx, cancel, handle
 	hs.inflight.Add(1)
-	ok := hs.spawn(req)
+	ok := hs.dispatch(req)
 	if !ok {
 		hs.inflight.Add(-1)
 		hs.srv.relay.Registry().Remove(entry)
@@ -137,13 +145,14 @@ func (hs *hostSession) async(req *request, handle handler) bool {
 	return ok
 }
 
-// run runs a request async registered, on a handler goroutine.
-func (hs *hostSession) run(req *request) {
+// execute runs an admitted request's handler, on a handler goroutine,
+// then unregisters it and finishes its sink.
+func (hs *hostSession) execute(req *request) {
 	defer hs.inflight.Add(-1)
 	defer req.sink.finish()
 	defer req.cancel(nil)
 	defer hs.srv.relay.Registry().Remove(req.entry)
-	req.handle(hs, req.ctx, req)
+	req.handler(hs, req.ctx, req)
 }
 
 // notification handles a host notification. None is ever answered.

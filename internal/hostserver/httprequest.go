@@ -66,7 +66,7 @@ func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.
 		return
 	}
 	out := &captureSink{}
-	hs.request(msg, out)
+	hs.routeRequest(msg, out)
 	reply, _ := jsonrpc.Decode(out.line)
 	if reply == nil || reply.Error != nil {
 		h.forget(hs)
@@ -290,7 +290,7 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept, cancelOnClose bool) {
 	out := h.newSink(w, r, hs, msg, params, acc)
 	out.modern = cancelOnClose
-	hs.request(msg, out)
+	hs.routeRequest(msg, out)
 	if cancelOnClose {
 		key := relay.HostKey{Session: hs.id, ID: msg.ID.String()}
 		stop := context.AfterFunc(r.Context(), func() {

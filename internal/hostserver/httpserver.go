@@ -66,7 +66,6 @@ type HTTP struct {
 	srv  *Server
 	opts HTTPOptions
 	log  *slog.Logger
-	base context.Context
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession   // legacy sessions by Mcp-Session-Id
@@ -83,7 +82,6 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 	h := &HTTP{
 		srv:      s,
 		log:      s.log,
-		base:     context.Background(),
 		sessions: map[string]*httpSession{},
 		live:     map[*hostSession]struct{}{},
 		workers:  newWorkers(),
@@ -100,6 +98,9 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 	if h.opts.KeepAlive <= 0 {
 		h.opts.KeepAlive = 15 * time.Second
 	}
+	s.hostsMu.Lock()
+	s.faces = append(s.faces, h)
+	s.hostsMu.Unlock()
 	return h
 }
 
@@ -152,7 +153,7 @@ func (h *HTTP) newHostSession(principal string) *hostSession {
 	hs := &hostSession{
 		srv:           h.srv,
 		id:            "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
-		base:          h.base,
+		base:          context.Background(), // HTTP.Close ends its requests, through the registry
 		httpPrincipal: principal,
 	}
 	h.mu.Lock()

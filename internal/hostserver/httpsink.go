@@ -13,6 +13,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/outq"
 	"mcpx/internal/sse"
 )
 
@@ -26,13 +27,13 @@ import (
 // only SSE gets SSE.
 //
 // Messages are queued by the request's goroutines (handler, upstream
-// reader) in an outQueue, in order; the ServeHTTP goroutine alone writes
+// reader) in an outq.Queue, in order; the ServeHTTP goroutine alone writes
 // them, in [httpSink.serve], until finish. What cannot be written because
 // the host has gone is dropped, except the response, which is logged: a
 // legacy host that disconnects has not cancelled, so its result is kept
 // (the jobs issue will make it collectable).
 type httpSink struct {
-	q   *outQueue
+	q   *outq.Queue
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	ctx context.Context // the HTTP request's: done once the host has gone
@@ -64,7 +65,7 @@ var keepAliveLine = []byte(":")
 
 func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept) *httpSink {
 	s := &httpSink{
-		q: newOutQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
+		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
 		host: hs.id, id: msg.ID, keepAlive: h.opts.KeepAlive,
 	}
 	if msg.Method == mcp.MethodToolsCall {
@@ -77,7 +78,7 @@ func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, 
 }
 
 func (s *httpSink) pushWhile(live func() bool, line []byte) {
-	s.q.pushWhile(func() bool {
+	_ = s.q.PushWhile(func() bool {
 		if live != nil && !live() {
 			return false
 		}
@@ -89,11 +90,11 @@ func (s *httpSink) pushWhile(live func() bool, line []byte) {
 }
 
 func (s *httpSink) pushProgressWhile(live func() bool, key string, line []byte) {
-	s.q.pushProgressWhile(live, key, line)
+	_ = s.q.PushKeyed(live, key, line)
 }
 
 // finish ends the stream once what is queued is written.
-func (s *httpSink) finish() { s.q.close() }
+func (s *httpSink) finish() { s.q.Close() }
 
 // answered reports whether the request's response has been pushed: after
 // that, the host closing the stream cancels nothing.
@@ -105,8 +106,10 @@ func (s *httpSink) serve() {
 	if s.wantSSE {
 		s.startSSE()
 	}
-	s.q.run(func(line []byte) error {
-		s.write(line)
+	_ = s.q.Run(func(_ []byte, batch [][]byte) error {
+		for _, line := range batch { // no partial: nothing writes without waiting
+			s.write(line)
+		}
 		return nil // never stop: a response that cannot be written is logged
 	})
 	defer func() {
@@ -212,7 +215,7 @@ func (s *httpSink) runKeepAlive() (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				s.q.pushWhile(nil, keepAliveLine)
+				_ = s.q.PushWhile(nil, keepAliveLine)
 			}
 		}
 	}()

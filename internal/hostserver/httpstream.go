@@ -45,7 +45,7 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request, principal string) {
 	}
 	hs := sess.hs
 	stream := &httpSink{
-		q: newOutQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: accept{sse: true}, log: h.log,
+		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: accept{sse: true}, log: h.log,
 		host: hs.id, id: jsonrpc.NullID, keepAlive: h.opts.KeepAlive, wantSSE: true,
 	}
 	h.mu.Lock()

@@ -118,7 +118,7 @@ func (s *Server) applyLevels(ctx context.Context) {
 // server runs for one host (whose hostKey is host) to that host alone, as
 // logMessage does. It never blocks.
 func (s *Server) HostLogMessage(server, host string, msg *jsonrpc.Message) {
-	s.deliverLog(server, msg, func(hs *hostSession) bool { return hs.hostKey() == host })
+	s.deliverLog(server, msg, func(hs *hostSession) bool { return hs.sessionKey() == host })
 }
 
 // logMessage delivers an upstream's notifications/message to every host

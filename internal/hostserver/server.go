@@ -43,6 +43,12 @@ type Server struct {
 	// list-change notifications to hosts.
 	refused *repeats
 	lists   coalesce
+
+	hostsMu sync.Mutex                // for Hosts
+	streams map[*hostSession]struct{} // stream connections being served
+	faces   []*HTTP                   // the HTTP faces made by HTTP
+
+	lastClient atomic.Pointer[clientMemo] // hosts.go
 }
 
 // New returns a Server.
@@ -83,7 +89,7 @@ type nowWriter interface {
 }
 
 // Witness is a Conn that is told what the session reads. A host's stdio
-// that `mcpx serve` handed to the daemon is one (localapi's handoff):
+// that `mcpx serve` handed to the daemon is one (package hoststream):
 // serve must be able to take the host back, answering what the daemon
 // read and never answered, and reading on where the daemon stopped.
 type Witness interface {
@@ -104,20 +110,23 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	hs := &hostSession{
 		srv: s,
 		id:  "host-" + strconv.FormatUint(s.nextID.Add(1), 10),
-		out: newOutQueue(),
 		// Requests are cancelled only through the registry, each with its
 		// own cause: never by ctx's bare context.Canceled.
 		base: context.WithoutCancel(ctx),
 	}
 	hs.connPrincipal = "conn:" + hs.id
+	s.trackStream(hs, true)
+	defer s.trackStream(hs, false)
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
+	var writeNow func([]byte) int
+	var shared func() bool
 	if c, ok := conn.(nowWriter); ok {
-		hs.out.writeNow = c.WriteNow
-		hs.out.shared = func() bool { return hs.inflight.Load() > 1 }
+		writeNow, shared = c.WriteNow, func() bool { return hs.inflight.Load() > 1 }
 	}
+	hs.out = &connSink{newHostQueue(writeNow, shared)}
 	writerDone := make(chan struct{})
-	go func() { defer close(writerDone); hs.out.runStream(conn) }()
+	go func() { defer close(writerDone); writeStream(hs.out.q, conn) }()
 
 	// end ends the session for cause: no new requests, every call
 	// cancelled, their answers written (within DrainTimeout), conn
@@ -126,7 +135,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		hs.setClosing()
 		s.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: cause})
 		hs.handlers.Wait()
-		hs.out.close()
+		hs.out.q.Close()
 		select {
 		case <-writerDone:
 		case <-time.After(s.opts.DrainTimeout):
@@ -158,7 +167,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 	}
 	s.watchLegacy(hs, nil)
 	s.leaveSurface(hs)
-	log.Info("host disconnected", "coalescedProgress", hs.out.coalesced)
+	log.Info("host disconnected", "coalescedProgress", hs.out.q.Coalesced())
 	if !stopping && !errors.Is(readErr, io.EOF) { // readLoop always says why it ended
 		return fmt.Errorf("reading from host: %w", readErr)
 	}
@@ -172,9 +181,13 @@ const hostReadBuffer = 4 << 10
 
 // hostSession is one host connection's state.
 type hostSession struct {
-	srv      *Server
-	id       string
-	out      *outQueue
+	srv *Server
+	id  string
+	out *connSink
+	// base is the parent of the session's request contexts: the values
+	// of ServeConn's ctx without its end (requests end only through the
+	// registry, each with its own cause). Not a service's ctx: it lives
+	// exactly as long as the session.
 	base     context.Context
 	handlers sync.WaitGroup
 	// httpPrincipal is who an HTTP session's requests come from (see
@@ -239,16 +252,19 @@ func (hs *hostSession) setClosing() {
 	hs.mu.Unlock()
 }
 
-// spawn runs req (run) in a handler goroutine unless the session is closing: one
-// that ran an earlier request and waits for another, or a new one.
+// dispatch hands req to a handler goroutine that executes it, unless the
+// session is closing: one that ran an earlier request and waits for
+// another, or a new one.
 //
 // A handler goroutine outgrows its first stack on the way to the upstream
 // (the relay's frames are deep), and the runtime copies it to a larger
 // one for every new goroutine: a tenth of a relayed call's CPU. One that
 // stays for the next request keeps its stack. It stays while requests
 // keep coming, for workerIdle after its last, and ends at once when the
-// session closes; each is counted in handlers.
-func (hs *hostSession) spawn(req *request) bool {
+// session closes; each is counted in handlers. Saves the stack copy of a
+// new goroutine per request (BenchmarkRelayCall, ns/op, in
+// internal/hostserver).
+func (hs *hostSession) dispatch(req *request) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.closing {
@@ -256,7 +272,7 @@ func (hs *hostSession) spawn(req *request) bool {
 	}
 	if hs.shared != nil {
 		hs.handlers.Add(1)
-		hs.shared.run(hs, req)
+		hs.shared.dispatch(hs, req)
 		return true
 	}
 	if hs.stop == nil {
@@ -268,20 +284,20 @@ func (hs *hostSession) spawn(req *request) bool {
 	default:
 	}
 	hs.handlers.Add(1)
-	go hs.handle(req, hs.work, hs.stop)
+	go hs.handlerLoop(req, hs.work, hs.stop)
 	return true
 }
 
 // workerIdle is how long a handler goroutine waits for another request.
 const workerIdle = time.Second
 
-// handle runs req, then each request spawn hands it, until it has waited
-// workerIdle for one or stop is closed.
-func (hs *hostSession) handle(req *request, work <-chan *request, stop <-chan struct{}) {
+// handlerLoop executes req, then each request dispatch hands it, until it
+// has waited workerIdle for one or stop is closed.
+func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-chan struct{}) {
 	defer hs.handlers.Done()
 	var idle *time.Timer
 	for {
-		hs.run(req)
+		hs.execute(req)
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
 		} else {

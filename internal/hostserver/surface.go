@@ -155,7 +155,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 	onMessage, level := hs.onMessage(req, live)
 	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
 		Server: server, Method: method, Params: params, ClientCaps: hs.upstreamCaps(req), OnMessage: onMessage, LogLevel: level,
-		HostKey: hs.hostKey(),
+		SessionKey: hs.sessionKey(),
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
@@ -176,7 +176,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 			// input_required: bridging it to legacy hosts is the
 			// server-initiated requests' work; say so rather than hand
 			// over a result the host cannot read.
-			pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, jsonrpc.Errorf(relay.CodeUpstreamFailed,
+			pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, jsonrpc.Errorf(mcp.CodeUpstreamFailed,
 				"mcpx cannot yet relay a %q result of %s to a host on protocol %s", rt, method, req.version)).Encode())
 			return
 		}

@@ -78,6 +78,7 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 // mcpx_call) to server's tool and answers the host.
 func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
 	req.server = server
+	profile := hs.hostProfile(req) // before the _meta is edited for the upstream
 	var token json.RawMessage
 	var idle, max time.Duration
 	if params == req.params && req.meta != nil {
@@ -104,8 +105,12 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
 		Host:        hs.id,
-		HostKey:     hs.hostKey(),
+		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),
+		HostProfile: profile,
+	}
+	if req.entry != nil {
+		call.HostSince = req.entry.Started
 	}
 	if ctx == req.ctx {
 		call.Cancel = req.cancel // run cancels it after this returns
@@ -203,7 +208,10 @@ const completeSuffix = `,"resultType":"complete"}`
 // resultOf (no other "resultType", no "serverInfo", no \u escape): what
 // resultOf returns then, without parsing res (the suffix cannot be inside
 // a string, whose quotes are escaped, nor a nested object's, which would
-// end with two braces). ok is false otherwise.
+// end with two braces). ok is false otherwise. Saves parsing and
+// re-encoding every result a legacy host gets from a 2026-07-28 upstream
+// (BenchmarkRelayCall in internal/hostserver: a legacy host, the demo
+// upstream in auto mode).
 func withoutComplete(res []byte) (short []byte, ok bool) {
 	if !bytes.HasSuffix(res, []byte(completeSuffix)) || bytes.Count(res, []byte("resultType")) != 1 ||
 		bytes.Contains(res, []byte("serverInfo")) || bytes.Contains(res, []byte(`\u`)) {

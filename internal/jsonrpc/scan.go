@@ -11,7 +11,8 @@ import (
 // validated and split in one pass, without reflection. Anything else is
 // left to encoding/json, so that every input decodes exactly as it did
 // through encoding/json alone: the fast paths either give the same result
-// or decline.
+// or decline Saves most of a decode's time and allocations
+// (BenchmarkDecode and BenchmarkReadLine in internal/jsonrpc).
 
 // isPlain reports whether b, the inside of a JSON string, is printable
 // ASCII without a quote or a backslash: its own decoding.

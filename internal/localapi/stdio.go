@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/hoststream"
 	"mcpx/internal/sock"
 )
 
@@ -69,7 +70,7 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 func (h *Handler) serveStream(uc *net.UnixConn, u *upgraded) {
 	defer h.streams.Done()
 	if u == nil {
-		h.serveHandoff(uc)
+		hoststream.ServeHandoff(uc, h.opts.ServeHost, h.log)
 		return
 	}
 	if err := h.opts.ServeHost(u); err != nil {

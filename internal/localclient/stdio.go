@@ -55,7 +55,7 @@ func (c *Client) DialHost(ctx context.Context) (*HostStream, error) {
 
 // HandOff offers the host's stdio to the daemon: in and out are the host's
 // pipes (its output, read; its input, written) and table a handoff table
-// file (package handoff), and start what serve had of the host's stream
+// file (package hoststream), and start what serve had of the host's stream
 // (nil the first time). If the daemon takes them it serves the host on
 // them itself, and the returned Handoff carries its events; if it does
 // not (an older daemon), the returned HostStream forwards as DialHost's

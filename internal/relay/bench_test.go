@@ -50,7 +50,7 @@ func benchRelay(b *testing.B) *Relay {
 	pool := upstream.NewPool(cfg, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = pool.Run(ctx) }()
+	go func() { defer close(done); pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := New(cfg, pool, NewRegistry(), nil)
 	if _, err := benchEcho(r, 0); err != nil {

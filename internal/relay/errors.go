@@ -4,19 +4,8 @@ import (
 	"errors"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
-)
-
-// Error codes of failures that happen in mcpx rather than in an upstream.
-// They lie outside JSON-RPC's reserved range, so no host mistakes them for
-// an upstream's own.
-const (
-	CodeUpstreamFailed = -31000 // the upstream could not start, or died during the call
-	CodeTimeout        = -31001 // an mcpx timer ended the call
-	CodeStopping       = -31002 // mcpx is shutting down
-	CodeInterrupted    = -31003 // a person interrupted the call
-	CodeBusy           = -31004 // the upstream's call slots and queue left no room (*BusyError)
-	CodeHostLimit      = -31005 // the host has as many requests in flight as it may (*HostLimitError)
 )
 
 // RPCError turns why a call to server failed into the JSON-RPC error a host
@@ -49,23 +38,23 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 		if busy.Full {
 			reason = "queue_full"
 		}
-		return mk(CodeBusy, "upstream_busy", busy.Error(), map[string]any{"server": busy.Server, "reason": reason,
+		return mk(mcp.CodeBusy, "upstream_busy", busy.Error(), map[string]any{"server": busy.Server, "reason": reason,
 			"limit": busy.Limits.MaxConcurrentCalls, "queueLength": busy.Limits.QueueLength, "waitedMs": busy.Waited.Milliseconds()})
 	case errors.As(err, &hostLimit):
-		return mk(CodeHostLimit, "host_limit", hostLimit.Error(), map[string]any{"limit": hostLimit.Limit})
+		return mk(mcp.CodeHostLimit, "host_limit", hostLimit.Error(), map[string]any{"limit": hostLimit.Limit})
 	case isCause && (c.Kind == IdleTimeout || c.Kind == HardTimeout):
-		return mk(CodeTimeout, c.Kind.String(), c.Error(), map[string]any{"afterMs": c.After.Milliseconds()})
+		return mk(mcp.CodeTimeout, c.Kind.String(), c.Error(), map[string]any{"afterMs": c.After.Milliseconds()})
 	case isCause && c.Kind == UserInterrupt:
-		return mk(CodeInterrupted, c.Kind.String(), c.Error(), nil)
+		return mk(mcp.CodeInterrupted, c.Kind.String(), c.Error(), nil)
 	case isCause && c.Kind == Stopping, errors.Is(err, upstream.ErrClosed):
-		return mk(CodeStopping, Stopping.String(), "mcpx is stopping", nil)
+		return mk(mcp.CodeStopping, Stopping.String(), "mcpx is stopping", nil)
 	case isCause:
-		return mk(CodeInterrupted, c.Kind.String(), c.Error(), nil)
+		return mk(mcp.CodeInterrupted, c.Kind.String(), c.Error(), nil)
 	case errors.As(err, &exit):
-		return mk(CodeUpstreamFailed, "upstream_exited", exit.Error(), map[string]any{"server": exit.Server, "status": exit.Status})
+		return mk(mcp.CodeUpstreamFailed, "upstream_exited", exit.Error(), map[string]any{"server": exit.Server, "status": exit.Status})
 	case errors.Is(err, upstream.ErrUnknownServer):
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %v", err), "unknown_tool"
 	default:
-		return mk(CodeUpstreamFailed, "upstream_failed", err.Error(), nil)
+		return mk(mcp.CodeUpstreamFailed, "upstream_failed", err.Error(), nil)
 	}
 }

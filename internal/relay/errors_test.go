@@ -11,6 +11,7 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
 )
 
@@ -36,52 +37,52 @@ func TestRPCError(t *testing.T) {
 		},
 		{
 			name: "idle timeout", err: &Cause{Kind: IdleTimeout, After: 30 * time.Second}, server: "demo",
-			code: CodeTimeout, message: "mcpx: idle timeout: no progress for 30s",
+			code: mcp.CodeTimeout, message: "mcpx: idle timeout: no progress for 30s",
 			data: `{"mcpx":{"kind":"idle_timeout","server":"demo","afterMs":30000}}`, kind: "idle_timeout",
 		},
 		{
 			name: "hard timeout", err: fmt.Errorf("x: %w", &Cause{Kind: HardTimeout, After: 1500 * time.Millisecond}), server: "demo",
-			code: CodeTimeout, message: "mcpx: hard maximum of 1.5s reached",
+			code: mcp.CodeTimeout, message: "mcpx: hard maximum of 1.5s reached",
 			data: `{"mcpx":{"kind":"hard_timeout","server":"demo","afterMs":1500}}`, kind: "hard_timeout",
 		},
 		{
 			name: "user interrupt", err: &Cause{Kind: UserInterrupt}, server: "demo",
-			code: CodeInterrupted, message: "mcpx: interrupted by user",
+			code: mcp.CodeInterrupted, message: "mcpx: interrupted by user",
 			data: `{"mcpx":{"kind":"user_interrupt","server":"demo"}}`, kind: "user_interrupt",
 		},
 		{
 			name: "stopping", err: &Cause{Kind: Stopping}, server: "demo",
-			code: CodeStopping, message: "mcpx: mcpx is stopping",
+			code: mcp.CodeStopping, message: "mcpx: mcpx is stopping",
 			data: `{"mcpx":{"kind":"stopping","server":"demo"}}`, kind: "stopping",
 		},
 		{
 			name: "pool closed", err: upstream.ErrClosed, server: "demo",
-			code: CodeStopping, message: "mcpx: mcpx is stopping",
+			code: mcp.CodeStopping, message: "mcpx: mcpx is stopping",
 			data: `{"mcpx":{"kind":"stopping","server":"demo"}}`, kind: "stopping",
 		},
 		{
 			name: "pool closed, wrapped", err: fmt.Errorf("starting demo: %w", upstream.ErrClosed), server: "",
-			code: CodeStopping, message: "mcpx: mcpx is stopping",
+			code: mcp.CodeStopping, message: "mcpx: mcpx is stopping",
 			data: `{"mcpx":{"kind":"stopping"}}`, kind: "stopping",
 		},
 		{
 			name: "host cancelled", err: &Cause{Kind: HostCancelled, Detail: "bye"}, server: "demo",
-			code: CodeInterrupted, message: "mcpx: cancelled by the host: bye",
+			code: mcp.CodeInterrupted, message: "mcpx: cancelled by the host: bye",
 			data: `{"mcpx":{"kind":"host_cancelled","server":"demo"}}`, kind: "host_cancelled",
 		},
 		{
 			name: "host disconnected", err: &Cause{Kind: HostDisconnected}, server: "demo",
-			code: CodeInterrupted, message: "mcpx: the host disconnected",
+			code: mcp.CodeInterrupted, message: "mcpx: the host disconnected",
 			data: `{"mcpx":{"kind":"host_disconnected","server":"demo"}}`, kind: "host_disconnected",
 		},
 		{
 			name: "client disconnected", err: &Cause{Kind: ClientDisconnected}, server: "demo",
-			code: CodeInterrupted, message: "mcpx: the client disconnected",
+			code: mcp.CodeInterrupted, message: "mcpx: the client disconnected",
 			data: `{"mcpx":{"kind":"client_disconnected","server":"demo"}}`, kind: "client_disconnected",
 		},
 		{
 			name: "upstream exited", err: fmt.Errorf("call: %w", exit), server: "asked",
-			code: CodeUpstreamFailed, message: `mcpx: upstream "demo" exited (exit status 3); its last stderr: panic: oops`,
+			code: mcp.CodeUpstreamFailed, message: `mcpx: upstream "demo" exited (exit status 3); its last stderr: panic: oops`,
 			data: `{"mcpx":{"kind":"upstream_exited","server":"demo","status":"exit status 3"}}`, kind: "upstream_exited",
 		},
 		{
@@ -90,12 +91,12 @@ func TestRPCError(t *testing.T) {
 		},
 		{
 			name: "plain error", err: errors.New("dial tcp: connection refused"), server: "demo",
-			code: CodeUpstreamFailed, message: "mcpx: dial tcp: connection refused",
+			code: mcp.CodeUpstreamFailed, message: "mcpx: dial tcp: connection refused",
 			data: `{"mcpx":{"kind":"upstream_failed","server":"demo"}}`, kind: "upstream_failed",
 		},
 		{
 			name: "plain error, no server", err: errors.New("boom"), server: "",
-			code: CodeUpstreamFailed, message: "mcpx: boom",
+			code: mcp.CodeUpstreamFailed, message: "mcpx: boom",
 			data: `{"mcpx":{"kind":"upstream_failed"}}`, kind: "upstream_failed",
 		},
 	}

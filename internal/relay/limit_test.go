@@ -8,10 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // limitsVar is a limits function whose value a test can change, as a
@@ -95,74 +97,77 @@ func checkEmpty(t *testing.T, l *limiter) {
 // that come free go to the queued calls oldest first; other servers are
 // not affected.
 func TestLimiterQueue(t *testing.T) {
-	l := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 2, QueueLength: 3}).limiter()
-	r1, r2 := mustAcquire(t, l, "a"), mustAcquire(t, l, "a")
-	var queued []*queuedCall
-	for i := range 3 {
-		queued = append(queued, goAcquire(context.Background(), l, "a"))
-		waitQueued(t, l, "a", i+1) // in this order
-	}
-	start := time.Now()
-	_, err := l.acquire(context.Background(), "a")
-	var busy *BusyError
-	if !errors.As(err, &busy) || !busy.Full || busy.Server != "a" || busy.Limits.MaxConcurrentCalls != 2 || busy.Limits.QueueLength != 3 || busy.Waited != 0 {
-		t.Fatalf("acquire beyond the queue = %#v, want a full-queue *BusyError for a, 2 slots, queue of 3", err)
-	}
-	t.Logf("refused after %v: %v", time.Since(start), err)
-	other := mustAcquire(t, l, "b") // another server has slots of its own
-
-	// FIFO: each release admits the oldest waiter, and only it.
-	r1()
-	wait(t, queued[0], "the first queued call")
-	if queued[1].finished() || queued[2].finished() {
-		t.Fatal("one release admitted more than one queued call, or not the oldest")
-	}
-	r1() // idempotent: no second slot
-	time.Sleep(20 * time.Millisecond)
-	if queued[1].finished() {
-		t.Fatal("a second release of the same slot admitted another call")
-	}
-	r2()
-	wait(t, queued[1], "the second queued call")
-	if queued[2].finished() {
-		t.Fatal("the third queued call ran beyond the limit")
-	}
-	queued[0].release()
-	wait(t, queued[2], "the third queued call")
-	for _, q := range queued {
-		if q.err != nil {
-			t.Errorf("queued call: %v", q.err)
+	synctest.Test(t, func(t *testing.T) {
+		l := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 2, QueueLength: 3}).limiter()
+		r1, r2 := mustAcquire(t, l, "a"), mustAcquire(t, l, "a")
+		var queued []*queuedCall
+		for i := range 3 {
+			queued = append(queued, goAcquire(context.Background(), l, "a"))
+			waitQueued(t, l, "a", i+1) // in this order
 		}
-	}
-	queued[1].release()
-	queued[2].release()
-	other()
-	checkEmpty(t, l)
+		start := time.Now()
+		_, err := l.acquire(context.Background(), "a")
+		var busy *BusyError
+		if !errors.As(err, &busy) || !busy.Full || busy.Server != "a" || busy.Limits.MaxConcurrentCalls != 2 || busy.Limits.QueueLength != 3 || busy.Waited != 0 {
+			t.Fatalf("acquire beyond the queue = %#v, want a full-queue *BusyError for a, 2 slots, queue of 3", err)
+		}
+		t.Logf("refused after %v: %v", time.Since(start), err)
+		other := mustAcquire(t, l, "b") // another server has slots of its own
+
+		// FIFO: each release admits the oldest waiter, and only it.
+		r1()
+		wait(t, queued[0], "the first queued call")
+		if queued[1].finished() || queued[2].finished() {
+			t.Fatal("one release admitted more than one queued call, or not the oldest")
+		}
+		r1()            // idempotent: no second slot
+		synctest.Wait() // every goroutine is blocked: nobody else was admitted
+		if queued[1].finished() {
+			t.Fatal("a second release of the same slot admitted another call")
+		}
+		r2()
+		wait(t, queued[1], "the second queued call")
+		if queued[2].finished() {
+			t.Fatal("the third queued call ran beyond the limit")
+		}
+		queued[0].release()
+		wait(t, queued[2], "the third queued call")
+		for _, q := range queued {
+			if q.err != nil {
+				t.Errorf("queued call: %v", q.err)
+			}
+		}
+		queued[1].release()
+		queued[2].release()
+		other()
+		checkEmpty(t, l)
+	})
 }
 
 // TestLimiterQueueTimeout: a queued call fails with a *BusyError once it
-// has waited the queue timeout (only the lower bound is asserted), and
-// leaves the queue.
+// has waited the queue timeout, exactly (synctest's clock), and leaves
+// the queue.
 func TestLimiterQueueTimeout(t *testing.T) {
-	const timeout = 150 * time.Millisecond
-	l := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 5, QueueTimeout: timeout}).limiter()
-	release := mustAcquire(t, l, "a")
-	start := time.Now()
-	_, err := l.acquire(context.Background(), "a")
-	took := time.Since(start)
-	var busy *BusyError
-	if !errors.As(err, &busy) || busy.Full || busy.Waited < timeout {
-		t.Fatalf("acquire = %#v, want a *BusyError after waiting at least %v", err, timeout)
-	}
-	if took < timeout {
-		t.Errorf("acquire failed after %v, before the %v queue timeout", took, timeout)
-	}
-	t.Logf("busy after %v: %v", took, err)
-	if n := l.queued()["a"]; n != 0 {
-		t.Errorf("%d calls still queued after the timeout", n)
-	}
-	release()
-	checkEmpty(t, l)
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 150 * time.Millisecond
+		l := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 5, QueueTimeout: timeout}).limiter()
+		release := mustAcquire(t, l, "a")
+		start := time.Now()
+		_, err := l.acquire(context.Background(), "a")
+		took := time.Since(start)
+		var busy *BusyError
+		if !errors.As(err, &busy) || busy.Full || busy.Waited != timeout {
+			t.Fatalf("acquire = %#v, want a *BusyError after waiting %v", err, timeout)
+		}
+		if took != timeout {
+			t.Errorf("acquire failed after %v, want the %v queue timeout", took, timeout)
+		}
+		if n := l.queued()["a"]; n != 0 {
+			t.Errorf("%d calls still queued after the timeout", n)
+		}
+		release()
+		checkEmpty(t, l)
+	})
 }
 
 // TestLimiterNoQueue: a queue length of 0 refuses at once beyond the limit.
@@ -212,45 +217,47 @@ func TestLimiterCancelWhileQueued(t *testing.T) {
 // admits queued calls at once (kick); a lowered one admits nobody until
 // the calls in flight are below it; a removed limit admits everyone.
 func TestLimiterReload(t *testing.T) {
-	lv := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 10})
-	l := lv.limiter()
-	held := []func(){mustAcquire(t, l, "a")}
-	var queued []*queuedCall
-	for i := range 4 {
-		queued = append(queued, goAcquire(context.Background(), l, "a"))
-		waitQueued(t, l, "a", i+1)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		lv := newLimitsVar(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 10})
+		l := lv.limiter()
+		held := []func(){mustAcquire(t, l, "a")}
+		var queued []*queuedCall
+		for i := range 4 {
+			queued = append(queued, goAcquire(context.Background(), l, "a"))
+			waitQueued(t, l, "a", i+1)
+		}
 
-	lv.set(config.CallLimits{MaxConcurrentCalls: 3, QueueLength: 10})
-	l.kick()
-	wait(t, queued[0], "queued call 0 after the limit rose")
-	wait(t, queued[1], "queued call 1 after the limit rose")
-	if queued[2].finished() {
-		t.Fatal("a raised limit of 3 admitted a fourth call")
-	}
-	held = append(held, queued[0].release, queued[1].release)
+		lv.set(config.CallLimits{MaxConcurrentCalls: 3, QueueLength: 10})
+		l.kick()
+		wait(t, queued[0], "queued call 0 after the limit rose")
+		wait(t, queued[1], "queued call 1 after the limit rose")
+		if queued[2].finished() {
+			t.Fatal("a raised limit of 3 admitted a fourth call")
+		}
+		held = append(held, queued[0].release, queued[1].release)
 
-	lv.set(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 10})
-	held[0]()
-	held[1]()
-	time.Sleep(20 * time.Millisecond)
-	if queued[2].finished() {
-		t.Fatal("a call was admitted with 1 in flight under a lowered limit of 1")
-	}
-	held[2]()
-	wait(t, queued[2], "queued call 2 once below the lowered limit")
+		lv.set(config.CallLimits{MaxConcurrentCalls: 1, QueueLength: 10})
+		held[0]()
+		held[1]()
+		synctest.Wait() // every goroutine is blocked: nobody was admitted
+		if queued[2].finished() {
+			t.Fatal("a call was admitted with 1 in flight under a lowered limit of 1")
+		}
+		held[2]()
+		wait(t, queued[2], "queued call 2 once below the lowered limit")
 
-	lv.set(config.CallLimits{}) // no limit: the server was removed, say
-	l.kick()
-	wait(t, queued[3], "queued call 3 once the limit was removed")
-	queued[2].release()
-	queued[3].release()
-	for range 100 { // and no limit for new calls
-		defer mustAcquire(t, l, "a")()
-	}
-	if _, active, _ := l.size(); active != 100 {
-		t.Errorf("active = %d, want 100 without a limit", active)
-	}
+		lv.set(config.CallLimits{}) // no limit: the server was removed, say
+		l.kick()
+		wait(t, queued[3], "queued call 3 once the limit was removed")
+		queued[2].release()
+		queued[3].release()
+		for range 100 { // and no limit for new calls
+			defer mustAcquire(t, l, "a")()
+		}
+		if _, active, _ := l.size(); active != 100 {
+			t.Errorf("active = %d, want 100 without a limit", active)
+		}
+	})
 }
 
 // TestLimiterConcurrent: many callers, random cancels and timeouts: the
@@ -335,11 +342,11 @@ func TestRPCErrorLimits(t *testing.T) {
 		kind  string
 		data  string
 	}{
-		{"queue full", &BusyError{Server: "demo", Limits: lim, Full: true}, nil, CodeBusy, "upstream_busy",
+		{"queue full", &BusyError{Server: "demo", Limits: lim, Full: true}, nil, mcp.CodeBusy, "upstream_busy",
 			`{"mcpx":{"kind":"upstream_busy","server":"demo","reason":"queue_full","limit":4,"queueLength":16,"waitedMs":0}}`},
-		{"queue timeout", fmt.Errorf("x: %w", timedOut), timedOut, CodeBusy, "upstream_busy",
+		{"queue timeout", fmt.Errorf("x: %w", timedOut), timedOut, mcp.CodeBusy, "upstream_busy",
 			`{"mcpx":{"kind":"upstream_busy","server":"demo","reason":"queue_timeout","limit":4,"queueLength":16,"waitedMs":1500}}`},
-		{"host limit", &HostLimitError{Limit: 256}, nil, CodeHostLimit, "host_limit",
+		{"host limit", &HostLimitError{Limit: 256}, nil, mcp.CodeHostLimit, "host_limit",
 			`{"mcpx":{"kind":"host_limit","limit":256}}`},
 	}
 	for _, tt := range tests {

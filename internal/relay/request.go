@@ -29,8 +29,8 @@ type Request struct {
 	// LogLevel is a legacy host's level, for modern upstreams (see
 	// upstream.StartOptions).
 	LogLevel string
-	// HostKey is as Call's: "" uses the server's shared session.
-	HostKey string
+	// SessionKey is as Call's: "" uses the server's shared session.
+	SessionKey string
 }
 
 // Send relays req and returns the upstream's raw result, or an error as
@@ -38,7 +38,7 @@ type Request struct {
 // taken (the limits are for tool calls). When ctx ends first the request
 // is cancelled upstream with ctx's cause as the reason.
 func (r *Relay) Send(ctx context.Context, e *Entry, req Request) (json.RawMessage, error) {
-	sess, err := r.pool.SessionFor(ctx, req.Server, req.HostKey)
+	sess, err := r.pool.SessionFor(ctx, req.Server, req.SessionKey)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,13 @@
 package relay
 
+// The call timer on synctest's clock: each timeout is met exactly, and
+// no test waits for real time.
+
 import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -25,47 +29,53 @@ func causeOf(t *testing.T, ctx context.Context) *Cause {
 // TestCallTimerIdle: with no progress, the idle timer ends the call and
 // says after how long.
 func TestCallTimerIdle(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	ct := newCallTimer(time.Hour, cancel)
-	defer ct.stop()
-	ct.startIdle(5 * time.Millisecond)
-	if c := causeOf(t, ctx); c.Kind != IdleTimeout || c.After != 5*time.Millisecond {
-		t.Fatalf("cause %+v, want the idle timeout of 5ms", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		ct := newCallTimer(time.Hour, cancel)
+		defer ct.stop()
+		ct.startIdle(5 * time.Millisecond)
+		if c := causeOf(t, ctx); c.Kind != IdleTimeout || c.After != 5*time.Millisecond {
+			t.Fatalf("cause %+v, want the idle timeout of 5ms", c)
+		}
+	})
 }
 
 // TestCallTimerHardDespiteProgress: progress keeps the idle timer from
 // firing, never the hard maximum.
 func TestCallTimerHardDespiteProgress(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	ct := newCallTimer(20*time.Millisecond, cancel)
-	defer ct.stop()
-	ct.startIdle(time.Hour)
-	for ctx.Err() == nil {
-		ct.touch()
-		time.Sleep(time.Millisecond)
-	}
-	if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 20*time.Millisecond {
-		t.Fatalf("cause %+v, want the hard maximum of 20ms", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		ct := newCallTimer(20*time.Millisecond, cancel)
+		defer ct.stop()
+		ct.startIdle(time.Hour)
+		for ctx.Err() == nil {
+			ct.touch()
+			time.Sleep(time.Millisecond)
+		}
+		if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 20*time.Millisecond {
+			t.Fatalf("cause %+v, want the hard maximum of 20ms", c)
+		}
+	})
 }
 
 // TestCallTimerIdleStopped: a stopped idle timer (a question waits for
 // the host) does not fire, and progress does not restart it; the hard
 // maximum still holds.
 func TestCallTimerIdleStopped(t *testing.T) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	ct := newCallTimer(30*time.Millisecond, cancel)
-	defer ct.stop()
-	ct.startIdle(time.Hour)
-	ct.stopIdle()
-	ct.touch()
-	if c := causeOf(t, ctx); c.Kind != HardTimeout {
-		t.Fatalf("cause %+v, want the hard maximum", c)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		ct := newCallTimer(30*time.Millisecond, cancel)
+		defer ct.stop()
+		ct.startIdle(time.Hour)
+		ct.stopIdle()
+		ct.touch()
+		if c := causeOf(t, ctx); c.Kind != HardTimeout {
+			t.Fatalf("cause %+v, want the hard maximum", c)
+		}
+	})
 }
 
 // TestCallTimerNotedHard: a hard maximum only noted is set by armHard
@@ -81,15 +91,17 @@ func TestCallTimerNotedHard(t *testing.T) {
 		{"armHard then startIdle", func(ct *callTimer) { ct.armHard(); ct.startIdle(time.Hour) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancelCause(context.Background())
-			defer cancel(nil)
-			var ct callTimer
-			ct.note(5*time.Millisecond, cancel)
-			defer ct.stop()
-			tt.set(&ct)
-			if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 5*time.Millisecond {
-				t.Fatalf("cause %+v, want the hard maximum of 5ms", c)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				var ct callTimer
+				ct.note(5*time.Millisecond, cancel)
+				defer ct.stop()
+				tt.set(&ct)
+				if c := causeOf(t, ctx); c.Kind != HardTimeout || c.After != 5*time.Millisecond {
+					t.Fatalf("cause %+v, want the hard maximum of 5ms", c)
+				}
+			})
 		})
 	}
 }

@@ -16,7 +16,9 @@ import (
 // idle moment that wakes the runtime's monitor thread, which then polls
 // every 20 µs for a while: 13 % of mcpx serve --http's CPU with one call
 // at a time. Errors are wrapped as the net package wraps them
-// (*net.OpError, io.EOF as it is), for net/http's checks of them.
+// (*net.OpError, io.EOF as it is), for net/http's checks of them. Saves
+// that polling (BenchmarkRelayCallUpHTTP in internal/hostserver dials the
+// upstream so; the host side, in go run ./bench's serve-http paths).
 func RawTCP(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {

@@ -19,7 +19,9 @@ import (
 // every message a relay reads after it was idle, 5 % of mcpx serve's CPU
 // at 32 calls in flight. A read of a non-blocking descriptor never
 // blocks, so it needs none of that. Closing c (or a read deadline) ends a
-// Read that waits, with an error, as for c's own Read.
+// Read that waits, with an error, as for c's own Read. Saves that wake-up
+// (BenchmarkRelayCall in internal/hostserver reads the upstream's pipe
+// so; the host's stdio, in go run ./bench's daemon and inproc paths).
 func RawReader(c syscall.Conn) io.Reader {
 	rc, ok := nonBlocking(c)
 	if !ok {
@@ -36,7 +38,9 @@ func newRawReader(rc syscall.RawConn) *rawReader {
 
 // RawWriter is RawReader for writes: each Write writes all of b, waiting
 // for room with the runtime's poller (honouring a write deadline) between
-// raw writes. It returns nil unless c's descriptor is non-blocking.
+// raw writes. It returns nil unless c's descriptor is non-blocking. It
+// saves what RawReader saves (BenchmarkRelayCall in internal/hostserver
+// writes the upstream's pipe so).
 func RawWriter(c syscall.Conn) io.Writer {
 	rc, ok := nonBlocking(c)
 	if !ok {

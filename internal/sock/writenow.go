@@ -14,7 +14,8 @@ import (
 // os.Pipe, net.Conn and mcpx serve's stdio are.
 //
 // A relay writes a message itself with it when its writer goroutine is
-// idle, instead of waking that goroutine: one hand-off less per message.
+// idle, instead of waking that goroutine: one hand-off less per message
+// (BenchmarkRelayCall, ns/op, in internal/hostserver).
 func NowWriter(c syscall.Conn) func(b []byte) int {
 	rc, err := c.SyscallConn()
 	if err != nil {

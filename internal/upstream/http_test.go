@@ -252,8 +252,8 @@ func startPool(t testing.TB, srv *config.Server, opts *Options) *Pool {
 	}
 	p := NewPool(&config.Config{Servers: map[string]*config.Server{srv.Name: srv}}, opts)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -424,9 +424,9 @@ func stopPool(t testing.TB, p *Pool) {
 	t.Helper()
 	p.mu.Lock()
 	var live []*Session
-	for _, sl := range p.slots {
-		if sl.sess != nil {
-			live = append(live, sl.sess)
+	for _, en := range p.entries {
+		if en.sess != nil {
+			live = append(live, en.sess)
 		}
 	}
 	p.mu.Unlock()

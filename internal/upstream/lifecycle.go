@@ -40,22 +40,22 @@ func startBackoff(n int) time.Duration {
 	return min(d, time.Minute)
 }
 
-// endedLocked records that s, the session of sl, has ended (or is ending
+// endedLocked records that s, the session of en, has ended (or is ending
 // on its own), and counts it as a crash if it failed young.
-func (p *Pool) endedLocked(sl *slot, s *Session) {
+func (p *Pool) endedLocked(en *entry, s *Session) {
 	now := time.Now()
-	sl.sess = nil
-	sl.lastErr, sl.lastEnd = s.Err(), now
+	en.sess = nil
+	en.lastErr, en.lastEnd = s.Err(), now
 	if errors.Is(s.Err(), ErrStopped) {
 		return // stopped by mcpx: no crash
 	}
 	if now.Sub(s.Started) >= crashWindow {
-		sl.crashes = 0
+		en.crashes = 0
 		return
 	}
-	sl.crashes++
-	if sl.crashes > 1 {
-		sl.crashRetryAt = now.Add(startBackoff(sl.crashes - 1))
+	en.crashes++
+	if en.crashes > 1 {
+		en.crashRetryAt = now.Add(startBackoff(en.crashes - 1))
 	}
 }
 
@@ -80,38 +80,38 @@ func (p *Pool) tendOnce(now time.Time) {
 	if p.closed {
 		return
 	}
-	for _, sl := range p.slots {
-		p.tendSlot(sl, now)
-		for key, h := range sl.hosts {
+	for _, en := range p.entries {
+		p.tendEntry(en, now)
+		for key, h := range en.hosts {
 			if p.tendHost(h, now) {
-				delete(sl.hosts, key)
+				delete(en.hosts, key)
 			}
 		}
 	}
 }
 
-// tendSlot starts sl (a server's shared session) if it is eager and
+// tendEntry starts en (a server's shared session) if it is eager and
 // stops it if it has been idle too long. p.mu is held.
-func (p *Pool) tendSlot(sl *slot, now time.Time) {
-	s := sl.sess
+func (p *Pool) tendEntry(en *entry, now time.Time) {
+	s := en.sess
 	switch {
 	case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
-		sl.busy = true
-	case sl.busy:
+		en.busy = true
+	case en.busy:
 		// The first look at it idle: its idle time starts now (at
 		// most tendEvery late, never early).
-		sl.busy = false
-		sl.touched = now
-	case s != nil && s.Err() == nil && !sl.cfg.Eager && sl.cfg.IdleStop > 0 && now.Sub(sl.touched) >= sl.cfg.IdleStop:
-		p.log.Info("stopping an idle server", "server", sl.cfg.Name, "idle", sl.cfg.IdleStop)
-		sl.idleTools = s.cachedTools()
-		sl.sess = nil
-		sl.lastErr, sl.lastEnd = nil, now
-		why := fmt.Errorf("server %q was stopped after %s without calls", sl.cfg.Name, sl.cfg.IdleStop)
+		en.busy = false
+		en.touched = now
+	case s != nil && s.Err() == nil && !en.cfg.Eager && en.cfg.IdleStop > 0 && now.Sub(en.touched) >= en.cfg.IdleStop:
+		p.log.Info("stopping an idle server", "server", en.cfg.Name, "idle", en.cfg.IdleStop)
+		en.idleTools = s.cachedTools()
+		en.sess = nil
+		en.lastErr, en.lastEnd = nil, now
+		why := fmt.Errorf("server %q was stopped after %s without calls", en.cfg.Name, en.cfg.IdleStop)
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); s.stopWith(why) }()
-	case s == nil && sl.cfg.Eager && sl.starting == nil && !sl.retired && !now.Before(sl.nextStart()):
-		p.startLocked(sl)
+	case s == nil && en.cfg.Eager && en.starting == nil && !en.retired && !now.Before(en.nextStart()):
+		p.startLocked(en)
 	}
 }
 
@@ -120,7 +120,7 @@ func (p *Pool) tendSlot(sl *slot, now time.Time) {
 // h can go: it has no session, none starting, and has not been used for
 // that long (a host that went away leaves nothing behind for long). p.mu
 // is held.
-func (p *Pool) tendHost(h *slot, now time.Time) bool {
+func (p *Pool) tendHost(h *entry, now time.Time) bool {
 	s, idle := h.sess, h.cfg.IdleStop
 	switch {
 	case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
@@ -148,8 +148,8 @@ func (p *Pool) tendHost(h *slot, now time.Time) bool {
 // had then, without starting it.
 func (p *Pool) Tools(ctx context.Context, name string) ([]Tool, error) {
 	p.mu.Lock()
-	if sl := p.slots[name]; sl != nil && sl.sess == nil && sl.starting == nil && sl.idleTools != nil {
-		tools := sl.idleTools
+	if en := p.entries[name]; en != nil && en.sess == nil && en.starting == nil && en.idleTools != nil {
+		tools := en.idleTools
 		p.mu.Unlock()
 		return tools, nil
 	}
@@ -163,13 +163,13 @@ func (p *Pool) Tools(ctx context.Context, name string) ([]Tool, error) {
 
 // nextStart is when an eager server may start again: after its start
 // failures' wait and its crashes' wait.
-func (sl *slot) nextStart() time.Time {
+func (en *entry) nextStart() time.Time {
 	var t time.Time
-	if sl.failures > 0 {
-		t = sl.retryAt
+	if en.failures > 0 {
+		t = en.retryAt
 	}
-	if sl.crashes > 1 && sl.crashRetryAt.After(t) {
-		t = sl.crashRetryAt
+	if en.crashes > 1 && en.crashRetryAt.After(t) {
+		t = en.crashRetryAt
 	}
 	return t
 }
@@ -180,8 +180,8 @@ func (sl *slot) nextStart() time.Time {
 // those of a session started now (ctx bounds the wait).
 func (p *Pool) Capabilities(ctx context.Context, name string) (json.RawMessage, error) {
 	p.mu.Lock()
-	if sl := p.slots[name]; sl != nil && sl.caps != nil {
-		caps := sl.caps
+	if en := p.entries[name]; en != nil && en.caps != nil {
+		caps := en.caps
 		p.mu.Unlock()
 		return caps, nil
 	}

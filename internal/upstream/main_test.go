@@ -8,13 +8,9 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Every goroutine the pool starts ends with it. The test binary doubles as
-// the upstream supervisor (shim.go), as the mcpx executable does; built
-// with the race detector, it must not sleep at exit.
+// Every goroutine the pool starts ends with it. Built with the race
+// detector, the test binary must not sleep at exit.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == ShimVerb {
-		os.Exit(RunShim(os.Args[2:]))
-	}
 	os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	goleak.VerifyTestMain(m)
 }

@@ -15,9 +15,9 @@ import (
 // client (roots, log level, subscriptions) is shared, and a request it
 // sends mcpx on a transport that names no call (stdio) cannot be tied to
 // one host once calls of two hosts are in flight (see attribute). A
-// perHost server gives each host key a session of its own, in a slot of
-// its own under the server's (slot.hosts): started on the host's first
-// use, with the start backoff and crash count of any slot, stopped by
+// perHost server gives each host key a session of its own, in a entry of
+// its own under the server's (entry.hosts): started on the host's first
+// use, with the start backoff and crash count of any entry, stopped by
 // EndHost when the host leaves, by the idle stop (eager or not: eager is
 // the shared session's), by a reload that changes or removes the server,
 // and by shutdown. The shared session stays: listings, capabilities and
@@ -33,23 +33,28 @@ func (p *Pool) SessionFor(ctx context.Context, name, host string) (*Session, err
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
-	sl := p.slots[name]
-	if sl == nil {
+	en := p.entries[name]
+	if en == nil {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
-	if host != "" && sl.cfg.PerHost {
-		h := sl.hosts[host]
+	if host != "" && en.cfg.PerHost {
+		h := en.hosts[host]
 		if h == nil {
-			if sl.hosts == nil {
-				sl.hosts = map[string]*slot{}
+			if en.hosts == nil {
+				en.hosts = map[string]*entry{}
 			}
-			h = &slot{cfg: sl.cfg, host: host, touched: time.Now()}
-			sl.hosts[host] = h
+			h = &entry{cfg: en.cfg, host: host, touched: time.Now()}
+			en.hosts[host] = h
 		}
-		sl = h
+		en = h
 	}
-	return p.sessionLocked(ctx, sl)
+	s, a, err := p.sessionLocked(en)
+	p.mu.Unlock()
+	if a == nil {
+		return s, err
+	}
+	return await(ctx, a)
 }
 
 // EndHost stops the sessions of the host whose key is host, in every
@@ -62,13 +67,13 @@ func (p *Pool) EndHost(host string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, sl := range p.slots {
-		h := sl.hosts[host]
+	for _, en := range p.entries {
+		h := en.hosts[host]
 		if h == nil {
 			continue
 		}
-		delete(sl.hosts, host)
-		why := fmt.Errorf("upstream %q: the session of host %s ended: %w", sl.cfg.Name, host, ErrStopped)
+		delete(en.hosts, host)
+		why := fmt.Errorf("upstream %q: the session of host %s ended: %w", en.cfg.Name, host, ErrStopped)
 		h.retired, h.retiredWhy = true, why
 		if s := h.sess; s != nil {
 			h.sess = nil
@@ -78,13 +83,13 @@ func (p *Pool) EndHost(host string) {
 	}
 }
 
-// notifier returns what tells of the notifications of sl's sessions: the
+// notifier returns what tells of the notifications of en's sessions: the
 // pool's OnNotify, but for a host's session (see Options.OnHostMessage).
-func (p *Pool) notifier(sl *slot) func(string, *jsonrpc.Message) {
-	if sl.host == "" {
+func (p *Pool) notifier(en *entry) func(string, *jsonrpc.Message) {
+	if en.host == "" {
 		return p.opts.OnNotify
 	}
-	host, onNotify, onMessage := sl.host, p.opts.OnNotify, p.opts.OnHostMessage
+	host, onNotify, onMessage := en.host, p.opts.OnNotify, p.opts.OnHostMessage
 	return func(server string, msg *jsonrpc.Message) {
 		switch msg.Method {
 		case mcp.MethodMessage:
@@ -100,20 +105,20 @@ func (p *Pool) notifier(sl *slot) func(string, *jsonrpc.Message) {
 	}
 }
 
-// withHosts returns sl and its hosts' slots.
-func (sl *slot) withHosts() []*slot {
-	all := make([]*slot, 0, 1+len(sl.hosts))
-	all = append(all, sl)
-	for _, h := range sl.hosts {
+// withHosts returns en and its hosts' entries.
+func (en *entry) withHosts() []*entry {
+	all := make([]*entry, 0, 1+len(en.hosts))
+	all = append(all, en)
+	for _, h := range en.hosts {
 		all = append(all, h)
 	}
 	return all
 }
 
-// liveHosts counts sl's hosts with a session running or starting.
-func (sl *slot) liveHosts() int {
+// liveHosts counts en's hosts with a session running or starting.
+func (en *entry) liveHosts() int {
 	n := 0
-	for _, h := range sl.hosts {
+	for _, h := range en.hosts {
 		if h.sess != nil || h.starting != nil {
 			n++
 		}

@@ -115,10 +115,10 @@ func TestPoolPerHost(t *testing.T) {
 		t.Errorf("idle host-2's session ended with %v", err)
 	}
 	p.mu.Lock()
-	left := len(p.slots["up"].hosts)
+	left := len(p.entries["up"].hosts)
 	p.mu.Unlock()
 	if left != 0 {
-		t.Errorf("%d host slots kept after the idle stop", left)
+		t.Errorf("%d host entries kept after the idle stop", left)
 	}
 
 	d := sessionFor(t, p, "up", "host-3")

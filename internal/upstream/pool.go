@@ -14,6 +14,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/supervise"
 )
 
 // ErrUnknownServer is returned for a server name the config does not have.
@@ -45,7 +46,7 @@ type Options struct {
 	// session); its list changes go to OnNotify and OnToolsChanged.
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
-	Supervision *Supervision
+	Supervision *supervise.Options
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -61,16 +62,19 @@ type Pool struct {
 	wg   sync.WaitGroup
 	http *httpShared
 
-	mu     sync.Mutex
-	slots  map[string]*slot
-	eras   map[string]string // settled revision per server, reused on restart
-	closed bool
-	stop   chan struct{} // closed when shutdown begins
+	mu      sync.Mutex
+	entries map[string]*entry
+	eras    map[string]string // settled revision per server, reused on restart
+	closed  bool
+	stop    chan struct{} // closed when shutdown begins
 }
 
-type slot struct {
+// entry is one server's place in the pool: its config and its session,
+// live or starting, with the start and crash state that paces restarts.
+// A perHost server's hosts have entries of their own under it.
+type entry struct {
 	cfg *config.Server
-	// retired is set when a reload removed or replaced the slot, or its
+	// retired is set when a reload removed or replaced the entry, or its
 	// host left: a start still under way for it stops the session it
 	// made, and fails with retiredWhy.
 	retired    bool
@@ -100,9 +104,9 @@ type slot struct {
 	lastErr   error
 	lastEnd   time.Time
 	// hosts are the sessions of a perHost server's hosts, by host key
-	// (perhost.go): slots of their own, for the same server, that no
-	// listing uses; host is that key on such a slot, "" on the shared one.
-	hosts map[string]*slot
+	// (perhost.go): entries of their own, for the same server, that no
+	// listing uses; host is that key on such a entry, "" on the shared one.
+	hosts map[string]*entry
 	host  string
 }
 
@@ -114,7 +118,7 @@ type attempt struct {
 
 // NewPool returns a pool for the enabled servers of cfg.
 func NewPool(cfg *config.Config, opts *Options) *Pool {
-	p := &Pool{slots: map[string]*slot{}, eras: map[string]string{}, stop: make(chan struct{}), http: newHTTPShared()}
+	p := &Pool{entries: map[string]*entry{}, eras: map[string]string{}, stop: make(chan struct{}), http: newHTTPShared()}
 	if opts != nil {
 		p.opts = *opts
 	}
@@ -135,7 +139,7 @@ func NewPool(cfg *config.Config, opts *Options) *Pool {
 		if srv.Disabled {
 			continue
 		}
-		p.slots[name] = &slot{cfg: srv}
+		p.entries[name] = &entry{cfg: srv}
 	}
 	return p
 }
@@ -151,12 +155,12 @@ func (p *Pool) Names() []string {
 func (p *Pool) Has(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.slots[name] != nil
+	return p.entries[name] != nil
 }
 
 func (p *Pool) namesLocked() []string {
-	names := make([]string, 0, len(p.slots))
-	for n := range p.slots {
+	names := make([]string, 0, len(p.entries))
+	for n := range p.entries {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -170,34 +174,35 @@ func (p *Pool) Session(ctx context.Context, name string) (*Session, error) {
 	return p.SessionFor(ctx, name, "")
 }
 
-// sessionLocked returns the live session of sl, starting it if needed, as
-// Session does. p.mu is held on entry and released on return.
-func (p *Pool) sessionLocked(ctx context.Context, sl *slot) (*Session, error) {
-	if s := sl.sess; s != nil {
+// sessionLocked returns the live session of en, or the start to wait for
+// (begun if need be), or why none may start now. p.mu is held.
+func (p *Pool) sessionLocked(en *entry) (*Session, *attempt, error) {
+	if s := en.sess; s != nil {
 		if s.Err() == nil {
-			sl.touched = time.Now()
-			p.mu.Unlock()
-			return s, nil
+			en.touched = time.Now()
+			return s, nil, nil
 		}
 		// Its connection has failed (the upstream exited or closed its
 		// output), but the session is still winding down, which may take
 		// the stop grace: every call on it would fail with the old error.
 		// Start a new one now, and see that the old one ends.
-		p.endedLocked(sl, s)
+		p.endedLocked(en, s)
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); s.stop() }()
 	}
-	a := sl.starting
-	if a == nil && sl.failures > 0 && time.Now().Before(sl.retryAt) {
-		err := fmt.Errorf("%w (failed %d time(s) in a row; next try in %s)", sl.lastErr, sl.failures,
-			time.Until(sl.retryAt).Round(100*time.Millisecond))
-		p.mu.Unlock()
-		return nil, err
+	a := en.starting
+	if a == nil && en.failures > 0 && time.Now().Before(en.retryAt) {
+		return nil, nil, fmt.Errorf("%w (failed %d time(s) in a row; next try in %s)", en.lastErr, en.failures,
+			time.Until(en.retryAt).Round(100*time.Millisecond))
 	}
 	if a == nil {
-		a = p.startLocked(sl)
+		a = p.startLocked(en)
 	}
-	p.mu.Unlock()
+	return nil, a, nil
+}
+
+// await waits for the start a, as long as ctx lives.
+func await(ctx context.Context, a *attempt) (*Session, error) {
 	select {
 	case <-a.done:
 		return a.sess, a.err
@@ -206,23 +211,23 @@ func (p *Pool) sessionLocked(ctx context.Context, sl *slot) (*Session, error) {
 	}
 }
 
-// startLocked begins a start of sl's server.
-func (p *Pool) startLocked(sl *slot) *attempt {
+// startLocked begins a start of en's server.
+func (p *Pool) startLocked(en *entry) *attempt {
 	a := &attempt{done: make(chan struct{})}
-	sl.starting = a
-	sl.starts++
+	en.starting = a
+	en.starts++
 	p.wg.Add(1)
-	go p.start(sl, a, p.eras[sl.cfg.Name])
+	go p.start(en, a, p.eras[en.cfg.Name])
 	return a
 }
 
-// start dials sl's server under its startup timeout and records the result.
-func (p *Pool) start(sl *slot, a *attempt, era string) {
+// start dials en's server under its startup timeout and records the result.
+func (p *Pool) start(en *entry, a *attempt, era string) {
 	defer p.wg.Done()
 	ctx, cancel := context.WithCancel(context.Background())
-	if d := sl.cfg.StartupTimeout; d > 0 { // 0: no timer
+	if d := en.cfg.StartupTimeout; d > 0 { // 0: no timer
 		ctx, cancel = context.WithTimeoutCause(context.Background(), d,
-			fmt.Errorf("upstream %q did not finish starting within %s", sl.cfg.Name, d))
+			fmt.Errorf("upstream %q did not finish starting within %s", en.cfg.Name, d))
 	}
 	defer cancel()
 	p.wg.Add(1)
@@ -234,7 +239,7 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		case <-ctx.Done():
 		}
 	}()
-	s, err := dial(ctx, sl.cfg, dialOptions{
+	s, err := dial(ctx, en.cfg, dialOptions{
 		log:          p.log,
 		clientInfo:   p.opts.ClientInfo,
 		maxMessage:   p.opts.MaxMessageBytes,
@@ -243,27 +248,27 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		era:          era,
 
 		onToolsChanged: p.opts.OnToolsChanged,
-		onNotify:       p.notifier(sl),
+		onNotify:       p.notifier(en),
 		http:           p.http,
 		sup:            p.opts.Supervision,
 	}, &p.wg)
 
 	p.mu.Lock()
-	sl.starting = nil
+	en.starting = nil
 	a.sess, a.err = s, err
 	if err != nil {
-		sl.lastErr, sl.lastEnd = err, time.Now()
-		sl.failures++
-		sl.retryAt = time.Now().Add(startBackoff(sl.failures))
+		en.lastErr, en.lastEnd = err, time.Now()
+		en.failures++
+		en.retryAt = time.Now().Add(startBackoff(en.failures))
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
-		delete(p.eras, sl.cfg.Name)
-	} else if p.closed || sl.retired {
+		delete(p.eras, en.cfg.Name)
+	} else if p.closed || en.retired {
 		a.sess, a.err = nil, ErrClosed
-		if sl.retired {
-			a.err = fmt.Errorf("server %q was changed or removed while it started", sl.cfg.Name)
-			if sl.retiredWhy != nil {
-				a.err = sl.retiredWhy
+		if en.retired {
+			a.err = fmt.Errorf("server %q was changed or removed while it started", en.cfg.Name)
+			if en.retiredWhy != nil {
+				a.err = en.retiredWhy
 			}
 		}
 		p.mu.Unlock()
@@ -271,41 +276,42 @@ func (p *Pool) start(sl *slot, a *attempt, era string) {
 		s.stop()
 		return
 	} else {
-		sl.sess = s
-		sl.caps = s.capabilities
-		sl.failures = 0
-		sl.touched = time.Now()
-		sl.idleTools = nil
-		p.eras[sl.cfg.Name] = s.version
+		en.sess = s
+		en.caps = s.capabilities
+		en.failures = 0
+		en.touched = time.Now()
+		en.idleTools = nil
+		p.eras[en.cfg.Name] = s.version
 		p.wg.Add(1)
-		go p.watch(sl, s)
+		go p.watch(en, s)
 	}
 	p.mu.Unlock()
 	close(a.done)
 }
 
-// watch clears a slot whose session ended, so the next use restarts it.
-func (p *Pool) watch(sl *slot, s *Session) {
+// watch clears a entry whose session ended, so the next use restarts it.
+func (p *Pool) watch(en *entry, s *Session) {
 	defer p.wg.Done()
 	<-s.Done()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if sl.sess == s {
-		p.endedLocked(sl, s)
+	if en.sess == s {
+		p.endedLocked(en, s)
 	}
 }
 
 // Run starts the eager servers and keeps them running, stops idle ones
 // (see lifecycle.go) until ctx ends, then stops every session and returns
-// once all of the pool's processes and goroutines have ended.
-func (p *Pool) Run(ctx context.Context) error {
+// once all of the pool's processes and goroutines have ended. Nothing but
+// ctx ends it, so it returns no error.
+func (p *Pool) Run(ctx context.Context) {
 	p.tend(ctx)
 	p.mu.Lock()
 	p.closed = true
 	close(p.stop)
 	var live []*Session
-	for _, sl := range p.slots {
-		for _, h := range sl.withHosts() {
+	for _, en := range p.entries {
+		for _, h := range en.withHosts() {
 			if h.sess != nil {
 				live = append(live, h.sess)
 			}
@@ -320,7 +326,6 @@ func (p *Pool) Run(ctx context.Context) error {
 	wg.Wait()
 	p.wg.Wait()
 	p.http.close()
-	return nil
 }
 
 // ReloadResult says what a reload changed, by server name.
@@ -351,9 +356,9 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 		return res
 	}
 	for _, name := range p.namesLocked() {
-		sl := p.slots[name]
+		en := p.entries[name]
 		nc, keep := want[name]
-		if keep && sl.cfg.SameUpstream(nc) { // call limits apply per call, in the relay
+		if keep && en.cfg.SameUpstream(nc) { // call limits apply per call, in the relay
 			res.Unchanged = append(res.Unchanged, name)
 			continue
 		}
@@ -361,13 +366,13 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 		if keep {
 			why = fmt.Errorf("server %q was changed in the config", name)
 			res.Changed = append(res.Changed, name)
-			p.slots[name] = &slot{cfg: nc}
+			p.entries[name] = &entry{cfg: nc}
 		} else {
 			res.Removed = append(res.Removed, name)
-			delete(p.slots, name)
+			delete(p.entries, name)
 		}
 		delete(p.eras, name)
-		for _, h := range sl.withHosts() {
+		for _, h := range en.withHosts() {
 			h.retired, h.retiredWhy = true, why
 			if h.sess != nil {
 				stops = append(stops, stopping{h.sess, why})
@@ -375,8 +380,8 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 		}
 	}
 	for name, nc := range want {
-		if _, ok := p.slots[name]; !ok {
-			p.slots[name] = &slot{cfg: nc}
+		if _, ok := p.entries[name]; !ok {
+			p.entries[name] = &entry{cfg: nc}
 			res.Added = append(res.Added, name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/supervise"
 )
 
 // Session is one live connection to an upstream server: the JSON-RPC
@@ -95,7 +96,7 @@ type dialOptions struct {
 	grace          time.Duration
 	era            string      // cached era; "" to probe
 	http           *httpShared // the pool's HTTP client and era cache
-	sup            *Supervision
+	sup            *supervise.Options
 }
 
 // dial starts srv's process, or connects to its URL, and settles the

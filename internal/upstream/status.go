@@ -32,36 +32,36 @@ type ServerStatus struct {
 func (p *Pool) Status() []ServerStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]ServerStatus, 0, len(p.slots))
+	out := make([]ServerStatus, 0, len(p.entries))
 	for _, name := range p.namesLocked() {
-		sl := p.slots[name]
-		st := ServerStatus{Name: name, State: "idle", Starts: sl.starts, Since: sl.lastEnd, Eager: sl.cfg.Eager, Failures: sl.failures, Crashes: sl.crashes,
-			PerHost: sl.cfg.PerHost, HostSessions: sl.liveHosts()}
-		for _, h := range sl.hosts {
+		en := p.entries[name]
+		st := ServerStatus{Name: name, State: "idle", Starts: en.starts, Since: en.lastEnd, Eager: en.cfg.Eager, Failures: en.failures, Crashes: en.crashes,
+			PerHost: en.cfg.PerHost, HostSessions: en.liveHosts()}
+		for _, h := range en.hosts {
 			if h.sess != nil {
 				st.HostPending += h.sess.Pending()
 			}
 		}
-		next := sl.retryAt
-		if sl.cfg.Eager {
-			next = sl.nextStart()
+		next := en.retryAt
+		if en.cfg.Eager {
+			next = en.nextStart()
 		}
-		if (sl.failures > 0 || sl.cfg.Eager) && time.Now().Before(next) {
+		if (en.failures > 0 || en.cfg.Eager) && time.Now().Before(next) {
 			st.RetryAt = next
 		}
-		if sl.idleTools != nil {
+		if en.idleTools != nil {
 			st.State = "stopped"
 		}
-		if sl.lastErr != nil {
-			st.LastError = sl.lastErr.Error()
+		if en.lastErr != nil {
+			st.LastError = en.lastErr.Error()
 			st.State = "failed"
 		}
 		switch {
-		case sl.sess != nil:
-			s := sl.sess
+		case en.sess != nil:
+			s := en.sess
 			st.State, st.PID, st.Version, st.Since = "ready", s.PID(), s.version, s.Started
 			st.ServerName, st.Pending = s.serverInfo.Name, s.Pending()
-		case sl.starting != nil:
+		case en.starting != nil:
 			st.State = "starting"
 		}
 		out = append(out, st)

@@ -9,14 +9,16 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/outq"
 	"mcpx/internal/sock"
+	"mcpx/internal/supervise"
 )
 
 // stdioTransport is a child process speaking newline-delimited JSON-RPC on
 // its stdin and stdout.
 type stdioTransport struct {
-	q      *writeQueue
-	proc   *process
+	q      *outq.Queue
+	proc   *supervise.Process
 	stderr *stderrLog
 }
 
@@ -30,17 +32,16 @@ const writeStall = time.Minute
 // (stdout reader, stderr reader, exit watcher) are counted in wg; the
 // reader closes s.done when the upstream's output has ended.
 func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*slog.Logger, error) {
-	proc, err := startProcess(srv, opts.sup)
+	proc, err := supervise.Start(srv, opts.sup)
 	if err != nil {
 		return nil, err
 	}
-	log := opts.log.With("server", srv.Name, "pid", proc.pid())
+	log := opts.log.With("server", srv.Name, "pid", proc.PID())
 	log.Info("upstream started", "command", srv.Command)
 	limit := max(4*opts.maxMessage, 64<<20)
-	t := &stdioTransport{q: newWriteQueue(limit), proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
-	t.q.try = sock.NowWriter(proc.stdin)
 	s.conn = newConn(srv.Name, log)
-	t.q.shared = func() bool { return s.conn.Pending() > 1 }
+	q := newWriteQueue(limit, sock.NowWriter(proc.Stdin), func() bool { return s.conn.Pending() > 1 })
+	t := &stdioTransport{q: q, proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t
@@ -48,56 +49,56 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		t.q.run(proc.stdin, writeStall, func(err error) {
+		runWriter(t.q, proc.Stdin, writeStall, func(err error) {
 			// Unless the session already ended (then the write failed
 			// because of it), the upstream stopped reading: end it.
 			exit := &ExitError{Server: srv.Name, Status: err.Error()}
 			if s.conn.fail(exit) == exit {
 				log.Warn("upstream is not reading its input; stopping it", "err", err)
-				proc.kill()
+				proc.Kill()
 			}
 		})
 	}()
-	go func() { defer wg.Done(); t.stderr.run(proc.stderr); proc.stderr.Close() }()
+	go func() { defer wg.Done(); t.stderr.run(proc.Stderr); proc.Stderr.Close() }()
 	go func() { defer wg.Done(); t.watchExit(readerDone) }()
 	go func() { defer wg.Done(); t.read(s, opts.maxMessage, readerDone, log) }()
 	return log, nil
 }
 
 // send queues msg for the writer; it never waits for the upstream.
-func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.push(msg.Encode()) }
+func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.Push(msg.Encode()) }
 
-func (t *stdioTransport) sendLine(line []byte) error { return t.q.push(line) }
+func (t *stdioTransport) sendLine(line []byte) error { return t.q.Push(line) }
 
 func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})
-	return t.q.push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
+	return t.q.Push(jsonrpc.NewNotification(mcp.MethodCancelled, params).Encode()) == nil
 }
 
 // stop flushes what is queued (a last cancellation) within grace, then
 // stops the process as the spec says.
 func (t *stdioTransport) stop(grace time.Duration) {
-	t.q.drain(grace)
-	t.proc.stop(grace)
+	t.q.Drain(grace)
+	t.proc.Stop(grace)
 }
 
-func (t *stdioTransport) pid() int { return t.proc.pid() }
+func (t *stdioTransport) pid() int { return t.proc.PID() }
 
 func (t *stdioTransport) stderrTail() string { return t.stderr.lastLines(tailLines) }
 
 // read runs the connection's reader; when the upstream's output ends, the
 // session ends and every waiting call fails with the exit status.
 func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, log *slog.Logger) {
-	var out io.Reader = t.proc.stdout
-	if raw := sock.RawReader(t.proc.stdout); raw != nil {
+	var out io.Reader = t.proc.Stdout
+	if raw := sock.RawReader(t.proc.Stdout); raw != nil {
 		out = raw
 	}
 	err := s.conn.readLoop(jsonrpc.NewReader(out, limit))
 	close(readerDone)
 	status, alive := errClosedOutput.Error(), false
 	select {
-	case <-t.proc.done:
-		status = t.proc.exitStatus()
+	case <-t.proc.Done():
+		status = t.proc.ExitStatus()
 	case <-time.After(reapGrace):
 		alive = true // it closed stdout but lives on: useless as an MCP server
 	}
@@ -105,11 +106,11 @@ func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, l
 	if s.conn.fail(exit) == exit {
 		log.Warn("upstream ended", "status", status, "readErr", err)
 	}
-	t.q.close()
+	t.q.Close()
 	if alive {
-		t.proc.stop(s.grace)
+		t.proc.Stop(s.grace)
 	}
-	t.proc.stdout.Close()
+	t.proc.Stdout.Close()
 	close(s.done)
 }
 
@@ -127,11 +128,11 @@ const reapGrace = 2 * time.Second
 // (a grandchild holds it), the group is killed and the output closed, so
 // that calls fail at once instead of hanging.
 func (t *stdioTransport) watchExit(readerDone chan struct{}) {
-	t.proc.wait()
+	t.proc.Wait()
 	select {
 	case <-readerDone:
 	case <-time.After(exitGrace):
-		t.proc.kill()
-		t.proc.stdout.Close()
+		t.proc.Kill()
+		t.proc.Stdout.Close()
 	}
 }

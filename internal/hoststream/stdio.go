@@ -1,4 +1,4 @@
-package cli
+package hoststream
 
 import (
 	"io"
@@ -10,7 +10,7 @@ import (
 	"mcpx/internal/sock"
 )
 
-// stdio is this process's stdin and stdout as one connection. Both are
+// Stdio is this process's stdin and stdout as one connection. Both are
 // made non-blocking, so that Close interrupts a pending Read and a Write
 // blocked on a host that stopped reading: mcpx can always shut down.
 //
@@ -24,7 +24,7 @@ import (
 //
 // Read, Write and WriteNow are safe to call concurrently with each other
 // and with Close; Detach is not (see there).
-type stdio struct {
+type Stdio struct {
 	inFD  int // this process's stdin, or -1 if the input is givenIn
 	outFD int // this process's stdout, or -1 if the output is givenOut
 
@@ -36,7 +36,7 @@ type stdio struct {
 	closed bool
 }
 
-// stdioFiles is what a stdio reads and writes with while attached.
+// stdioFiles is what a Stdio reads and writes with while attached.
 type stdioFiles struct {
 	in, out  *os.File // pollable duplicates of inFD and outFD, or nil
 	read     io.Reader
@@ -44,14 +44,16 @@ type stdioFiles struct {
 	writeNow func([]byte) int // nil unless outFD is this process's own
 }
 
-func newStdio(env *Env) *stdio {
-	s := &stdio{inFD: -1, outFD: -1, givenIn: env.Stdin, givenOut: env.Stdout}
-	if f, ok := env.Stdin.(*os.File); ok && f == os.Stdin {
+// NewStdio is the host's stdio: in and out, which are this process's own
+// stdin and stdout unless a test gives others.
+func NewStdio(in io.Reader, out io.Writer) *Stdio {
+	s := &Stdio{inFD: -1, outFD: -1, givenIn: in, givenOut: out}
+	if f, ok := in.(*os.File); ok && f == os.Stdin {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
 			s.inFD, s.givenIn = int(f.Fd()), nil
 		}
 	}
-	if f, ok := env.Stdout.(*os.File); ok && f == os.Stdout {
+	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		if err := syscall.SetNonblock(int(f.Fd()), true); err == nil {
 			s.outFD, s.givenOut = int(f.Fd()), nil
 		}
@@ -60,7 +62,7 @@ func newStdio(env *Env) *stdio {
 }
 
 // files returns what to read and write with, attaching it if need be.
-func (s *stdio) files() (*stdioFiles, error) {
+func (s *Stdio) files() (*stdioFiles, error) {
 	if f := s.cur.Load(); f != nil {
 		return f, nil
 	}
@@ -115,7 +117,7 @@ func pollable(fd int, name string) (*os.File, error) {
 	return os.NewFile(uintptr(dup), name), nil
 }
 
-func (s *stdio) Read(p []byte) (int, error) {
+func (s *Stdio) Read(p []byte) (int, error) {
 	f, err := s.files()
 	if err != nil {
 		return 0, err
@@ -123,7 +125,7 @@ func (s *stdio) Read(p []byte) (int, error) {
 	return f.read.Read(p)
 }
 
-func (s *stdio) Write(p []byte) (int, error) {
+func (s *Stdio) Write(p []byte) (int, error) {
 	f, err := s.files()
 	if err != nil {
 		return 0, err
@@ -132,7 +134,7 @@ func (s *stdio) Write(p []byte) (int, error) {
 }
 
 // WriteNow writes what stdout takes of p at once, without waiting.
-func (s *stdio) WriteNow(p []byte) int {
+func (s *Stdio) WriteNow(p []byte) int {
 	f, err := s.files()
 	if err != nil || f.writeNow == nil {
 		return 0
@@ -143,7 +145,7 @@ func (s *stdio) WriteNow(p []byte) int {
 // Detach takes this process's stdin and stdout out of the runtime's
 // poller; the next Read or Write puts them back. It must not be called
 // while a Read or Write is under way: that one would fail.
-func (s *stdio) Detach() {
+func (s *Stdio) Detach() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closeFiles()
@@ -151,7 +153,7 @@ func (s *stdio) Detach() {
 
 // Close ends a pending Read and a Write that waits, and every later one.
 // It also closes a given output that is a file other than os.Stdout.
-func (s *stdio) Close() error {
+func (s *Stdio) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -163,7 +165,7 @@ func (s *stdio) Close() error {
 }
 
 // closeFiles closes the duplicates, if attached; s.mu is held.
-func (s *stdio) closeFiles() {
+func (s *Stdio) closeFiles() {
 	f := s.cur.Swap(nil)
 	if f == nil {
 		return

@@ -1,4 +1,4 @@
-package cli
+package hoststream
 
 import (
 	"bytes"
@@ -12,12 +12,11 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/localclient"
 	"mcpx/internal/mcp"
 )
 
 // forwarder connects a host's stdio to the daemon. Where it can, it first
-// hands the stdio to the daemon (handoff.go), and forwards only if the
+// hands the stdio to the daemon (handover.go), and forwards only if the
 // daemon does not take it or gives it back. Forwarding, it reads both directions
 // message by message, so that it knows which host requests await an answer:
 // when the daemon's stream breaks (the daemon died or stopped), each of
@@ -31,13 +30,13 @@ import (
 // loop has sent it, so that messages keep their order.
 type forwarder struct {
 	host io.ReadWriteCloser
-	dial func(ctx context.Context) (*localclient.HostStream, error)
+	dial func(ctx context.Context) (Stream, error)
 	// handoff, if set, first offers the host's stdio to the daemon
-	// (handoff.go).
+	// (handover.go).
 	handoff   handOffFunc
 	noHandoff bool // the daemon did not take the host: forward from then on
 	// detach, if set, takes the host's stdio out of this process's poller
-	// while the daemon has it (stdio.Detach).
+	// while the daemon has it (Stdio.Detach).
 	detach  func()
 	log     *slog.Logger
 	maxLine int
@@ -48,38 +47,16 @@ type forwarder struct {
 	// while run's loop changes stream: a batch is tracked before the
 	// stream it went to is given up, so its requests are answered then.
 	smu    sync.Mutex
-	stream *localclient.HostStream // the daemon's stream for the reader; nil: hand to run
+	stream Stream // the daemon's stream for the reader; nil: hand to run
 
-	mu          sync.Mutex
-	pending     map[string]bool // ids of host requests not yet answered
-	initialize  []byte          // the host's initialize, to replay
-	initialized bool            // the host sent notifications/initialized
+	state hostState // the host's pending requests and handshake
 }
 
 // replayID is the id of a replayed initialize; its answer is not relayed.
 const replayID = apitype.HandoffReplayID
 
-// replay returns the host's initialize with the id replayID, to replay on
-// a new daemon, and whether the host had sent notifications/initialized;
-// nil if the host sent no initialize.
-func (f *forwarder) replay() (line []byte, initialized bool) {
-	f.mu.Lock()
-	init, initialized := f.initialize, f.initialized
-	f.mu.Unlock()
-	if init == nil {
-		return nil, false
-	}
-	msg, err := jsonrpc.Decode(init)
-	if err != nil {
-		return nil, false
-	}
-	msg.ID = jsonrpc.IDFromRaw(replayID)
-	return msg.Encode(), initialized
-}
-
 // run relays until the host leaves (nil) or ctx ends.
 func (f *forwarder) run(ctx context.Context) error {
-	f.pending = map[string]bool{}
 	if f.handoff == nil {
 		first, err := f.dial(ctx)
 		if err != nil {
@@ -106,7 +83,7 @@ func (f *forwarder) run(ctx context.Context) error {
 // the host leaves (nil) or ctx ends. If the host can be handed off and
 // the daemon went away, it stops at the host's next message instead and
 // returns what it had read of the host, to hand over with the host.
-func (f *forwarder) forward(ctx context.Context, first *localclient.HostStream) (*apitype.HandoffStart, error) {
+func (f *forwarder) forward(ctx context.Context, first Stream) (*apitype.HandoffStart, error) {
 	hostLines := make(chan []byte) // framed lines the reader could not send itself
 	sent := make(chan struct{})    // run's loop is done with the last of them
 	hostErr := make(chan error, 1)
@@ -182,10 +159,10 @@ func (f *forwarder) forward(ctx context.Context, first *localclient.HostStream) 
 	}()
 
 	var (
-		stream *localclient.HostStream
+		stream Stream
 		down   chan struct{} // closed when the daemon's stream ends; nil while disconnected
 	)
-	connect := func(s *localclient.HostStream) {
+	connect := func(s Stream) {
 		stream, down = s, f.pump(s, &wg)
 		select {
 		case <-writeErr: // of a stream given up before: none comes after that
@@ -264,7 +241,7 @@ func (f *forwarder) forward(ctx context.Context, first *localclient.HostStream) 
 
 // pump copies the daemon's messages to the host until the stream ends;
 // the returned channel is closed then.
-func (f *forwarder) pump(stream *localclient.HostStream, wg *sync.WaitGroup) chan struct{} {
+func (f *forwarder) pump(stream Stream, wg *sync.WaitGroup) chan struct{} {
 	done := make(chan struct{})
 	if stream == nil {
 		return done // never closes: nothing to read
@@ -323,7 +300,7 @@ func (f *forwarder) send(lines []byte, failed chan<- streamError) bool {
 
 // streamError is a failed write to stream.
 type streamError struct {
-	stream *localclient.HostStream
+	stream Stream
 	err    error
 }
 
@@ -336,27 +313,10 @@ func (f *forwarder) trackAll(lines []byte) {
 	}
 }
 
-// track notes what a host message asks for.
+// track tells the ledger what a host message asks for.
 func (f *forwarder) track(line []byte) {
-	msg, err := jsonrpc.Decode(line)
-	if err != nil {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch {
-	case msg.Method == mcp.MethodInitialize && msg.IsRequest():
-		f.initialize = append([]byte(nil), line...)
-		f.pending[msg.ID.String()] = true
-	case msg.Method == mcp.MethodInitialized:
-		f.initialized = true
-	case msg.Method == mcp.MethodCancelled:
-		// A cancelled request is never answered.
-		if id, ok := mcp.CancelledRequestID(msg.Params); ok {
-			delete(f.pending, id)
-		}
-	case msg.IsRequest():
-		f.pending[msg.ID.String()] = true
+	if msg, err := jsonrpc.Decode(line); err == nil {
+		saw(&f.state, msg, line)
 	}
 }
 
@@ -373,9 +333,7 @@ func (f *forwarder) answered(line []byte) bool {
 	if id.String() == replayID {
 		return false
 	}
-	f.mu.Lock()
-	delete(f.pending, id.String())
-	f.mu.Unlock()
+	f.state.settle(id.String())
 	return true
 }
 
@@ -395,12 +353,8 @@ func (f *forwarder) toHostRaw(lines []byte) {
 
 // answerPending answers every request still waiting with an mcpx error.
 func (f *forwarder) answerPending(why error) {
-	f.mu.Lock()
-	ids := f.pending
-	f.pending = map[string]bool{}
-	f.mu.Unlock()
-	for id := range ids {
-		err := &jsonrpc.Error{Code: -31000, Message: "mcpx: " + why.Error(),
+	for id := range f.state.take() {
+		err := &jsonrpc.Error{Code: mcp.CodeUpstreamFailed, Message: "mcpx: " + why.Error(),
 			Data: jsonrpc.MustMarshal(map[string]any{"mcpx": map[string]string{"kind": "daemon_gone"}})}
 		f.toHost(jsonrpc.NewError(jsonrpc.IDFromRaw(id), err).Encode())
 	}
@@ -408,12 +362,12 @@ func (f *forwarder) answerPending(why error) {
 
 // reconnect opens a new stream to the daemon (starting one if needed) and
 // replays the host's handshake on it.
-func (f *forwarder) reconnect(ctx context.Context) (*localclient.HostStream, error) {
+func (f *forwarder) reconnect(ctx context.Context) (Stream, error) {
 	stream, err := f.dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
 	}
-	if replay, initialized := f.replay(); replay != nil {
+	if replay, initialized := f.state.replay(); replay != nil {
 		if _, err := stream.Write(append(replay, '\n')); err != nil {
 			stream.Close()
 			return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)

@@ -1,10 +1,11 @@
-package localapi
+package hoststream
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"sync"
@@ -13,9 +14,7 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
-	"mcpx/internal/handoff"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/mcp"
 	"mcpx/internal/sock"
 )
 
@@ -23,22 +22,23 @@ import (
 // and each write of an event to serve.
 const handoffTimeout = 10 * time.Second
 
-// serveHandoff serves a host whose stdin and stdout `mcpx serve` hands
-// over on ctl (see apitype.HeaderHandoff): the daemon reads and writes the
-// host's pipes itself, and ctl carries only the events serve needs to take
-// the host back. It returns when the session has ended and serve was told
-// why.
-func (h *Handler) serveHandoff(ctl *net.UnixConn) {
+// ServeHandoff is the daemon's side of the host's stdio link: it serves,
+// with serveHost, a host whose stdin and stdout `mcpx serve` hands over on
+// ctl (see apitype.HeaderHandoff). The daemon reads and writes the host's
+// pipes itself, and ctl carries only the events serve needs to take the
+// host back. It returns when the session has ended and serve was told
+// why; it closes ctl.
+func ServeHandoff(ctl *net.UnixConn, serveHost func(conn io.ReadWriteCloser) error, log *slog.Logger) {
 	defer ctl.Close()
 	_ = ctl.SetReadDeadline(time.Now().Add(handoffTimeout))
 	fds, err := sock.ReceiveFiles(ctl, 3)
 	if err != nil {
-		h.log.Warn("host handoff: no descriptors", "err", err)
+		log.Warn("host handoff: no descriptors", "err", err)
 		return
 	}
 	var start apitype.HandoffStart
 	if err := json.NewDecoder(ctl).Decode(&start); err != nil {
-		h.log.Warn("host handoff: no start", "err", err)
+		log.Warn("host handoff: no start", "err", err)
 		for _, fd := range fds {
 			syscall.Close(fd)
 		}
@@ -47,7 +47,7 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 	_ = ctl.SetReadDeadline(time.Time{})
 	c, err := newHandoffConn(ctl, fds, &start)
 	if err != nil {
-		h.log.Warn("host handoff refused", "err", err)
+		log.Warn("host handoff refused", "err", err)
 		// Serve takes the host back, with what it had sent, and forwards.
 		_ = writeEvent(ctl, &apitype.HandoffEvent{End: apitype.HandoffRefused, Rest: start.Rest})
 		return
@@ -64,8 +64,8 @@ func (h *Handler) serveHandoff(ctl *net.UnixConn) {
 			}
 		}
 	}()
-	if err := h.opts.ServeHost(c); err != nil {
-		h.log.Warn("handed-off host ended with an error", "err", err)
+	if err := serveHost(c); err != nil {
+		log.Warn("handed-off host ended with an error", "err", err)
 	}
 	c.Close()
 	if !c.ctlGone.Load() {
@@ -88,7 +88,7 @@ type handoffConn struct {
 	read     io.Reader        // in, with raw system calls (sock.RawReader)
 	writeAll io.Writer        // out, with raw system calls (sock.RawWriter)
 	writeNow func([]byte) int // out's (sock.NowWriter)
-	table    *handoff.Table
+	table    *idTable
 	ctl      *net.UnixConn
 
 	hostEOF   atomic.Bool // the host closed its output
@@ -105,11 +105,11 @@ type handoffConn struct {
 	overflow  map[string]bool // ids sent as Add events, not yet as Remove
 	overflowN atomic.Int32    // len(overflow), read without cmu
 
-	initialized bool   // the read goroutine's own
-	pre         []byte // read before in: HandoffStart's; the read goroutine's own
-	preSkip     int    // how much of pre is serve's replay, not the host's bytes
-	preStarted  bool   // the session read from pre
-	rest        []byte // Unread's; read after the session ended
+	sawInitialized bool   // the read goroutine's own
+	pre            []byte // read before in: HandoffStart's; the read goroutine's own
+	preSkip        int    // how much of pre is serve's replay, not the host's bytes
+	preStarted     bool   // the session read from pre
+	rest           []byte // Unread's; read after the session ended
 
 	// dropReplay: the answer to a replayed initialize is still to come,
 	// and is not written to the host (guarded by wmu).
@@ -127,7 +127,7 @@ func newHandoffConn(ctl *net.UnixConn, fds []int, start *apitype.HandoffStart) (
 			return nil, err
 		}
 	}
-	table, err := handoff.Map(fds[2])
+	table, err := mapTable(fds[2])
 	if err != nil {
 		syscall.Close(fds[0])
 		syscall.Close(fds[1])
@@ -304,27 +304,21 @@ func (c *handoffConn) Close() error {
 	return nil
 }
 
-// Saw (hostserver.Witness) tracks what the host asks. It runs on the
-// session's read goroutine, before the message is handled.
-func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) {
-	switch {
-	case msg.IsRequest() && msg.ID.String() == apitype.HandoffReplayID:
-		// serve's replay: serve answers nothing for it
-	case msg.IsRequest():
-		if msg.Method == mcp.MethodInitialize {
-			c.event(&apitype.HandoffEvent{Initialize: bytes.Clone(line)})
-		}
-		c.track(msg.ID.String())
-	case msg.Method == mcp.MethodInitialized:
-		if !c.initialized {
-			c.initialized = true
-			c.event(&apitype.HandoffEvent{Initialized: true})
-		}
-	case msg.Method == mcp.MethodCancelled:
-		// A cancelled request is never answered.
-		if id, ok := mcp.CancelledRequestID(msg.Params); ok {
-			c.settle(id)
-		}
+// Saw (hostserver.Witness) tells the ledger what the host asks. It runs
+// on the session's read goroutine, before the message is handled.
+func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) { saw(c, msg, line) }
+
+// initialize (ledger) tells serve the host's initialize, to replay.
+func (c *handoffConn) initialize(line []byte) {
+	c.event(&apitype.HandoffEvent{Initialize: bytes.Clone(line)})
+}
+
+// initialized (ledger) tells serve, once, that the host sent
+// notifications/initialized.
+func (c *handoffConn) initialized() {
+	if !c.sawInitialized {
+		c.sawInitialized = true
+		c.event(&apitype.HandoffEvent{Initialized: true})
 	}
 }
 
@@ -332,8 +326,9 @@ func (c *handoffConn) Saw(msg *jsonrpc.Message, line []byte) {
 // the host back.
 func (c *handoffConn) Unread(rest []byte) { c.rest = rest }
 
-// track records a request the session will answer.
-func (c *handoffConn) track(id string) {
+// request (ledger) records a request the session will answer: in the
+// table, or if it has no room, in an event to serve.
+func (c *handoffConn) request(id string) {
 	if c.table.Add(id) == nil {
 		return
 	}
@@ -346,7 +341,7 @@ func (c *handoffConn) track(id string) {
 	}
 }
 
-// settle forgets a request that was answered or needs no answer.
+// settle (ledger) forgets a request that was answered or needs no answer.
 func (c *handoffConn) settle(id string) {
 	if c.table.Remove(id) || c.overflowN.Load() == 0 {
 		return

@@ -1,8 +1,9 @@
-package upstream
+package supervise
 
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,40 +22,40 @@ import (
 // The test binary doubles as the shim (main_test.go).
 
 // testShim runs upstreams under the test binary as their shim.
-func testShim(t *testing.T) *Supervision {
+func testShim(t *testing.T) *Options {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Supervision{Shim: exe}
+	return &Options{Shim: exe}
 }
 
 // supervisionModes are the two ways a pool may run an upstream.
-func supervisionModes(t *testing.T) map[string]*Supervision {
-	return map[string]*Supervision{"shim": testShim(t), "direct": nil}
+func supervisionModes(t *testing.T) map[string]*Options {
+	return map[string]*Options{"shim": testShim(t), "direct": nil}
 }
 
 // startSh starts `sh -c script` as an upstream and stops it (if it still
 // runs) at the end of the test.
-func startSh(t *testing.T, sup *Supervision, script string) *process {
+func startSh(t *testing.T, sup *Options, script string) *Process {
 	t.Helper()
-	p, err := startProcess(&config.Server{Name: "t", Command: "sh", Args: []string{"-c", script}}, sup)
+	p, err := Start(&config.Server{Name: "t", Command: "sh", Args: []string{"-c", script}}, sup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, p.stdout) }()
-	go func() { _, _ = io.Copy(io.Discard, p.stderr) }()
+	go func() { _, _ = io.Copy(io.Discard, p.Stdout) }()
+	go func() { _, _ = io.Copy(io.Discard, p.Stderr) }()
 	t.Cleanup(func() {
-		p.stop(100 * time.Millisecond)
-		p.stdout.Close()
-		p.stderr.Close()
+		p.Stop(100 * time.Millisecond)
+		p.Stdout.Close()
+		p.Stderr.Close()
 	})
 	return p
 }
 
 // tagOf returns the tag of p's tree.
-func tagOf(t *testing.T, p *process) string {
+func tagOf(t *testing.T, p *Process) string {
 	t.Helper()
 	for _, kv := range p.cmd.Env {
 		if v, ok := strings.CutPrefix(kv, tagEnv+"="); ok {
@@ -114,7 +115,7 @@ func noneLeft(t *testing.T, tag string, d time.Duration) {
 }
 
 // waitDone waits for p to end.
-func waitDone(t *testing.T, p *process, d time.Duration) {
+func waitDone(t *testing.T, p *Process, d time.Duration) {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -142,7 +143,7 @@ func TestShimExitStatus(t *testing.T) {
 			t.Run(mode+"/"+c.script, func(t *testing.T) {
 				p := startSh(t, sup, c.script)
 				waitDone(t, p, 10*time.Second)
-				if got := p.exitStatus(); got != c.want {
+				if got := p.ExitStatus(); got != c.want {
 					t.Errorf("exit status %q, want %q", got, c.want)
 				}
 			})
@@ -171,10 +172,10 @@ func TestShimGracefulStop(t *testing.T) {
 			tag := tagOf(t, p)
 			waitTagged(t, tag, 3) // shim, sh, sleep
 			start := time.Now()
-			p.stop(grace)
+			p.Stop(grace)
 			took := time.Since(start)
-			t.Logf("%s: stopped in %s, %s", c.name, took.Round(time.Millisecond), p.exitStatus())
-			if got := p.exitStatus(); got != c.want {
+			t.Logf("%s: stopped in %s, %s", c.name, took.Round(time.Millisecond), p.ExitStatus())
+			if got := p.ExitStatus(); got != c.want {
 				t.Errorf("exit status %q, want %q", got, c.want)
 			}
 			if took < c.min || took > c.max {
@@ -196,16 +197,16 @@ func TestShimKillsWhatTheUpstreamLeft(t *testing.T) {
 	for escaped := false; !escaped; {
 		procs := waitTagged(t, tag, 5) // shim, sh, three sleeps
 		for _, q := range procs {
-			escaped = escaped || q.sid != p.pid()
+			escaped = escaped || q.sid != p.PID()
 		}
 		if !escaped && time.Now().After(deadline) {
 			t.Fatalf("no process left the upstream's session: %+v", procs)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	p.stdin.Close()
+	p.Stdin.Close()
 	waitDone(t, p, 10*time.Second)
-	if got := p.exitStatus(); got != "exit status 5" {
+	if got := p.ExitStatus(); got != "exit status 5" {
 		t.Errorf("exit status %q, want \"exit status 5\"", got)
 	}
 	noneLeft(t, tag, 0) // the shim exits only once its tree is gone
@@ -220,9 +221,9 @@ func TestShimControlPipe(t *testing.T) {
 	start := time.Now()
 	p.closeCtrl()
 	waitDone(t, p, 5*time.Second)
-	t.Logf("tree killed %s after the control pipe closed: %s", time.Since(start).Round(time.Millisecond), p.exitStatus())
+	t.Logf("tree killed %s after the control pipe closed: %s", time.Since(start).Round(time.Millisecond), p.ExitStatus())
 	noneLeft(t, tag, 0)
-	if got := p.exitStatus(); got != "signal: killed" {
+	if got := p.ExitStatus(); got != "signal: killed" {
 		t.Errorf("exit status %q, want the upstream's \"signal: killed\"", got)
 	}
 }
@@ -237,25 +238,25 @@ func TestShimIgnoresSignalsWhileMcpxLives(t *testing.T) {
 	procs := waitTagged(t, tag, 2)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT,
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM, syscall.SIGTSTP, syscall.SIGABRT} {
-		if err := syscall.Kill(p.pid(), sig); err != nil {
+		if err := syscall.Kill(p.PID(), sig); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(200 * time.Millisecond)
 	select {
 	case <-p.done:
-		t.Fatalf("the shim ended: %s", p.exitStatus())
+		t.Fatalf("the shim ended: %s", p.ExitStatus())
 	default:
 	}
-	if st, _ := readProc(p.pid()); st.state == 'T' {
+	if st, _ := readProc(p.PID()); st.state == 'T' {
 		t.Errorf("the shim is stopped")
 	}
 	if got := tagged(t, tag); len(got) != len(procs) {
 		t.Errorf("processes after the signals: %+v, want %+v", got, procs)
 	}
-	p.stdin.Close()
+	p.Stdin.Close()
 	waitDone(t, p, 5*time.Second)
-	if got := p.exitStatus(); got != "exit status 0" {
+	if got := p.ExitStatus(); got != "exit status 0" {
 		t.Errorf("exit status %q, want \"exit status 0\"", got)
 	}
 }
@@ -270,7 +271,7 @@ func TestShimPassesStdio(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for child == 0 {
 		for _, q := range tagged(t, tag) {
-			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", q.pid)); q.ppid == p.pid() && string(comm) == "cat\n" {
+			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", q.pid)); q.ppid == p.PID() && string(comm) == "cat\n" {
 				child = q.pid
 			}
 		}
@@ -288,19 +289,19 @@ func TestShimPassesStdio(t *testing.T) {
 	}
 	self := os.Getpid()
 	// mcpx's ends: the other ends of the same pipes.
-	for fd, mine := range map[int]*os.File{0: p.stdin, 1: p.stdout, 2: p.stderr} {
+	for fd, mine := range map[int]*os.File{0: p.Stdin, 1: p.Stdout, 2: p.Stderr} {
 		want := link(self, int(mine.Fd()))
 		if got := link(child, fd); got != want {
 			t.Errorf("upstream fd %d is %s, want mcpx's pipe %s", fd, got, want)
 		}
 	}
 	for fd := range 2 {
-		if got := link(p.pid(), fd); strings.HasPrefix(got, "pipe:") {
+		if got := link(p.PID(), fd); strings.HasPrefix(got, "pipe:") {
 			t.Errorf("the shim holds the upstream's fd %d (%s)", fd, got)
 		}
 	}
 	// The control pipe is the shim's alone.
-	ctrl := link(p.pid(), ctrlFD)
+	ctrl := link(p.PID(), ctrlFD)
 	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", child))
 	for _, f := range fds {
 		if n, _ := strconv.Atoi(f.Name()); link(child, n) == ctrl {
@@ -311,7 +312,7 @@ func TestShimPassesStdio(t *testing.T) {
 
 // TestParentDeathSignalFollowsThread shows the caveat of the parent-death
 // signal (it fires when the forking thread exits, not the process) and
-// that startProcess is immune: it forks on a thread that lives as long as
+// that Start is immune: it forks on a thread that lives as long as
 // the child, whatever thread asked for the start.
 func TestParentDeathSignalFollowsThread(t *testing.T) {
 	// On a thread that then exits: the child dies though mcpx lives. (Go
@@ -350,10 +351,10 @@ func TestParentDeathSignalFollowsThread(t *testing.T) {
 
 	for mode, sup := range supervisionModes(t) {
 		t.Run(mode, func(t *testing.T) {
-			pc := make(chan *process, 1)
+			pc := make(chan *Process, 1)
 			go func() {
 				runtime.LockOSThread()
-				p, err := startProcess(&config.Server{Name: "t", Command: "sh", Args: []string{"-c", "exec cat"}}, sup)
+				p, err := Start(&config.Server{Name: "t", Command: "sh", Args: []string{"-c", "exec cat"}}, sup)
 				if err != nil {
 					t.Error(err)
 				}
@@ -363,15 +364,15 @@ func TestParentDeathSignalFollowsThread(t *testing.T) {
 			if p == nil {
 				return
 			}
-			defer func() { p.stdout.Close(); p.stderr.Close() }()
+			defer func() { p.Stdout.Close(); p.Stderr.Close() }()
 			time.Sleep(200 * time.Millisecond)
 			select {
 			case <-p.done:
-				t.Fatalf("the upstream died when the thread that asked for it exited: %s", p.exitStatus())
+				t.Fatalf("the upstream died when the thread that asked for it exited: %s", p.ExitStatus())
 			default:
 			}
-			p.stop(time.Second)
-			if got := p.exitStatus(); got != "exit status 0" {
+			p.Stop(time.Second)
+			if got := p.ExitStatus(); got != "exit status 0" {
 				t.Errorf("exit status %q, want \"exit status 0\"", got)
 			}
 		})
@@ -396,7 +397,7 @@ func TestShimStartFailure(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			errs := map[string]string{}
 			for mode, sup := range supervisionModes(t) {
-				_, err := startProcess(srv, sup)
+				_, err := Start(srv, sup)
 				if err == nil {
 					t.Fatalf("%s: started", mode)
 				}
@@ -420,11 +421,11 @@ func TestRecords(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("records: %v, want one", files)
 	}
-	want := fmt.Sprintf("%d-%d.json", os.Getpid(), p.pid())
+	want := fmt.Sprintf("%d-%d.json", os.Getpid(), p.PID())
 	if filepath.Base(files[0]) != want {
 		t.Errorf("record %s, want %s", files[0], want)
 	}
-	p.stop(time.Second)
+	p.Stop(time.Second)
 	if files, _ := filepath.Glob(filepath.Join(sup.Records, "*")); len(files) != 0 {
 		t.Errorf("records after the upstream ended: %v", files)
 	}
@@ -480,7 +481,7 @@ func leftTree(t *testing.T) (*exec.Cmd, string) {
 func TestReap(t *testing.T) {
 	dir := t.TempDir()
 	owner, ownerStart := deadPID(t)
-	log := testLogger(t)
+	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	// A live owner (this process): nothing is touched.
 	live, liveTag := leftTree(t)

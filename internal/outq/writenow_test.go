@@ -1,4 +1,4 @@
-package hostserver
+package outq
 
 import (
 	"bytes"
@@ -27,6 +27,17 @@ func (s *stream) Write(p []byte) (int, error) {
 	return s.buf.Write(p)
 }
 
+// writeBatch writes a batch as a stream connection's writer does: the
+// rest of a line first, then each line with its newline.
+func (s *stream) writeBatch(partial []byte, batch [][]byte) error {
+	buf := append([]byte(nil), partial...)
+	for _, line := range batch {
+		buf = append(append(buf, line...), '\n')
+	}
+	_, err := s.Write(buf)
+	return err
+}
+
 func (s *stream) WriteNow(p []byte) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,18 +58,17 @@ func (s *stream) WriteNow(p []byte) int {
 	return n
 }
 
-// TestOutQueueWriteNow: with pushes writing themselves while the writer is
+// TestQueueWriteNow: with pushes writing themselves while the writer is
 // idle, in whole or in part, every message arrives whole, once, and in the
 // order each goroutine queued its messages; nothing a cancelled request
 // queued after it turned dead arrives.
-func TestOutQueueWriteNow(t *testing.T) {
+func TestQueueWriteNow(t *testing.T) {
 	nowN, partial := 0, 0
 	for round := range 20 {
 		s := &stream{rnd: rand.New(rand.NewPCG(uint64(round), 7))}
-		q := newOutQueue()
-		q.writeNow = s.WriteNow
+		q := New(Options{WriteNow: s.WriteNow, CoalesceAt: 2 << 20})
 		done := make(chan struct{})
-		go func() { defer close(done); q.runStream(s) }()
+		go func() { defer close(done); _ = q.Run(s.writeBatch) }()
 
 		const senders, each = 8, 200
 		var wg sync.WaitGroup
@@ -67,24 +77,24 @@ func TestOutQueueWriteNow(t *testing.T) {
 				for i := range each {
 					line := []byte(fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))
 					if i%3 == 0 {
-						q.pushProgressWhile(nil, fmt.Sprint(g), line)
+						q.PushKeyed(nil, fmt.Sprint(g), line)
 					} else {
-						q.pushWhile(nil, line)
+						q.PushWhile(nil, line)
 					}
 					if i%50 == 0 {
 						time.Sleep(time.Millisecond) // let the writer go idle
 					}
 				}
 				dead := func() bool { return false }
-				q.pushWhile(dead, []byte(`{"dead":true}`))
+				q.PushWhile(dead, []byte(`{"dead":true}`))
 			})
 		}
 		wg.Wait()
-		q.close()
+		q.Close()
 		select {
 		case <-done:
 		case <-time.After(deadline):
-			t.Fatal("runStream did not return")
+			t.Fatal("Run did not return")
 		}
 
 		next := make([]int, senders)

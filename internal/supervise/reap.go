@@ -1,4 +1,4 @@
-package upstream
+package supervise
 
 import (
 	"crypto/rand"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// Supervision says how a pool runs its stdio upstreams (see shim.go).
-type Supervision struct {
+// Options says how a pool runs its stdio upstreams (see shim.go).
+type Options struct {
 	// Shim is the executable run as `Shim shim ...` to supervise each
 	// stdio upstream: the mcpx executable (cmd/mcpx passes /proc/self/exe,
 	// which stays the running build even if the file is replaced). ""

@@ -1,4 +1,4 @@
-package upstream
+package supervise
 
 import (
 	"errors"
@@ -17,14 +17,14 @@ import (
 	"mcpx/internal/config"
 )
 
-// process is one upstream child: its own process group, stdin and stdout
+// Process is one upstream child: its own process group, stdin and stdout
 // as pipes, stderr to the log. Under a supervisor (shim.go) the child is
 // the shim, leader of the upstream's session and group.
-type process struct {
+type Process struct {
 	cmd    *exec.Cmd
-	stdin  *os.File
-	stdout *os.File
-	stderr *os.File
+	Stdin  *os.File // the child's stdin; Stop closes it
+	Stdout *os.File // the child's stdout; the caller reads and closes it
+	Stderr *os.File // the child's stderr; the caller reads and closes it
 	// ctrl is mcpx's end of the shim's control pipe; closing it has the
 	// shim kill the upstream's whole tree. nil without a shim.
 	ctrl     *os.File
@@ -33,11 +33,11 @@ type process struct {
 	err      error         // its exit status, after done
 }
 
-// startProcess spawns srv's command, under the shim of sup if it names
+// Start spawns srv's command, under the shim of sup if it names
 // one. The caller owns the returned pipes' read ends.
-func startProcess(srv *config.Server, sup *Supervision) (*process, error) {
+func Start(srv *config.Server, sup *Options) (*Process, error) {
 	if sup == nil {
-		sup = &Supervision{}
+		sup = &Options{}
 	}
 	// Resolved here, in mcpx's environment, as without a shim.
 	cmd := exec.Command(srv.Command, srv.Args...)
@@ -104,7 +104,7 @@ func startProcess(srv *config.Server, sup *Supervision) (*process, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, stderr: errR, ctrl: ctrlW, done: make(chan struct{})}
+	p := &Process{cmd: cmd, Stdin: inW, Stdout: outR, Stderr: errR, ctrl: ctrlW, done: make(chan struct{})}
 	var rec *record
 	if sup.Records != "" {
 		rec = &record{Boot: bootID(), Tag: tag, Owner: os.Getpid(), OwnerStart: selfStart(), Server: srv.Name, Command: srv.Command}
@@ -164,7 +164,7 @@ func shimReport(r *os.File, path string) error {
 // all the same, and without a shim it is the only one.) Blocked in wait,
 // the thread costs nothing a waiting child did not cost before. If rec is
 // not nil, the child is recorded in dir while it lives.
-func (p *process) run(started chan<- error, dir string, rec *record) {
+func (p *Process) run(started chan<- error, dir string, rec *record) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := p.cmd.Start(); err != nil {
@@ -197,13 +197,17 @@ func withTag(env map[string]string, tag string) map[string]string {
 	return out
 }
 
-// wait waits until the child has exited and been reaped.
-func (p *process) wait() { <-p.done }
+// Wait waits until the child has exited and been reaped.
+func (p *Process) Wait() { <-p.done }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+// Done is closed when the child has exited and been reaped.
+func (p *Process) Done() <-chan struct{} { return p.done }
 
-// exitStatus describes how the child ended, once done is closed.
-func (p *process) exitStatus() string {
+// PID is the child's process id: the shim's under a shim.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// ExitStatus describes how the child ended, once Done is closed.
+func (p *Process) ExitStatus() string {
 	if p.err == nil {
 		return "exit status 0"
 	}
@@ -211,13 +215,13 @@ func (p *process) exitStatus() string {
 }
 
 // signalGroup signals the child's whole process group.
-func (p *process) signalGroup(sig syscall.Signal) {
+func (p *Process) signalGroup(sig syscall.Signal) {
 	// The group id is the child's pid (Setpgid, Setsid). ESRCH means it is
 	// gone.
 	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 }
 
-func (p *process) closeCtrl() {
+func (p *Process) closeCtrl() {
 	p.ctrlOnce.Do(func() {
 		if p.ctrl != nil {
 			p.ctrl.Close()
@@ -229,8 +233,8 @@ func (p *process) closeCtrl() {
 // when told to, before mcpx kills the group itself.
 const shimKillWait = time.Second
 
-// kill ends the child and everything it spawned now, without waiting.
-func (p *process) kill() {
+// Kill ends the child and everything it spawned now, without waiting.
+func (p *Process) Kill() {
 	if p.ctrl == nil {
 		p.signalGroup(syscall.SIGKILL)
 		return
@@ -245,11 +249,11 @@ func (p *process) kill() {
 	})
 }
 
-// stop ends the child as the spec's stdio shutdown says: close its stdin,
+// Stop ends the child as the spec's stdio shutdown says: close its stdin,
 // wait, SIGTERM, wait, SIGKILL. It returns when the child has exited;
 // whatever else is left in its group is killed too.
-func (p *process) stop(grace time.Duration) {
-	p.stdin.Close()
+func (p *Process) Stop(grace time.Duration) {
+	p.Stdin.Close()
 	select {
 	case <-p.done:
 	case <-time.After(grace):
@@ -268,7 +272,7 @@ func (p *process) stop(grace time.Duration) {
 }
 
 // forceKill kills the child and its tree and waits for the child.
-func (p *process) forceKill() {
+func (p *Process) forceKill() {
 	if p.ctrl != nil {
 		p.closeCtrl()
 		select {
@@ -310,21 +314,3 @@ func mergeEnv(base []string, extra map[string]string) []string {
 	}
 	return out
 }
-
-// ExitError is the error of calls whose upstream process ended under them.
-type ExitError struct {
-	Server string
-	Status string // "exit status 3", "signal: killed", or why the link broke
-	Stderr string // the last lines it wrote to stderr, if any
-}
-
-func (e *ExitError) Error() string {
-	msg := fmt.Sprintf("upstream %q exited (%s)", e.Server, e.Status)
-	if e.Stderr != "" {
-		msg += "; its last stderr: " + e.Stderr
-	}
-	return msg
-}
-
-// ErrStopped is returned for calls on an upstream mcpx stopped itself.
-var ErrStopped = errors.New("upstream stopped")

@@ -1,9 +1,10 @@
-package localapi
+package hoststream
 
 import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
-	"mcpx/internal/handoff"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/sock"
 )
@@ -21,18 +21,18 @@ import (
 // newTestHandoff is a handoffConn without pipes (its writes are fed to
 // wrote directly), with its table mapped a second time as serve would,
 // and serve's end of the event socket.
-func newTestHandoff(t *testing.T) (c *handoffConn, serve *handoff.Table, events *bufio.Reader) {
+func newTestHandoff(t *testing.T) (c *handoffConn, serve *idTable, events *bufio.Reader) {
 	t.Helper()
-	f, err := handoff.Create()
+	f, err := createTable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	mine, err := handoff.Map(int(f.Fd()))
+	mine, err := mapTable(int(f.Fd()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if serve, err = handoff.Map(int(f.Fd())); err != nil {
+	if serve, err = mapTable(int(f.Fd())); err != nil {
 		t.Fatal(err)
 	}
 	daemon, serveEnd := socketPair(t)
@@ -62,7 +62,7 @@ func socketPair(t *testing.T) (a, b *net.UnixConn) {
 	return conns[0], conns[1]
 }
 
-func saw(t *testing.T, c *handoffConn, line string) {
+func sawLine(t *testing.T, c *handoffConn, line string) {
 	t.Helper()
 	msg, err := jsonrpc.Decode([]byte(line))
 	if err != nil {
@@ -71,7 +71,7 @@ func saw(t *testing.T, c *handoffConn, line string) {
 	c.Saw(msg, []byte(line))
 }
 
-func pendingIDs(tb *handoff.Table) []string {
+func pendingIDs(tb *idTable) []string {
 	ids := tb.Pending()
 	slices.Sort(ids)
 	return ids
@@ -82,9 +82,9 @@ func pendingIDs(tb *handoff.Table) []string {
 // notifications and requests to the host do not settle anything.
 func TestHandoffTracksAnswersByTheByte(t *testing.T) {
 	c, serve, _ := newTestHandoff(t)
-	saw(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
-	saw(t, c, `{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"b"}}`)
-	saw(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	sawLine(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}}`)
+	sawLine(t, c, `{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"b"}}`)
+	sawLine(t, c, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
 	if got := pendingIDs(serve); !slices.Equal(got, []string{`"two"`, `1`, `3`}) {
 		t.Fatalf("pending %q", got)
 	}
@@ -126,13 +126,13 @@ func TestHandoffTracksAnswersByTheByte(t *testing.T) {
 func TestHandoffEvents(t *testing.T) {
 	c, serve, events := newTestHandoff(t)
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`
-	saw(t, c, init)
-	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`) // once is told
-	saw(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}`)
-	saw(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
-	long := `"` + strings.Repeat("L", handoff.MaxID) + `"`
-	saw(t, c, `{"jsonrpc":"2.0","id":`+long+`,"method":"tools/call","params":{}}`)
+	sawLine(t, c, init)
+	sawLine(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	sawLine(t, c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`) // once is told
+	sawLine(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}`)
+	sawLine(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	long := `"` + strings.Repeat("L", maxID) + `"`
+	sawLine(t, c, `{"jsonrpc":"2.0","id":`+long+`,"method":"tools/call","params":{}}`)
 	answer := []byte(`{"jsonrpc":"2.0","id":` + long + `,"result":{}}` + "\n")
 	c.wrote(answer, len(answer))
 
@@ -168,7 +168,7 @@ func TestHandoffDropsTheReplayAnswer(t *testing.T) {
 	for _, step := range []int{1, 7, 64, 1 << 10} {
 		c, serve, _ := newTestHandoff(t)
 		c.dropReplay = true
-		saw(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`)
+		sawLine(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`)
 		var host []byte
 		w := func(b []byte) (int, error) { // a pipe that takes step bytes at a time
 			n := min(len(b), step)
@@ -209,22 +209,22 @@ func TestHandoffGivesBackWhatItDidNotServe(t *testing.T) {
 		{"never-read", false, apitype.HandoffStopping},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := New(nil, nil, &Options{ServeHost: func(conn io.ReadWriteCloser) error { return conn.Close() }})
+			serveHost := func(conn io.ReadWriteCloser) error { return conn.Close() }
 			serve, daemon := socketPair(t)
 			done := make(chan struct{})
-			go func() { defer close(done); h.serveHandoff(daemon) }()
+			go func() { defer close(done); ServeHandoff(daemon, serveHost, slog.New(slog.DiscardHandler)) }()
 			defer func() { serve.Close(); <-done }()
 
 			inR, inW, _ := os.Pipe()
 			outR, outW, _ := os.Pipe()
 			defer func() { inR.Close(); inW.Close(); outR.Close(); outW.Close() }()
-			table, err := handoff.Create()
+			table, err := createTable()
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer table.Close()
 			if tc.badTable {
-				if err := table.Truncate(handoff.Size / 2); err != nil {
+				if err := table.Truncate(tableSize / 2); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,22 +1,17 @@
-package cli
+package hoststream
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"mcpx/internal/apitype"
-	"mcpx/internal/handoff"
-	"mcpx/internal/localclient"
-	"mcpx/internal/sock"
 )
 
 // handOffFunc offers the host's stdio to the daemon with the table file
-// table (see localclient.Client.HandOff).
-type handOffFunc func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (*localclient.Handoff, *localclient.HostStream, error)
+// table (see Options.HandOff).
+type handOffFunc func(ctx context.Context, table *os.File, start *apitype.HandoffStart) (Events, Stream, error)
 
 // handOff hands the host's stdin and stdout to the daemon, which then
 // reads and writes them itself: one process less between host and
@@ -35,8 +30,8 @@ type handOffFunc func(ctx context.Context, table *os.File, start *apitype.Handof
 // again (nil the first time); if the host is not handed over, it is read
 // again by the forwarder. An error is one of dialing the daemon, as the
 // forwarder's dial; the requests in start are answered with it.
-func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (stream *localclient.HostStream, hostLeft bool, err error) {
-	forward := func(why error) (*localclient.HostStream, bool, error) {
+func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (stream Stream, hostLeft bool, err error) {
+	forward := func(why error) (Stream, bool, error) {
 		f.noHandoff = true
 		if start != nil { // the forwarder reads it, reconnecting
 			f.host = &prefixed{ReadWriteCloser: f.host, pre: start.Rest}
@@ -46,12 +41,12 @@ func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (s
 		s, err := f.dial(ctx)
 		return s, false, err
 	}
-	file, err := handoff.Create()
+	file, err := createTable()
 	if err != nil {
 		return forward(err)
 	}
 	defer file.Close()
-	table, err := handoff.Map(int(file.Fd()))
+	table, err := mapTable(int(file.Fd()))
 	if err != nil {
 		return forward(err)
 	}
@@ -90,13 +85,9 @@ func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (s
 		}
 		switch {
 		case ev.Initialize != nil:
-			f.mu.Lock()
-			f.initialize = bytes.Clone(ev.Initialize)
-			f.mu.Unlock()
+			f.state.initialize(ev.Initialize)
 		case ev.Initialized:
-			f.mu.Lock()
-			f.initialized = true
-			f.mu.Unlock()
+			f.state.initialized()
 		case ev.Add != nil:
 			overflow[string(ev.Add)] = true
 		case ev.Remove != nil:
@@ -125,14 +116,12 @@ func (f *forwarder) handOff(ctx context.Context, start *apitype.HandoffStart) (s
 	if table.Partial() {
 		f.toHostRaw([]byte{'\n'}) // end the line it was writing
 	}
-	f.mu.Lock()
 	for _, id := range table.Pending() {
-		f.pending[id] = true
+		f.state.request(id)
 	}
 	for id := range overflow {
-		f.pending[id] = true
+		f.state.request(id)
 	}
-	f.mu.Unlock()
 	f.answerPending(why)
 	if end != nil && len(end.Rest) > 0 {
 		f.host = &prefixed{ReadWriteCloser: f.host, pre: end.Rest}
@@ -148,7 +137,7 @@ func (f *forwarder) handoffStart(rest []byte) *apitype.HandoffStart {
 		f.host = p.ReadWriteCloser
 	}
 	start := &apitype.HandoffStart{Rest: rest}
-	start.Replay, start.Initialized = f.replay()
+	start.Replay, start.Initialized = f.state.replay()
 	return start
 }
 
@@ -166,18 +155,4 @@ func (p *prefixed) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return p.ReadWriteCloser.Read(b)
-}
-
-// canHandOff reports why the host's stdio cannot be handed to the daemon,
-// or nil if it can: both must be this process's own pipes or sockets.
-func canHandOff(s *stdio) error {
-	if s.inFD < 0 || s.outFD < 0 {
-		return errors.New("stdin or stdout is not this process's own")
-	}
-	for _, fd := range []int{s.inFD, s.outFD} {
-		if err := sock.CheckStream(fd); err != nil {
-			return fmt.Errorf("handing the host's stdio to the daemon: %w", err)
-		}
-	}
-	return nil
 }

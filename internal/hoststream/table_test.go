@@ -1,4 +1,4 @@
-package handoff
+package hoststream
 
 import (
 	"errors"
@@ -10,17 +10,17 @@ import (
 
 // pair maps one table file twice: the writer (the daemon's side) and the
 // reader (serve's), as two processes would.
-func pair(t *testing.T) (w, r *Table) {
+func pair(t *testing.T) (w, r *idTable) {
 	t.Helper()
-	f, err := Create()
+	f, err := createTable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if w, err = Map(int(f.Fd())); err != nil {
+	if w, err = mapTable(int(f.Fd())); err != nil {
 		t.Fatal(err)
 	}
-	if r, err = Map(int(f.Fd())); err != nil {
+	if r, err = mapTable(int(f.Fd())); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close(); r.Close() })
@@ -94,11 +94,11 @@ func TestTableReusesLowSlots(t *testing.T) {
 
 func TestTableRefusesWhatDoesNotFit(t *testing.T) {
 	w, r := pair(t)
-	long := `"` + strings.Repeat("x", MaxID-1) + `"`
-	if err := w.Add(long); !errors.Is(err, ErrNoRoom) {
-		t.Fatalf("an id of %d bytes: %v, want ErrNoRoom", len(long), err)
+	long := `"` + strings.Repeat("x", maxID-1) + `"`
+	if err := w.Add(long); !errors.Is(err, errNoRoom) {
+		t.Fatalf("an id of %d bytes: %v, want errNoRoom", len(long), err)
 	}
-	if err := w.Add(long[1:]); err != nil { // MaxID bytes fit
+	if err := w.Add(long[1:]); err != nil { // maxID bytes fit
 		t.Fatal(err)
 	}
 	for i := 1; i < slots; i++ {
@@ -106,8 +106,8 @@ func TestTableRefusesWhatDoesNotFit(t *testing.T) {
 			t.Fatalf("slot %d: %v", i, err)
 		}
 	}
-	if err := w.Add("full"); !errors.Is(err, ErrNoRoom) {
-		t.Fatalf("a full table: %v, want ErrNoRoom", err)
+	if err := w.Add("full"); !errors.Is(err, errNoRoom) {
+		t.Fatalf("a full table: %v, want errNoRoom", err)
 	}
 	got := r.Pending()
 	if len(got) != slots || string(got[0]) != long[1:] {
@@ -116,7 +116,7 @@ func TestTableRefusesWhatDoesNotFit(t *testing.T) {
 }
 
 func TestMapRefusesOtherFiles(t *testing.T) {
-	f, err := Create()
+	f, err := createTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +124,13 @@ func TestMapRefusesOtherFiles(t *testing.T) {
 	if _, err := f.WriteAt([]byte("nope"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Map(int(f.Fd())); err == nil {
+	if _, err := mapTable(int(f.Fd())); err == nil {
 		t.Fatal("mapped a file without the magic")
 	}
-	if err := f.Truncate(Size + 1); err != nil {
+	if err := f.Truncate(tableSize + 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Map(int(f.Fd())); err == nil {
+	if _, err := mapTable(int(f.Fd())); err == nil {
 		t.Fatal("mapped a file of the wrong size")
 	}
 }

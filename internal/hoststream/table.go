@@ -1,26 +1,26 @@
-// Package handoff is the memory that `mcpx serve` and the daemon share
-// when serve hands its stdin and stdout to the daemon (see
-// docs/design.md, "Handing a host's stdio to the daemon").
+package hoststream
+
+// The handoff table: the memory that serve and the daemon share while the
+// daemon has the host's stdio.
 //
 // Once handed off, the daemon reads the host's requests and writes its
 // answers itself, and serve sees none of them. If the daemon dies, serve
 // must answer every request the daemon read and had not answered, or the
 // host would wait for them forever; a daemon that died cannot say which
-// they are. So the daemon keeps them in a [Table], a small file that both
-// processes map: it adds an id when it reads a request and removes it when
-// the answer's last byte is written, and serve reads what is left once
-// the daemon is gone. Stores to the table are plain memory writes, no
+// they are. So the daemon keeps them in an [idTable], a small file that
+// both processes map: it adds an id when it reads a request and removes it
+// when the answer's last byte is written, and serve reads what is left
+// once the daemon is gone. Stores to the table are plain memory writes, no
 // system call and no wake-up of serve.
 //
 // The table also says whether the daemon stopped in the middle of writing
 // a line to the host, so that serve ends that line before it writes its
 // own.
 //
-// A Table's Add, Remove and SetPartial are safe for concurrent use by the
-// goroutines of one process; Pending and Partial are for the other
+// An idTable's Add, Remove and SetPartial are safe for concurrent use by
+// the goroutines of one process; Pending and Partial are for the other
 // process, once the writer is gone. Whoever maps a table unmaps it with
 // Close. Linux and other unix systems only.
-package handoff
 
 import (
 	"errors"
@@ -35,29 +35,29 @@ import (
 )
 
 // The layout of the file. A slot holds one id: a state word (used or
-// free) and the id's JSON text, up to MaxID bytes.
+// free) and the id's JSON text, up to maxID bytes.
 const (
 	slotSize   = 64
 	headerSize = slotSize
-	MaxID      = slotSize - 5 // state word and length byte
-	// Size is the file's size: a header and 255 slots. Slots are taken
+	maxID      = slotSize - 5 // state word and length byte
+	// tableSize is the file's size: a header and 255 slots. Slots are taken
 	// lowest first, so a host with few calls in flight touches one page.
-	Size  = 16 << 10
-	slots = (Size - headerSize) / slotSize
+	tableSize = 16 << 10
+	slots     = (tableSize - headerSize) / slotSize
 
 	magic      = "mcpxho1\x00"
 	offPartial = 8 // uint32: 1 while a line to the host is partly written
 )
 
-// ErrNoRoom is returned by Add for an id the table cannot hold: it is too
+// errNoRoom is returned by Add for an id the table cannot hold: it is too
 // long or every slot is taken. The caller tells serve of it another way.
-var ErrNoRoom = errors.New("no room in the handoff table")
+var errNoRoom = errors.New("no room in the handoff table")
 
-// Create makes the file of a table, zeroed to [Size]: a memory file, or
+// createTable makes the file of a table, zeroed to [tableSize]: a memory file, or
 // where the system has none a file in the temporary directory, unlinked
 // at once. Either way it lives only while a process holds it. The caller
 // closes it once it is mapped and handed on.
-func Create() (*os.File, error) {
+func createTable() (*os.File, error) {
 	var f *os.File
 	if fd, err := unix.MemfdCreate("mcpx-handoff", unix.MFD_CLOEXEC); err == nil {
 		f = os.NewFile(uintptr(fd), "mcpx-handoff")
@@ -67,7 +67,7 @@ func Create() (*os.File, error) {
 		}
 		os.Remove(f.Name())
 	}
-	if err := f.Truncate(Size); err != nil {
+	if err := f.Truncate(tableSize); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("creating a handoff table: %w", err)
 	}
@@ -78,8 +78,8 @@ func Create() (*os.File, error) {
 	return f, nil
 }
 
-// Table is a mapped table file.
-type Table struct {
+// idTable is a mapped table file.
+type idTable struct {
 	mem []byte
 
 	mu   sync.Mutex
@@ -88,17 +88,17 @@ type Table struct {
 	next int            // slots from next on were never used
 }
 
-// Map maps the table file fd (shared, read and write). The caller may
+// mapTable maps the table file fd (shared, read and write). The caller may
 // close fd afterwards.
-func Map(fd int) (*Table, error) {
+func mapTable(fd int) (*idTable, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("mapping a handoff table: %w", err)
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size != Size {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size != tableSize {
 		return nil, fmt.Errorf("mapping a handoff table: not a table file (mode %o, %d bytes)", st.Mode, st.Size)
 	}
-	mem, err := syscall.Mmap(fd, 0, Size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	mem, err := syscall.Mmap(fd, 0, tableSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mapping a handoff table: %w", err)
 	}
@@ -106,11 +106,11 @@ func Map(fd int) (*Table, error) {
 		syscall.Munmap(mem)
 		return nil, errors.New("mapping a handoff table: bad magic")
 	}
-	return &Table{mem: mem, used: map[string]int{}}, nil
+	return &idTable{mem: mem, used: map[string]int{}}, nil
 }
 
 // Close unmaps the table. The table must not be used after.
-func (t *Table) Close() error {
+func (t *idTable) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mem == nil {
@@ -121,15 +121,15 @@ func (t *Table) Close() error {
 	return err
 }
 
-func (t *Table) word(off int) *uint32 {
+func (t *idTable) word(off int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&t.mem[off]))
 }
 
 // Add records id (a JSON-RPC id's JSON text) as read and not answered.
 // Adding an id already there is a no-op.
-func (t *Table) Add(id string) error {
-	if len(id) == 0 || len(id) > MaxID {
-		return ErrNoRoom
+func (t *idTable) Add(id string) error {
+	if len(id) == 0 || len(id) > maxID {
+		return errNoRoom
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -145,7 +145,7 @@ func (t *Table) Add(id string) error {
 		s = t.next
 		t.next++
 	default:
-		return ErrNoRoom
+		return errNoRoom
 	}
 	off := headerSize + s*slotSize
 	t.mem[off+4] = byte(len(id))
@@ -158,7 +158,7 @@ func (t *Table) Add(id string) error {
 }
 
 // Remove forgets id; it reports whether id was there.
-func (t *Table) Remove(id string) bool {
+func (t *idTable) Remove(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.used[id]
@@ -180,7 +180,7 @@ func (t *Table) Remove(id string) bool {
 }
 
 // SetPartial records whether a line to the host is partly written.
-func (t *Table) SetPartial(partial bool) {
+func (t *idTable) SetPartial(partial bool) {
 	var v uint32
 	if partial {
 		v = 1
@@ -189,12 +189,12 @@ func (t *Table) SetPartial(partial bool) {
 }
 
 // Partial reports what SetPartial last recorded.
-func (t *Table) Partial() bool {
+func (t *idTable) Partial() bool {
 	return atomic.LoadUint32(t.word(offPartial)) == 1
 }
 
 // Pending returns the ids in the table, in slot order.
-func (t *Table) Pending() []string {
+func (t *idTable) Pending() []string {
 	var ids []string
 	for s := range slots {
 		off := headerSize + s*slotSize
@@ -202,7 +202,7 @@ func (t *Table) Pending() []string {
 			continue
 		}
 		n := int(t.mem[off+4])
-		if n == 0 || n > MaxID {
+		if n == 0 || n > maxID {
 			continue
 		}
 		ids = append(ids, string(t.mem[off+5:off+5+n]))

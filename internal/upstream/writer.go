@@ -1,0 +1,67 @@
+package upstream
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"mcpx/internal/outq"
+	"mcpx/internal/sock"
+)
+
+// errStalled ends a connection whose upstream stopped reading its input:
+// a write made no progress for the stall time, or too much waits.
+var errStalled = outq.ErrStalled
+
+// newWriteQueue is the ordered writer of an upstream's stdin. A send
+// queues and returns, so that nothing in mcpx ever blocks on an upstream
+// that stops reading: timers and host cancels still fire, and the reader
+// never waits on a write. Past limit bytes waiting, the queue fails and
+// the upstream is taken for wedged. When try can write without waiting
+// and shared says the request is alone, a send writes its message itself.
+func newWriteQueue(limit int, try func([]byte) int, shared func() bool) *outq.Queue {
+	return outq.New(outq.Options{
+		WriteNow: try,
+		Shared:   shared,
+		Limit:    limit,
+		Full: func(waiting int) error {
+			return fmt.Errorf("%w: %d bytes wait to be written", errStalled, waiting)
+		},
+	})
+}
+
+// maxKeptBatch is the largest batch buffer the writer keeps for the next.
+const maxKeptBatch = 64 << 10
+
+// runWriter writes q's messages to w, each with its newline, until q is
+// closed and drained or a write fails; a write that makes no progress for
+// stall fails with errStalled. fail is called once with the error that
+// ended writing.
+func runWriter(q *outq.Queue, w *os.File, stall time.Duration, fail func(error)) {
+	var out io.Writer = w
+	if raw := sock.RawWriter(w); raw != nil {
+		out = raw // see sock.RawReader
+	}
+	var buf []byte // a batch of several messages, joined
+	err := q.Run(func(partial []byte, batch [][]byte) error {
+		var next []byte
+		if partial == nil && len(batch) == 1 {
+			next = append(batch[0], '\n') // one message: no copy
+		} else {
+			buf = append(buf[:0], partial...)
+			for _, b := range batch {
+				buf = append(append(buf, b...), '\n')
+			}
+			next = buf
+		}
+		err := outq.WriteStalling(w, out, next, stall)
+		if cap(buf) > maxKeptBatch {
+			buf = nil
+		}
+		return err
+	})
+	if err != nil {
+		fail(err)
+	}
+}
