@@ -32,7 +32,10 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var exit *upstream.ExitError
 	var busy *BusyError
 	var hostLimit *HostLimitError
+	var full *upstream.QueueFullError
 	switch c, isCause := CauseOf(err); {
+	case errors.As(err, &full):
+		return mk(mcp.CodeBusy, "upstream_busy", full.Error(), map[string]any{"server": full.Server, "reason": "input_full", "limitBytes": full.Limit})
 	case errors.As(err, &busy):
 		reason := "queue_timeout"
 		if busy.Full {
