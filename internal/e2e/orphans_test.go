@@ -32,8 +32,17 @@ import (
 const orphanTagEnv = "MCPX_ORPHAN_TEST"
 
 // perFamily is how many processes one family upstream makes: the shim, the
-// fixture, and four sleeps.
-const perFamily = 6
+// fixture, and five sleeps (one of them an escapee: a new session, no
+// parent of the tree, an empty environment).
+const perFamily = 7
+
+// escapeeMark is the argument that marks the escapee of tag's family (an
+// extra fraction of a second for sleep to add): with its environment
+// cleared, its arguments are its only trace.
+func escapeeMark(tag string) string {
+	n, _ := strconv.ParseUint(tag[:min(len(tag), 12)], 16, 64)
+	return "0." + strconv.FormatUint(n, 10)
+}
 
 // ps is one process, as /proc shows it.
 type ps struct {
@@ -46,7 +55,7 @@ type ps struct {
 func (p ps) live() bool { return p.state != 'Z' && p.state != 'X' }
 
 // psAll reads every process; tagged marks those whose environment holds
-// orphanTagEnv=tag.
+// orphanTagEnv=tag, and the family's escapee (by its arguments).
 func psAll(t testing.TB, tag string) []ps {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
@@ -76,6 +85,9 @@ func psAll(t testing.TB, tag string) []ps {
 		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil {
 			p.tagged = bytes.Contains(env, []byte("\x00"+orphanTagEnv+"="+tag+"\x00")) ||
 				bytes.HasPrefix(env, []byte(orphanTagEnv+"="+tag+"\x00"))
+		}
+		if cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && !p.tagged {
+			p.tagged = bytes.HasSuffix(cmd, []byte("\x00"+escapeeMark(tag)+"\x00"))
 		}
 		out = append(out, p)
 	}

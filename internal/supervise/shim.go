@@ -288,6 +288,10 @@ func killTree(self int) {
 			return p.pid == self || p.sid == self || p.pgid == self
 		})
 	}, 5*time.Second)
+	if cg := selfCgroupIfOurs(); cg != "" {
+		// What left the tree, its session and group: still in the cgroup.
+		killCgroup(cg, self, 2*time.Second)
+	}
 }
 
 // exitAs ends the shim as the upstream ended: with its exit code, or by
