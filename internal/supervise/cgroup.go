@@ -166,3 +166,26 @@ func selfCgroupIfOurs() string {
 	}
 	return ""
 }
+
+// sweepCgroups removes the empty cgroups of mcpx's under this process's
+// parent cgroup that are older than a minute: an mcpx killed with its
+// supervisors leaves its upstreams' cgroups behind. One with a process in
+// it cannot be removed; a younger one may be a start under way.
+func sweepCgroups() {
+	parent := cgroupParent()
+	if parent == "" {
+		return
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroupPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			_ = os.Remove(filepath.Join(parent, e.Name())) // fails unless empty
+		}
+	}
+}

@@ -85,6 +85,7 @@ func writeRecord(dir string, r *record) (string, error) {
 // record's tag in its environment, and every descendant of those. It
 // returns how many processes it killed.
 func Reap(dir string, log *slog.Logger) int {
+	defer sweepCgroups()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0
