@@ -117,4 +117,3 @@ func FuzzHTTPFace(f *testing.F) {
 		}
 	})
 }
-

@@ -59,7 +59,7 @@ func TestBodyDrippedEnds(t *testing.T) {
 		w.(http.Flusher).Flush()
 		select { // a stream that lasts past the body's time
 		case <-time.After(3 * bodyTime):
-			io.WriteString(w, string(b))
+			w.Write(b)
 		case <-r.Context().Done():
 		}
 	}), bodyTime)

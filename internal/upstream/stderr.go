@@ -82,11 +82,10 @@ func (s *stderrLog) run(r io.Reader) {
 // last of them, and returns how many there were. A line longer than the
 // buffer is dropped a buffer at a time, counted when it ends.
 func (s *stderrLog) skim(br *bufio.Reader) (int, error) {
-	buf, err := br.Peek(1)
-	if err != nil {
+	if _, err := br.Peek(1); err != nil {
 		return 0, err
 	}
-	buf, _ = br.Peek(br.Buffered())
+	buf, _ := br.Peek(br.Buffered())
 	last := bytes.LastIndexByte(buf, '\n')
 	if last < 0 {
 		if len(buf) == br.Size() {
@@ -120,7 +119,7 @@ func (s *stderrLog) skim(br *bufio.Reader) (int, error) {
 	s.mu.Lock()
 	s.total += int64(n - kept)
 	s.mu.Unlock()
-	_, err = br.Discard(last + 1)
+	_, err := br.Discard(last + 1)
 	return n, err
 }
 

@@ -10,10 +10,6 @@ import (
 	"mcpx/internal/sock"
 )
 
-// errStalled ends a connection whose upstream stopped reading its input:
-// a write made no progress for the stall time, or too much waits.
-var errStalled = outq.ErrStalled
-
 // newWriteQueue is the ordered writer of an upstream's stdin. A send
 // queues and returns, so that nothing in mcpx ever blocks on an upstream
 // that stops reading: timers and host cancels still fire, and the reader
@@ -44,7 +40,7 @@ const maxKeptBatch = 64 << 10
 
 // runWriter writes q's messages to w, each with its newline, until q is
 // closed and drained or a write fails; a write that makes no progress for
-// stall fails with errStalled. fail is called once with the error that
+// stall fails with outq.ErrStalled. fail is called once with the error that
 // ended writing.
 func runWriter(q *outq.Queue, w *os.File, stall time.Duration, fail func(error)) {
 	var out io.Writer = w
