@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"syscall"
 	"time"
@@ -62,6 +63,11 @@ func httpServer(h http.Handler, log *slog.Logger, g *sock.ConnGuard) *http.Serve
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleConnTimeout,
 		ConnContext:       g.ConnContext,
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if st == http.StateHijacked {
+				g.Hijacked(c)
+			}
+		},
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 }

@@ -130,6 +130,12 @@ type guardedConn struct {
 }
 
 func (c *guardedConn) Close() error {
+	c.release()
+	return c.Conn.Close()
+}
+
+// release gives the connection's place back, once.
+func (c *guardedConn) release() {
 	c.g.mu.Lock()
 	if !c.closed {
 		c.closed = true
@@ -139,7 +145,25 @@ func (c *guardedConn) Close() error {
 		}
 	}
 	c.g.mu.Unlock()
-	return c.Conn.Close()
+}
+
+// Hijacked gives back the place of c (one of g's, or any other: then it
+// does nothing) when its HTTP server lets go of it (http.StateHijacked):
+// it is no longer an HTTP connection, and whoever took it closes the
+// connection it wraps.
+func (g *ConnGuard) Hijacked(c net.Conn) {
+	if gc, ok := c.(*guardedConn); ok && gc.g == g {
+		gc.release()
+	}
+}
+
+// Unwrap returns the connection under a guarded one, else c: a
+// hijacker's, for what only the real connection offers (its descriptor).
+func Unwrap(c net.Conn) net.Conn {
+	if gc, ok := c.(*guardedConn); ok {
+		return gc.Conn
+	}
+	return c
 }
 
 type guardKey struct{}

@@ -77,8 +77,21 @@ func TestConnGuard(t *testing.T) {
 	second := admit()
 	refused(dial()) // Max reached
 	second.Close()
-	admit()
+	third := admit()
 	if live, untrusted := g.Counts(); live != 2 || untrusted != 1 {
 		t.Fatalf("counts %d live, %d untrusted; want 2, 1", live, untrusted)
+	}
+	// A hijacked connection gives its place back; its owner closes the
+	// connection under it.
+	g.Hijacked(third)
+	if _, ok := Unwrap(third).(*net.TCPConn); !ok {
+		t.Fatalf("Unwrap gave a %T, want the TCP connection", Unwrap(third))
+	}
+	if live, untrusted := g.Counts(); live != 1 || untrusted != 0 {
+		t.Fatalf("counts after a hijack %d live, %d untrusted; want 1, 0", live, untrusted)
+	}
+	third.Close()
+	if live, _ := g.Counts(); live != 1 {
+		t.Fatalf("closing a hijacked connection counted it again: %d live", live)
 	}
 }
