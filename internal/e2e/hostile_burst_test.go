@@ -8,15 +8,17 @@ import (
 	"mcpx/internal/mcpxtest"
 )
 
-// TestBurstIsBackPressure: a host sends twenty 4 MiB calls at once to a
-// shared stdio upstream while another host's call runs: more than the
-// upstream's input queue holds (64 MiB). A full queue is back-pressure,
+// TestBurstIsBackPressure: a host sends twenty calls of a quarter of the
+// message limit at once to a shared stdio upstream while another host's
+// call runs: more than the upstream's input queue holds (four messages at
+// the limit; the limit is 2 MiB here, so that the race detector's build
+// copes: the default, 16 MiB, makes it 64 MiB and twenty 4 MiB calls). A full queue is back-pressure,
 // not a dead upstream: each call either runs or is refused with
 // upstream_busy (-31004), the other host's call ends well, no call fails
 // with "stopped reading its input", and the upstream is never restarted.
 func TestBurstIsBackPressure(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
-	cfg := e.WriteConfig(map[string]any{"maxConcurrentCalls": 64, "queueLength": 64}, mcpxtest.Demo{Name: "demo"})
+	cfg := e.WriteConfig(map[string]any{"maxConcurrentCalls": 64, "queueLength": 64, "maxMessageBytes": 2 << 20}, mcpxtest.Demo{Name: "demo"})
 	m := startHTTP(t, e, mcpxtest.InProcess, cfg, false)
 	other := newRawHost(t, m)
 	other.initialize("2025-11-25")
@@ -25,7 +27,7 @@ func TestBurstIsBackPressure(t *testing.T) {
 		otherDone <- other.do(callBody("other", "demo__sleep_then", map[string]any{"seconds": 2, "text": "other host done"}, nil), nil)
 	}()
 
-	big := strings.Repeat("x", 4<<20)
+	big := strings.Repeat("x", 512<<10)
 	burst := newRawHost(t, m)
 	burst.initialize("2025-11-25")
 	var wg sync.WaitGroup

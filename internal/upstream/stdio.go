@@ -40,7 +40,9 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	}
 	log := opts.log.With("server", srv.Name, "pid", proc.PID())
 	log.Info("upstream started", "command", srv.Command)
-	limit := max(4*opts.maxMessage, 64<<20)
+	// Four messages at the limit may wait (64 MiB at the default limit),
+	// and never less than 1 MiB.
+	limit := max(4*opts.maxMessage, 1<<20)
 	s.conn = newConn(srv.Name, log)
 	q := newWriteQueue(limit, sock.NowWriter(proc.Stdin), func() bool { return s.conn.Pending() > 1 })
 	t := &stdioTransport{server: srv.Name, limit: limit, q: q, proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
