@@ -58,6 +58,13 @@ var rules = []rule{
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
 	},
+	{pkg: "sandbox", allowed: []string{}, why: "sandbox is an engine that knows nothing of MCP: nothing of mcpx (and never store)"},
+	{
+		pkg:   "codemode",
+		never: slices.Concat([]string{"hostserver", "localapi", "store", "jobs"}, roots),
+		why:   "codemode is the core of scripts: relay and sandbox, never the edges, the store or the roots",
+	},
+	{pkg: "oauth", allowed: []string{"config"}, why: "oauth is an engine (mcpx as an OAuth client of upstreams): it knows the config and nothing of MCP messages, the core, the edges or the roots"},
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},
@@ -67,6 +74,16 @@ var rules = []rule{
 		why:     "hoststream, the host's stdio link on both sides, builds on the wire types and the protocol alone: serve reaches the daemon through interfaces, the daemon serves the host through a function",
 	},
 	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
+	{
+		pkg:   "tracing",
+		never: slices.Concat([]string{"hostserver", "localapi", "ui"}, roots),
+		why:   "tracing makes spans for the relay: it never imports the edges or the roots",
+	},
+	{
+		pkg:   "ui",
+		never: slices.Concat([]string{"hostserver", "localapi"}, roots),
+		why:   "ui observes: it reads status and acts through what the daemon hands it (the CLI's own operations), never the other edges or the roots",
+	},
 	{
 		pkg:   "cli",
 		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},

@@ -13,6 +13,7 @@ const (
 	PathStatus   = "/v0/status"
 	PathTools    = "/v0/tools"
 	PathCall     = "/v0/call"
+	PathExec     = "/v0/exec"
 	PathCancel   = "/v0/calls/{id}/cancel"
 	PathShutdown = "/v0/shutdown"
 	// PathStdio upgrades the connection to a raw host MCP stream: newline-
@@ -211,6 +212,14 @@ type CallRequest struct {
 	MaxTimeoutMs  int64           `json:"maxTimeoutMs,omitempty"`
 }
 
+// ExecRequest is the body of POST PathExec: a script run as mcpx_exec
+// runs it. Its answer is the stream of CallEvents a call's is, the
+// result being the script's.
+type ExecRequest struct {
+	Code      string `json:"code"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+}
+
 // CallEvent is one line of the NDJSON stream answering POST PathCall:
 // "started" first, then any number of "progress", then exactly one of
 // "result" or "error". Closing the stream cancels the call.
@@ -254,3 +263,23 @@ type ReloadResult struct {
 	// Ignored lists settings that changed but need a restart (mcpx stop).
 	Ignored []string `json:"ignored,omitempty"`
 }
+
+// PathRestart restarts one upstream server (POST): its sessions stop,
+// their calls in flight ending with an error saying so, and it starts
+// again at once.
+const PathRestart = "/v0/servers/{name}/restart"
+
+// PathUILink mints a one-time link to the live view (POST), answered
+// with a UILink.
+const PathUILink = "/v0/ui/link"
+
+// UILink is the reply to POST PathUILink.
+type UILink struct {
+	// URL opens the live view once: it sets the view's cookie and
+	// expires after its first use or a minute, whichever comes first.
+	URL string `json:"url"`
+}
+
+// PathMetrics serves the Prometheus metrics page (GET), on the socket and,
+// behind the token, on the HTTP listener.
+const PathMetrics = "/metrics"

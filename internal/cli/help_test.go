@@ -150,6 +150,10 @@ func TestUsageErrors(t *testing.T) {
 		{"negative timeout", []string{"call", "--timeout", "-1s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
 		{"negative idle timeout", []string{"call", "--idle-timeout", "-5s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
 		{"status takes no argument", []string{"status", "now"}, `mcpx status: unexpected argument "now"`, verbHelp(cmdStatus())},
+		{"status watch and json", []string{"status", "--watch", "--json"}, "mcpx status: --watch and --json do not go together", verbHelp(cmdStatus())},
+		{"restart needs a server", []string{"restart"}, "mcpx restart: restart takes one server name", verbHelp(cmdRestart())},
+		{"restart takes one server", []string{"restart", "a", "b"}, "mcpx restart: restart takes one server name", verbHelp(cmdRestart())},
+		{"ui takes no argument", []string{"ui", "now"}, `mcpx ui: unexpected argument "now"`, verbHelp(cmdUI())},
 		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`, verbHelp(cmdStop())},
 		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`, verbHelp(cmdServe())},
 		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`, verbHelp(cmdDaemon())},
@@ -164,6 +168,10 @@ func TestUsageErrors(t *testing.T) {
 		{"token bad name", []string{"token", "--name", "../token"}, `mcpx token: token name "../token": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
 		{"token bad revoke", []string{"token", "--revoke", "Cursor"}, `mcpx token: token name "Cursor": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
 		{"token name without value", []string{"token", "--name"}, "mcpx token: flag needs an argument: -name", verbHelp(cmdToken())},
+		{"login without a server", []string{"login"}, "mcpx login: want one SERVER", verbHelp(cmdLogin())},
+		{"login of an unknown server", []string{"login", "nosuch"}, `mcpx login: no server "nosuch" in the config`, verbHelp(cmdLogin())},
+		{"login of a stdio server", []string{"login", "demo"}, `mcpx login: "demo" is a stdio server: it takes its credentials from its environment, not a sign-in`, verbHelp(cmdLogin())},
+		{"logout of two servers", []string{"logout", "a", "b"}, "mcpx logout: want one SERVER", verbHelp(cmdLogout())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errb, code := run(t, vars, tc.args...)

@@ -17,7 +17,7 @@ import (
 
 func cmdStatus() *command {
 	var configPath string
-	var asJSON bool
+	var asJSON, watch bool
 	return &command{
 		name:  "status",
 		short: "show the daemon, each upstream server and the calls in flight",
@@ -27,15 +27,25 @@ socket, its MCP endpoint on TCP and the file of the token it requires, the
 hosts connected, each with the tool-call timer mcpx assumes of it (how
 long, whether progress resets it, and whether that is built in, from the
 config's mcpx.hosts or the default for a host mcpx does not know), each
-upstream server (state, pid, protocol revision, calls in flight) and every
-call in flight with its latest progress. Exit status 3 when no daemon runs.`,
+upstream server (state, pid, protocol revision, calls in flight), every
+call in flight with its latest progress, and each HTTP server's sign-in
+(mcpx login) with its token's expiry. Exit status 3 when no daemon runs.
+
+With --watch it keeps watching until interrupted: on a terminal it redraws
+the status four times a second; otherwise it prints a timestamped line per
+change (a server's state, hosts connected, a call started, its progress, its
+end), and ends with exit status 3 when the daemon stops.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			fs.BoolVar(&watch, "watch", false, "keep watching: redraw on a terminal, a line per change otherwise")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected argument %q", args[0])
+			}
+			if watch && asJSON {
+				return usagef("--watch and --json do not go together")
 			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
@@ -45,10 +55,16 @@ call in flight with its latest progress. Exit status 3 when no daemon runs.`,
 			st, err := c.Status(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
+				if !asJSON {
+					printSignIns(env.Stdout, cfg, paths, time.Now())
+				}
 				return &exitError{ExitTransport, errSilent}
 			}
 			if err != nil {
 				return err
+			}
+			if watch {
+				return watchStatus(ctx, env, c)
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)
@@ -56,6 +72,7 @@ call in flight with its latest progress. Exit status 3 when no daemon runs.`,
 				return enc.Encode(st)
 			}
 			printStatus(env, st, time.Now())
+			printSignIns(env.Stdout, cfg, paths, time.Now())
 			return nil
 		},
 	}

@@ -76,6 +76,11 @@ type Config struct {
 	// the relay's default (5 minutes).
 	InputTimeout time.Duration
 
+	// CodeMode hides the servers' own tools from hosts: they see only
+	// mcpx's meta-tools, and reach the tools through scripts (mcpx_exec)
+	// or mcpx_call.
+	CodeMode bool
+
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP
@@ -84,6 +89,10 @@ type Config struct {
 	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
 	// nothing. A reload applies it to calls that start from then on.
 	Hosts map[string]*Host
+
+	// Traces is where the daemon sends OpenTelemetry traces; its zero
+	// value means nowhere.
+	Traces Traces
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

@@ -86,3 +86,6 @@ func userRuntimeDir(root string) string {
 func (p Paths) DefaultConfigFile() string {
 	return filepath.Join(p.ConfigDir, "config.json")
 }
+
+// OAuthDir returns the directory of upstream sign-ins: StateDir/oauth.
+func (p Paths) OAuthDir() string { return filepath.Join(p.StateDir, "oauth") }

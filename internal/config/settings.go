@@ -4,7 +4,7 @@ package config
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -35,12 +35,16 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			c.IdleStop, err = p.idleStop(v, at)
 		case "inputTimeout":
 			c.InputTimeout, err = p.duration(v, at)
+		case "codeMode":
+			c.CodeMode, err = p.boolean(v, at)
 		case "toolNames":
 			err = p.toolNames(v, at, &c.ToolNames)
 		case "http":
 			err = p.hostHTTP(v, at, &c.HTTP)
 		case "hosts":
 			c.Hosts, err = p.hosts(v, at)
+		case "traces":
+			err = p.traces(v, at, &c.Traces)
 		}
 		if err != nil {
 			return err

@@ -18,12 +18,17 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
+	"mcpx/internal/sandbox"
 	"mcpx/internal/supervise"
+	"mcpx/internal/tracing"
+	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
 )
 
@@ -38,9 +43,19 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
-	// Shim is the executable that supervises each stdio upstream (see
-	// supervise.Options); "" starts upstreams directly.
+	// Shim is the mcpx executable: it supervises each stdio upstream (see
+	// supervise.Options) and runs each script (see sandbox); "" starts
+	// upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
+	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
+	// directory's (config.Paths.OAuthDir), and none when that cannot be
+	// located.
+	OAuthDir string
+	// OAuthBrowser, when set, lets the core sign in to a server that asks
+	// by itself, showing the authorization URL with it (headless sign-in:
+	// tests and the conformance suite). Unset, such a call fails with an
+	// error that says to run mcpx login.
+	OAuthBrowser oauth.Browser
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -52,13 +67,20 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
+	signIns *oauth.SignIns // nil when there is no sign-in directory
 	pool    *upstream.Pool
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
+	tracer  *tracing.Tracer // nil without mcpx.traces
+	log     *slog.Logger
+	sandbox *sandbox.Pool    // nil without an executable
+	scripts *codemode.Engine // nil without an executable
 }
 
-func newCore(opts *Options) *core {
+// newCore builds a core; obs, if not nil, observes its calls and
+// upstreams (the daemon's metrics and live view).
+func newCore(opts *Options, obs *ui.Observer) *core {
 	log := opts.logger()
 	cfg := opts.Config
 	// The pool tells the host face of tool list changes; the face is made
@@ -70,6 +92,8 @@ func newCore(opts *Options) *core {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Observer:        upstreamObserver(obs),
+		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -87,13 +111,48 @@ func newCore(opts *Options) *core {
 		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	if obs != nil {
+		r.SetObserver(obs)
+	}
+	var tracer *tracing.Tracer
+	if cfg.Traces.Endpoint != "" {
+		var err error
+		if tracer, err = tracing.New(context.Background(), cfg.Traces, opts.Version); err != nil {
+			log.Warn("no traces", "err", err)
+		} else {
+			r.SetTracer(tracer)
+			log.Info("sending traces", "endpoint", cfg.Traces.Endpoint)
+		}
+	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
-	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
+	if opts.Shim != "" {
+		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
+		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
+	}
+	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes, Scripts: c.scripts})
+	face.Store(c.hosts)
+	if dir := opts.oauthDir(log); dir != "" {
+		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+		r.SetSignIns(c.signIns)
+	}
+	return c
 }
 
-// runPool runs the pool until stop is closed and reports its end on done.
+// stopTracing exports the spans not yet exported, for at most 5 s.
+func (c *core) stopTracing() {
+	if c.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tracer.Shutdown(ctx); err != nil {
+		c.log.Warn("exporting the last spans", "err", err)
+	}
+}
+
+// runPool runs the upstream pool and the scripts' warm children until
+// the returned stop is called, which waits for both.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -101,9 +160,20 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		defer close(done)
 		c.pool.Run(ctx)
 	}()
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		if c.sandbox != nil {
+			_ = c.sandbox.Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-warm
+		if c.signIns != nil {
+			c.signIns.Close() // the sign-ins hosts started and left unfinished
+		}
 	}
 }
 
@@ -111,7 +181,8 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // in one process. It returns when the host leaves or ctx ends (the host's
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -127,7 +198,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -175,4 +247,13 @@ func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); rl.watch(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// upstreamObserver is obs as the pool's observer: none (a nil interface,
+// not a nil pointer in one) when obs is nil.
+func upstreamObserver(obs *ui.Observer) upstream.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
 }

@@ -64,7 +64,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	log.Info("daemon listening", "socket", opts.Files.Socket, "config", opts.Config.File, "version", opts.Version)
 
-	c := newCore(opts)
+	act := newActivity()
+	seen := newObserving(log, act)
+	c := newCore(opts, seen.obs)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
@@ -74,11 +77,11 @@ func Run(ctx context.Context, opts *Options) error {
 
 	hostCtx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHosts()
-	act := newActivity()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
+		Scripts:      c.scripts,
 		Logger:       log,
 		Version:      opts.Version,
 		ConfigFile:   opts.Config.File,
@@ -90,6 +93,8 @@ func Run(ctx context.Context, opts *Options) error {
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
 		Reload:       rl.reload,
+		Metrics:      seen.metrics.Handler(),
+		UILink:       seen.link,
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()
@@ -104,12 +109,19 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
+	}
+	api := localapi.New(c.relay, c.catalog, apiOpts)
+	seen.api = api
+	if tcpLn != nil {
+		addr := tcpLn.Addr().String()
+		access := tcpAccess(addr, tokens)
+		mux := mcpMux(face.Handler(access))
+		seen.onHTTP(mux, addr, access)
 		guard := newConnGuard(true)
-		tcp = httpServer(act.track(mcpMux(face.Handler(tcpAccess(addr, tokens)))), log, guard)
+		tcp = httpServer(act.track(mux), log, guard)
 		go func() { serveErr <- tcp.Serve(guard.Listener(sock.RawTCPListener(tcpLn))) }()
 		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)
 	}
-	api := localapi.New(c.relay, c.catalog, apiOpts)
 	apiGuard := newConnGuard(false)
 	srv := httpServer(act.track(api), log, apiGuard)
 	go func() { serveErr <- srv.Serve(apiGuard.Listener(&peerCheckListener{Listener: ln, log: log})) }()
@@ -137,8 +149,10 @@ func Run(ctx context.Context, opts *Options) error {
 	stopHosts()
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
 	face.Close()
+	seen.live.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	seen.stop(sctx)
 	servers := []*http.Server{srv}
 	if tcp != nil {
 		servers = append(servers, tcp)
@@ -181,7 +195,7 @@ func btoi(b bool) int {
 }
 
 // mcpMux serves h at apitype.PathMCP and nothing else.
-func mcpMux(h http.Handler) http.Handler {
+func mcpMux(h http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(apitype.PathMCP, h)
 	return mux

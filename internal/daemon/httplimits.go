@@ -68,7 +68,7 @@ func httpServer(h http.Handler, log *slog.Logger, g *sock.ConnGuard) *http.Serve
 				g.Hijacked(c)
 			}
 		},
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
 }
 

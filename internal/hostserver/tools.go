@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"mcpx/internal/jsonrpc"
@@ -32,9 +33,17 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, searchToolJSON...)
 	buf = append(buf, ',')
 	buf = append(buf, callToolJSON...)
-	for _, t := range snap.Tools {
+	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
-		buf = append(buf, t.Raw...)
+		buf = append(buf, hs.execToolJSON()...)
+		buf = append(buf, ',')
+		buf = append(buf, describeToolJSON...)
+	}
+	if !hs.srv.relay.CodeMode() { // code mode shows the meta-tools alone
+		for _, t := range snap.Tools {
+			buf = append(buf, ',')
+			buf = append(buf, t.Raw...)
+		}
 	}
 	buf = append(buf, ']')
 	if req.modern {
@@ -61,6 +70,15 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	case "mcpx_call":
 		hs.metaCall(ctx, req)
 		return
+	case "mcpx_exec", "mcpx_describe":
+		if hs.srv.opts.Scripts != nil {
+			if name == "mcpx_exec" {
+				hs.exec(ctx, req)
+			} else {
+				hs.describe(ctx, req)
+			}
+			return
+		}
 	}
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {
@@ -139,7 +157,14 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			req.sink.pushProgressWhile(live, key, progressLine(p))
 		}
 	}
+	debug := hs.srv.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
+	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	if debug {
+		hs.srv.log.Debug("answering host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "failed", err != nil)
+	}
 	var m *jsonrpc.Message
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
@@ -150,6 +175,15 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
 	}
 	pushAnswer(req.sink, live, m.Encode())
+}
+
+// callID is the call id of req's log lines: its registry id, as the
+// relay's lines and mcpx status have it; 0 for none.
+func callID(req *request) uint64 {
+	if req.entry == nil {
+		return 0
+	}
+	return req.entry.ID
 }
 
 // progressLine is the notification that carries progress params to a host,

@@ -159,7 +159,19 @@ func (c *Client) Shutdown(ctx context.Context) error {
 // returns the final event ("result" or "error"). Cancelling ctx closes the
 // stream, which the daemon takes as the client leaving.
 func (c *Client) Call(ctx context.Context, req apitype.CallRequest, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
-	hreq, err := c.newRequest(ctx, http.MethodPost, apitype.PathCall, req)
+	return c.stream(ctx, apitype.PathCall, req, onEvent)
+}
+
+// Exec runs a script in the daemon, as Call runs a tool: the same events,
+// the result being the script's. Cancel with the started event's CallID
+// stops it.
+func (c *Client) Exec(ctx context.Context, req apitype.ExecRequest, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
+	return c.stream(ctx, apitype.PathExec, req, onEvent)
+}
+
+// stream posts body to path and reads the CallEvents of its answer.
+func (c *Client) stream(ctx context.Context, path string, body any, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
+	hreq, err := c.newRequest(ctx, http.MethodPost, path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -195,4 +207,16 @@ func (c *Client) Call(ctx context.Context, req apitype.CallRequest, onEvent func
 func (c *Client) Reload(ctx context.Context) (*apitype.ReloadResult, error) {
 	var res apitype.ReloadResult
 	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, nil, &res)
+}
+
+// Restart asks the daemon to restart upstream server name.
+func (c *Client) Restart(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPost, "/v0/servers/"+url.PathEscape(name)+"/restart", nil, nil)
+}
+
+// UILink asks the daemon for a one-time link to its live view.
+func (c *Client) UILink(ctx context.Context) (string, error) {
+	var res apitype.UILink
+	err := c.do(ctx, http.MethodPost, apitype.PathUILink, nil, &res)
+	return res.URL, err
 }

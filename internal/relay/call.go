@@ -21,16 +21,20 @@ import (
 
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
-	pool *upstream.Pool
-	cfg  atomic.Pointer[config.Config]
-	reg  *Registry
-	lim  *limiter
-	log  *slog.Logger
+	pool   *upstream.Pool
+	cfg    atomic.Pointer[config.Config]
+	reg    *Registry
+	lim    *limiter
+	log    *slog.Logger
+	obs    Observer // nil: nobody listens (observe.go)
+	tracer Tracer   // nil: no traces (trace.go)
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
 
 	sealer *sealer // requestState of held calls (hold.go)
 	holds  holds
+
+	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
 }
 
 // New returns a relay over pool. A nil logger discards.
@@ -73,6 +77,13 @@ func (r *Relay) MaxCallsPerHost() int {
 		return cfg.MaxCallsPerHost
 	}
 	return 0
+}
+
+// CodeMode reports whether the current config hides the servers' own
+// tools from hosts, leaving the meta-tools.
+func (r *Relay) CodeMode() bool {
+	cfg := r.cfg.Load()
+	return cfg != nil && cfg.CodeMode
 }
 
 // Queued returns how many calls wait for a slot of their upstream, by
@@ -209,7 +220,20 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if r.obs == nil && r.tracer == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
+		return r.callToolHoldable(ctx, e, c)
+	}
+	o := r.begin(e, &c)
+	res, err := r.callToolHoldable(ctx, e, c)
+	r.end(&o, res, err)
+	return res, err
+}
+
+func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	res, err := r.callTool(ctx, e, c)
+	if sres, serr, ok := r.signInElicitation(&c, err); ok {
+		return sres, serr
+	}
 	if !c.Holdable {
 		return res, err
 	}
@@ -246,7 +270,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	// The call's state holds the call, its timer, its questions and its
 	// call slot: one allocation, where four would be (BenchmarkCallTool,
 	// allocs/op, in internal/relay).
-	st := &callState{c: call, entry: e, idle: idle}
+	st := &callState{c: call, entry: e, idle: idle, obs: r.obs}
 	c := &st.c
 	st.call = c
 	// The host's timer runs from its request: heartbeats start now,
@@ -395,7 +419,10 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	res, err := r.await(ctx, q, sess, c, req, a)
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		r.log.Debug("call sent upstream", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID)
+	}
+	res, err := r.await(ctx, q, sess, c, req, a, e)
 	return res, req, err
 }
 
@@ -403,7 +430,7 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 // started (asked of a legacy host), or, for a Holdable call, ends the
 // wait with errHold and req still running. If ctx ends first, req is
 // cancelled upstream and ctx's cause returned.
-func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
+func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks, e *Entry) (json.RawMessage, error) {
 wait:
 	for {
 		select {
@@ -424,7 +451,7 @@ wait:
 	default:
 	}
 	if sess.Cancel(req, Reason(cause)) {
-		r.log.Info("cancelled upstream call", "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
+		r.log.Info("cancelled upstream call", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
 	}
 	return nil, cause
 }
@@ -435,6 +462,7 @@ type callState struct {
 	entry *Entry
 	idle  time.Duration
 	timer *callTimer // the call's idle timer (and hard maximum)
+	obs   Observer   // nil: nobody listens
 
 	// What callTool's call holds, here so that it takes one allocation:
 	// call points to c, timer to ct (a resumed call's are its own).
@@ -503,58 +531,13 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 		total, message := progressStatus(obj)
 		st.entry.update(value, total, message)
 	}
+	if st.obs != nil {
+		st.obs.ProgressAdvanced(CallInfo{ID: callID(st.entry), Server: st.call.Server, Tool: st.call.Tool, Host: st.call.Host})
+	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return
 	}
 	st.forwardLocked(obj, value)
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
-}
-
-// progressValue returns the number in params' "progress" member.
-func progressValue(params *jsonrpc.Object) (float64, bool) {
-	raw, ok := params.Get("progress")
-	if !ok || len(raw) == 0 || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
-		return 0, false // absent, or not a number (null would read as 0)
-	}
-	return jsonrpc.ParseNumber(raw)
-}
-
-// progressStatus returns a progress notification's total and message, for
-// status, as decoding it into mcp.ProgressParams reads them: directly when
-// each is absent, null or one member of its type; through encoding/json
-// when anything is unusual (a duplicate, a wrong type, a name differing
-// only in case, which encoding/json would also read).
-func progressStatus(params *jsonrpc.Object) (total *float64, message string) {
-	var rawTotal, rawMessage json.RawMessage
-	nTotal, nMessage, odd := 0, 0, false
-	for k, v := range params.Members() {
-		switch {
-		case k == "total":
-			nTotal++
-			rawTotal = v
-		case k == "message":
-			nMessage++
-			rawMessage = v
-		case strings.EqualFold(k, "total") || strings.EqualFold(k, "message"):
-			odd = true
-		}
-	}
-	if !odd && nTotal <= 1 && nMessage <= 1 {
-		ok := true
-		if rawTotal != nil && string(rawTotal) != "null" {
-			v, good := jsonrpc.ParseNumber(rawTotal)
-			total, ok = &v, good
-		}
-		if rawMessage != nil && string(rawMessage) != "null" {
-			s, good := jsonrpc.Unquote(rawMessage)
-			message, ok = s, ok && good
-		}
-		if ok {
-			return total, message
-		}
-	}
-	var p mcp.ProgressParams
-	_ = json.Unmarshal(params.Bytes(), &p)
-	return p.Total, p.Message
 }

@@ -45,5 +45,10 @@
 // the goroutine that reads the host's messages, so that a cancellation read
 // after it always finds it. Nothing outside this package tracks host ids.
 //
+// An Observer (metrics, the live view) is told of each tool call's start,
+// progress, queue wait and end with its outcome, and a Tracer makes a
+// span of it whose W3C trace context goes upstream in _meta (observe.go,
+// trace.go); with neither, and no debug log, a call pays one branch.
+//
 // Concurrency: Registry and Relay are safe for concurrent use.
 package relay

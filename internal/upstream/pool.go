@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -47,6 +48,13 @@ type Options struct {
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *supervise.Options
+	// Observer, if set, is told of starts, failed starts and crashes
+	// (observe.go).
+	Observer Observer
+	// Authorize, when set, wraps the round tripper of each HTTP server's
+	// requests (the server's sign-in: internal/oauth). A server whose
+	// config sets an Authorization header is left as it is.
+	Authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -101,6 +109,7 @@ type entry struct {
 	sess      *Session
 	starting  *attempt
 	starts    int
+	up        bool // a session of it has started (for Observer's restart)
 	lastErr   error
 	lastEnd   time.Time
 	// hosts are the sessions of a perHost server's hosts, by host key
@@ -122,6 +131,7 @@ func NewPool(cfg *config.Config, opts *Options) *Pool {
 	if opts != nil {
 		p.opts = *opts
 	}
+	p.http.authorize = p.opts.Authorize
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -258,11 +268,16 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 	a.sess, a.err = s, err
 	if err != nil {
 		en.lastErr, en.lastEnd = err, time.Now()
-		en.failures++
-		en.retryAt = time.Now().Add(startBackoff(en.failures))
+		if !needsSignIn(err) { // a sign-in is the user's to do: then at once
+			en.failures++
+			en.retryAt = time.Now().Add(startBackoff(en.failures))
+		}
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, en.cfg.Name)
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStartFailed(en.cfg.Name, err)
+		}
 	} else if p.closed || en.retired {
 		a.sess, a.err = nil, ErrClosed
 		if en.retired {
@@ -282,6 +297,10 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 		en.touched = time.Now()
 		en.idleTools = nil
 		p.eras[en.cfg.Name] = s.version
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStarted(en.cfg.Name, en.up)
+		}
+		en.up = true
 		p.wg.Add(1)
 		go p.watch(en, s)
 	}
