@@ -136,6 +136,7 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 	for _, c := range st.ToolNameCollisions {
 		fmt.Fprintf(w, "  collision: %s\n", c)
 	}
+	printStatusJobs(env, st.Jobs, now)
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")
 		return

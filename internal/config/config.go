@@ -76,6 +76,9 @@ type Config struct {
 	// the relay's default (5 minutes).
 	InputTimeout time.Duration
 
+	// Jobs says how long, and how large, the results of jobs are kept.
+	Jobs Jobs
+
 	// CodeMode hides the servers' own tools from hosts: they see only
 	// mcpx's meta-tools, and reach the tools through scripts (mcpx_exec)
 	// or mcpx_call.
@@ -84,6 +87,12 @@ type Config struct {
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP
+
+	// Store is the job store several gateways share (replicas behind a
+	// load balancer): a PostgreSQL URL, its ${VAR}s expanded. "" means
+	// the embedded SQLite file under the state directory. It may hold a
+	// password: it goes into no error and no log but redacted.
+	Store string
 
 	// Hosts holds what the config says of MCP hosts, by the
 	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
@@ -145,4 +154,15 @@ var KnownProtocolVersions = []string{
 	"2025-06-18",
 	"2025-11-25",
 	"2026-07-28",
+}
+
+// Jobs is the "jobs" block of the mcpx settings: a job's result is kept
+// for Retention after it ended, if it is at most MaxResultBytes.
+type Jobs struct {
+	Retention      time.Duration
+	MaxResultBytes int
+	// LeaseTerm is how long a gateway's lease on its running jobs lasts
+	// (0: the jobs engine's default): after about this long, a replica's
+	// jobs are taken by another when it dies.
+	LeaseTerm time.Duration
 }

@@ -22,6 +22,10 @@ type HostHTTP struct {
 	// maxSessions; 0: the default, 1000): past it, starting one ends the
 	// session unused for the longest.
 	MaxSessions int
+	// AllowedHosts are the Host header values a replica behind a load
+	// balancer answers for beside its own listen address: "name" (any
+	// port) or "name:port". Tokens and Origin rules are unchanged.
+	AllowedHosts []string
 }
 
 // ListenAddr checks a TCP listen address, host:port, and returns it
@@ -65,7 +69,7 @@ func IsLoopback(addr string) bool {
 
 // hostHTTP reads the mcpx.http block.
 func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
-	f, err := p.object(n, at, []string{"listen", "sessionIdle", "maxSessions"})
+	f, err := p.object(n, at, []string{"listen", "allowedHosts", "sessionIdle", "maxSessions"})
 	if err != nil {
 		return err
 	}
@@ -76,6 +80,11 @@ func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
 	}
 	if v, ok := f["maxSessions"]; ok {
 		if h.MaxSessions, err = p.integer(v, at.key("maxSessions"), 1, 1_000_000); err != nil {
+			return err
+		}
+	}
+	if v, ok := f["allowedHosts"]; ok {
+		if h.AllowedHosts, err = p.allowedHosts(v, at.key("allowedHosts")); err != nil {
 			return err
 		}
 	}

@@ -69,6 +69,7 @@ func Run(ctx context.Context, opts *Options) error {
 	c := newCore(opts, seen.obs)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
+	stopJobs := c.runJobs(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
@@ -81,6 +82,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
+		Jobs:         c.jobs,
 		Scripts:      c.scripts,
 		Logger:       log,
 		Version:      opts.Version,
@@ -114,7 +116,7 @@ func Run(ctx context.Context, opts *Options) error {
 	seen.api = api
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
-		access := tcpAccess(addr, tokens)
+		access := tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
 		guard := newConnGuard(true)
@@ -167,6 +169,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	act.close()
 	api.Wait()
+	stopJobs() // before the upstreams stop: its calls tell them why they end
 	stopPool()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr

@@ -107,7 +107,8 @@ var toolDefs = map[string]string{
 		"description": "Waits without sending progress, then returns the given text. Cancellable.",
 		"inputSchema": {"type": "object", "properties": {
 			"seconds": {"type": "number", "minimum": 0, "default": 1, "description": "how long to wait, in seconds"},
-			"text": {"type": "string", "default": "done", "description": "the text to return"}}}}`),
+			"text": {"type": "string", "default": "done", "description": "the text to return"}}},
+		"annotations": {"idempotentHint": true}}`),
 }
 
 // compact removes the insignificant spaces of a literal, keeping every

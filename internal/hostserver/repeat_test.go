@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"mcpx/internal/jsonrpc"
 )
 
 // lockedBuffer is a log's output, safe for concurrent use.
@@ -22,6 +24,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func (l *lockedBuffer) lines(substr string) int {
@@ -101,4 +109,20 @@ func TestListChangedCoalesced(t *testing.T) {
 			t.Fatalf("a change after a quiet window: %d notifications, want 3 at once", n)
 		}
 	})
+}
+
+// TestKeptResultLogsNoContent: the result of a call whose host left is
+// logged by its size, id and tool, never its content, at any level above
+// debug.
+func TestKeptResultLogsNoContent(t *testing.T) {
+	var out lockedBuffer
+	s := &httpSink{log: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		host: "http-1", tool: "export", id: jsonrpc.NewStringID("drop-1")}
+	secret := "the user's private records"
+	s.kept([]byte(`{"jsonrpc":"2.0","id":"drop-1","result":{"content":[{"type":"text","text":"` + secret + `"}]}}`))
+	s.kept([]byte(`{"jsonrpc":"2.0","id":"drop-2","error":{"code":-32000,"message":"` + secret + `"}}`))
+	logged := out.String()
+	if strings.Contains(logged, secret) || strings.Count(logged, "bytes=") != 2 || !strings.Contains(logged, "drop-1") {
+		t.Fatalf("the kept results' log lines:\n%s\nwant their sizes and ids, not their content", logged)
+	}
 }

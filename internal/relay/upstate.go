@@ -28,7 +28,7 @@ func (r *Relay) sealUpstreamState(c *Call, res json.RawMessage) json.RawMessage 
 		return res
 	}
 	args, _ := c.Params.Get("arguments")
-	state := r.sealer.seal(holdState{Up: ir.state, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
+	state := r.sealer.Load().seal(holdState{Up: ir.state, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
 		Digest: requestDigest(c.Server, c.Tool, args), Expires: time.Now().Add(r.inputTimeout()).UnixMilli()})
 	obj.Set("requestState", jsonrpc.Quote(state))
 	return obj.Bytes()
