@@ -189,3 +189,12 @@ func sweepCgroups() {
 		}
 	}
 }
+
+// leaveCgroup moves pid (the shim, the last in it) to cgroup dir's parent
+// and removes dir.
+func leaveCgroup(dir string, pid int) {
+	procs := filepath.Join(filepath.Dir(dir), "cgroup.procs")
+	if os.WriteFile(procs, []byte(strconv.Itoa(pid)), 0) == nil {
+		_ = os.Remove(dir)
+	}
+}

@@ -290,7 +290,11 @@ func killTree(self int) {
 	}, 5*time.Second)
 	if cg := selfCgroupIfOurs(); cg != "" {
 		// What left the tree, its session and group: still in the cgroup.
-		killCgroup(cg, self, 2*time.Second)
+		// Then the shim leaves it and removes it, as no one else may
+		// (mcpx may be gone).
+		if _, clean := killCgroup(cg, self, 2*time.Second); clean {
+			leaveCgroup(cg, self)
+		}
 	}
 }
 
