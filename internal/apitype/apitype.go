@@ -112,11 +112,17 @@ type Status struct {
 	Connected []ConnectedHost `json:"connected"`
 	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
 	// its socket only; TokenFile holds the bearer token it requires.
-	HTTP         string         `json:"http,omitempty"`
-	TokenFile    string         `json:"tokenFile,omitempty"`
-	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
-	Upstreams    []Upstream     `json:"upstreams"`
-	Calls        []InFlightCall `json:"calls"`
+	HTTP         string `json:"http,omitempty"`
+	TokenFile    string `json:"tokenFile,omitempty"`
+	HTTPSessions int    `json:"httpSessions"` // open legacy HTTP sessions
+	// Goroutines is how many goroutines the daemon runs: a leak shows as
+	// a count that grows with nothing in flight.
+	Goroutines int `json:"goroutines"`
+	// ToolNameCollisions, from the latest listing, say which tools share an
+	// exposed name (one is hidden) and the way out.
+	ToolNameCollisions []string       `json:"toolNameCollisions,omitempty"`
+	Upstreams          []Upstream     `json:"upstreams"`
+	Calls              []InFlightCall `json:"calls"`
 	// Jobs are the jobs this daemon runs (see Job); JobStoreWrites counts
 	// its writes to the job store since it started.
 	Jobs           []Job `json:"jobs,omitempty"`

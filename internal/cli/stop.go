@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"mcpx/internal/config"
 	"mcpx/internal/localclient"
 	"mcpx/internal/sock"
 )
@@ -30,7 +31,14 @@ notifications/cancelled), then its upstream servers are shut down.`,
 				return err
 			}
 			c, files := client(env, cfg, paths)
-			if err := c.Shutdown(ctx); errors.Is(err, localclient.ErrNoDaemon) {
+			err = c.Shutdown(ctx)
+			if errors.Is(err, localclient.ErrNoDaemon) && configPath == "" && cfg.File != "" {
+				// The default config file may have been written after a
+				// daemon of the built-in default started: stop that one.
+				c, files = client(env, config.Default(env.Executable), paths)
+				err = c.Shutdown(ctx)
+			}
+			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon was running")
 				return nil
 			} else if err != nil {

@@ -240,10 +240,11 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	stopJobs := c.runJobs(ctx)
 	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
-	face := c.hosts.HTTP(nil)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log)
+	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
+	guard := newConnGuard(true)
+	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
 	select {
 	case <-ctx.Done():

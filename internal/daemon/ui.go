@@ -75,9 +75,10 @@ func (o *observing) link() (string, error) {
 		}
 		addr := ln.Addr().String()
 		o.view, o.base = o.newView(addr), "http://"+addr
-		o.srv = httpServer(o.act.track(o.view), o.log)
+		guard := newConnGuard(false) // a browser's: bounded, not sorted by trust
+		o.srv = httpServer(o.act.track(o.view), o.log, guard)
 		o.served = make(chan error, 1)
-		go func() { o.served <- o.srv.Serve(ln) }()
+		go func() { o.served <- o.srv.Serve(guard.Listener(ln)) }()
 		o.log.Info("serving the live view", "url", o.base+"/ui/")
 	}
 	return o.base + o.view.LinkPath(), nil

@@ -49,6 +49,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
 	}
+	// A tool its server does not list is as unknown as a server: the
+	// caller's mistake (a server that cannot be listed gets the call,
+	// whose error says why).
+	if has, listed := h.catalog.HasTool(r.Context(), server, tool); listed && !has {
+		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q: server %q has no tool %q (see mcpx tools)", req.Tool, server, tool))
+	}
 	params := &jsonrpc.Object{}
 	if len(req.Arguments) > 0 {
 		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {

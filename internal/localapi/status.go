@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 
 	"mcpx/internal/apitype"
@@ -25,6 +26,11 @@ func (h *Handler) Status() apitype.Status {
 		Started:   h.opts.Started,
 		Calls:     []apitype.InFlightCall{},
 		Connected: []apitype.ConnectedHost{},
+		// Goroutines: what a leak check reads.
+		Goroutines: runtime.NumGoroutine(),
+	}
+	for _, c := range h.catalog.Collisions() {
+		st.ToolNameCollisions = append(st.ToolNameCollisions, c.String())
 	}
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()

@@ -261,7 +261,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	if call.Resume != nil && !sess.Modern() {
+	if call.Resume != nil {
+		// Every state a host is given is sealed (upstate.go): this one
+		// was not.
 		return nil, stateError(errStateForged)
 	}
 	idle, max := r.Timeouts(call.Server, call.IdleTimeout, call.MaxTimeout)
@@ -361,6 +363,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 				principal: c.Principal, digest: requestDigest(c.Server, c.Tool, args), pending: map[string]*upstream.Inbound{}})
 		}
 		if err != nil || c.Asker == nil || c.Holdable {
+			if err == nil && c.Holdable {
+				res = r.sealUpstreamState(c, res)
+			}
 			return res, err
 		}
 		ir, ok := inputRequired(res)
