@@ -213,9 +213,13 @@ type CallRequest struct {
 // ExecRequest is the body of POST PathExec: a script run as mcpx_exec
 // runs it. Its answer is the stream of CallEvents a call's is, the
 // result being the script's.
+//
+// With Background set the script runs as a job instead, and the answer is
+// that Job (JSON, not a stream), as POST PathJobs answers a call's.
 type ExecRequest struct {
-	Code      string `json:"code"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Code       string `json:"code"`
+	TimeoutMs  int64  `json:"timeoutMs,omitempty"`
+	Background bool   `json:"background,omitempty"`
 }
 
 // CallEvent is one line of the NDJSON stream answering POST PathCall:
