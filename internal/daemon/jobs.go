@@ -15,7 +15,7 @@ import (
 // only user that may close every other owner's running jobs at start (a
 // kill -9 leaves them behind); one that cannot take it goes by leases. A
 // store that cannot be opened leaves c without jobs, and says why.
-func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
+func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *slog.Logger) {
 	if opts.Files.Jobs == "" {
 		return
 	}
@@ -38,6 +38,6 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
 	c.store = st
 	c.jobs = jobs.New(jobs.Options{
 		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log,
-		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes),
+		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
 	})
 }
