@@ -79,6 +79,9 @@ func (r *Relay) MaxCallsPerHost() int {
 	return 0
 }
 
+// Config returns the current config (nil before one is set).
+func (r *Relay) Config() *config.Config { return r.cfg.Load() }
+
 // CodeMode reports whether the current config hides the servers' own
 // tools from hosts, leaving the meta-tools.
 func (r *Relay) CodeMode() bool {

@@ -73,6 +73,25 @@ function render(snap) {
       el("td", { class: "num" }, u.queued || 0), el("td", { class: "err" }, u.lastError || ""), el("td", {}, b));
   }));
 
+  const signIns = st.signIns || [];
+  document.getElementById("signin-section").hidden = signIns.length === 0;
+  document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
+    const state = { signed_in: "signed in", not_signed_in: `not signed in (mcpx login ${s.server}, if it asks for one)`,
+      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}` }[s.state] || s.state;
+    let token = "-";
+    if (s.state === "signed_in" || s.state === "old_url") {
+      if (!s.expiry) token = "no expiry given";
+      else {
+        const left = Date.parse(s.expiry) - now;
+        token = left > 0 ? `expires in ${ago(new Date(now - left).toISOString(), now)}` :
+          `expired ${ago(s.expiry, now)} ago` + (s.refreshable ? ", renewed on next use" : ", mcpx login again");
+      }
+    }
+    return el("tr", { "data-signin": s.server, "data-state": s.state },
+      el("td", {}, s.server), el("td", { class: "state-" + s.state }, state),
+      el("td", {}, s.signedIn ? ago(s.signedIn, now) + " ago" : "-"), el("td", { "data-expiry": s.expiry || "" }, token));
+  }));
+
   const calls = (st.calls || []).filter(c => c.method === "tools/call");
   const at = Date.now();
   document.querySelector("#calls tbody").replaceChildren(...calls.map(c => {
