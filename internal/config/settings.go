@@ -1,10 +1,12 @@
 package config
 
+import "time"
+
 // settings reads the "mcpx" block into c, over the defaults already there.
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store"}); err != nil {
 		return err
 	}
 	for _, m := range n.members {
@@ -47,6 +49,8 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 			err = p.jobs(v, at, &c.Jobs)
 		case "traces":
 			err = p.traces(v, at, &c.Traces)
+		case "store":
+			c.Store, err = p.store(v, at)
 		}
 		if err != nil {
 			return err
@@ -98,7 +102,7 @@ func validSeparator(s string) bool {
 }
 
 func (p *parser) jobs(n *node, at path, j *Jobs) error {
-	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "leaseTerm"})
 	if err != nil {
 		return err
 	}
@@ -108,6 +112,14 @@ func (p *parser) jobs(n *node, at path, j *Jobs) error {
 		}
 		if j.Retention <= 0 {
 			return p.errorf(v.off, at.key("retention"), "must be longer than 0s")
+		}
+	}
+	if v, ok := f["leaseTerm"]; ok {
+		if j.LeaseTerm, err = p.duration(v, at.key("leaseTerm")); err != nil {
+			return err
+		}
+		if j.LeaseTerm < time.Second {
+			return p.errorf(v.off, at.key("leaseTerm"), "must be at least 1s")
 		}
 	}
 	if v, ok := f["maxResultBytes"]; ok {
