@@ -81,6 +81,9 @@ func (r *Relay) MaxCallsPerHost() int {
 	return 0
 }
 
+// Config returns the current config (nil before one is set).
+func (r *Relay) Config() *config.Config { return r.cfg.Load() }
+
 // CodeMode reports whether the current config hides the servers' own
 // tools from hosts, leaving the meta-tools.
 func (r *Relay) CodeMode() bool {
@@ -549,6 +552,3 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
 }
-
-// Config returns the config calls start with now (nil before the first).
-func (r *Relay) Config() *config.Config { return r.cfg.Load() }
