@@ -125,8 +125,10 @@ type Status struct {
 	Calls              []InFlightCall `json:"calls"`
 	// Jobs are the jobs this daemon runs (see Job); JobStoreWrites counts
 	// its writes to the job store since it started.
-	Jobs           []Job `json:"jobs,omitempty"`
-	JobStoreWrites int64 `json:"jobStoreWrites,omitempty"`
+	Jobs []Job `json:"jobs,omitempty"`
+	// SignIns are the OAuth sign-ins of the HTTP servers, by name.
+	SignIns        []SignIn `json:"signIns,omitempty"`
+	JobStoreWrites int64    `json:"jobStoreWrites,omitempty"`
 }
 
 // ConnectedHost is one connected host.
@@ -227,9 +229,13 @@ type CallRequest struct {
 // ExecRequest is the body of POST PathExec: a script run as mcpx_exec
 // runs it. Its answer is the stream of CallEvents a call's is, the
 // result being the script's.
+//
+// With Background set the script runs as a job instead, and the answer is
+// that Job (JSON, not a stream), as POST PathJobs answers a call's.
 type ExecRequest struct {
-	Code      string `json:"code"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Code       string `json:"code"`
+	TimeoutMs  int64  `json:"timeoutMs,omitempty"`
+	Background bool   `json:"background,omitempty"`
 	// Client names the program asking, as CallRequest.Client does.
 	Client string `json:"client,omitempty"`
 }
@@ -330,3 +336,18 @@ type UILink struct {
 // PathMetrics serves the Prometheus metrics page (GET), on the socket and,
 // behind the token, on the HTTP listener.
 const PathMetrics = "/metrics"
+
+// SignIn is one HTTP server's OAuth sign-in (never its tokens).
+type SignIn struct {
+	Server string `json:"server"`
+	// State: signed_in, not_signed_in, old_url (signed in to a URL the
+	// config no longer names: mcpx login again), unreadable.
+	State    string    `json:"state"`
+	SignedIn time.Time `json:"signedIn,omitzero"`
+	// Expiry is the access token's; absent when the server gave none.
+	Expiry time.Time `json:"expiry,omitzero"`
+	// Refreshable: a refresh token is kept, so an expired access token is
+	// renewed on the next request without a new sign-in.
+	Refreshable bool   `json:"refreshable,omitempty"`
+	Error       string `json:"error,omitempty"`
+}

@@ -114,6 +114,9 @@ func Run(ctx context.Context, opts *Options) error {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
 	}
+	if c.signIns != nil {
+		apiOpts.OAuth = c.signIns.Store
+	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	seen.api = api
 	if tcpLn != nil {

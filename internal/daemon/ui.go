@@ -47,6 +47,10 @@ func newObserving(log *slog.Logger, act *activity) *observing {
 func (o *observing) newView(addr string) *ui.View {
 	return ui.NewView(ui.ViewOptions{
 		Live: o.live, Cancel: o.api.Cancel, Restart: o.api.Restart, Logger: o.log,
+		CancelJob: func(ctx context.Context, id string) error {
+			_, err := o.api.CancelJob(ctx, id, "the live view")
+			return err
+		},
 		CheckRequest: hostserver.Access{Addr: addr}.CheckBrowser,
 	})
 }

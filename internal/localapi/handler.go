@@ -38,6 +38,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 )
 
@@ -79,6 +80,8 @@ type Options struct {
 	UILink func() (string, error)
 	// Scripts runs scripts (PathExec); nil: 404.
 	Scripts *codemode.Engine
+	// OAuth holds the HTTP servers' sign-ins, shown in Status; nil: none.
+	OAuth *oauth.Store
 }
 
 // Handler serves the local API.
