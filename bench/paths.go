@@ -45,7 +45,7 @@ const (
 	groupStdio26    = "host stdio 2026-07-28, upstream stdio (mcpx speaks 2026-07-28 to both)"
 	groupHTTP       = "host HTTP, upstream stdio (direct: the fixture over HTTP)"
 	groupStdioHTTP  = "host stdio, upstream HTTP"
-	groupEverything = "host stdio, upstream server-everything (npm, stdio; the setting of the issue's floor)"
+	groupEverything = "host stdio, upstream server-everything (npm, stdio; the setting of the floor goal)"
 )
 
 // pathSpec says how to set a path up.
@@ -523,7 +523,7 @@ func waitPort(addr string, timeout time.Duration, p *proc) error {
 	}
 }
 
-// setupEverything puts server-everything, the upstream the floor
+// setupEverything puts server-everything, the upstream the floor goal
 // was measured against, behind the path's way: directly, behind the bare
 // relay, or behind mcpx serve --in-process (which speaks 2025-11-25 to
 // it: server-everything knows no later revision). Only latency,

@@ -349,7 +349,7 @@ func (rep *report) printMem(w io.Writer) {
 	}
 }
 
-// printGoals states where the issue's goals stand.
+// printGoals states where the project's goals stand.
 func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 	t := &table{head: []string{"goal", "measured", "met"}}
 	yes := func(ok bool) string {
@@ -447,7 +447,7 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 			[]string{"daemon RSS per idle host ≤ 64 KB", fmt.Sprintf("%.1f KB", perHost/1024), yes(perHost <= 64<<10)},
 			[]string{"daemon RSS per call in flight ≤ 16 KB", fmt.Sprintf("%.1f KB", perCall/1024), yes(perCall <= 16<<10)})
 	}
-	fmt.Fprintln(w, "Goals (issue 7):")
+	fmt.Fprintln(w, "Goals:")
 	t.print(w, rep.cfg.markdown)
 }
 

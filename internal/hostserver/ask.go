@@ -82,7 +82,7 @@ func (hs *hostSession) asker(req *request) relay.Asker {
 }
 
 // capsAsker is the asker of a 2026-07-28 request: what it can be asked,
-// by its own capabilities (spec-checklist §6.4), and never asked directly.
+// by its own capabilities (docs/protocol-notes.md §7.2), and never asked directly.
 type capsAsker json.RawMessage
 
 func (c capsAsker) Can(method string, params json.RawMessage) bool {

@@ -11,7 +11,7 @@ import (
 	"mcpx/internal/relay"
 )
 
-// dispatch classifies one POSTed message by era (spec-checklist §5.13) and
+// dispatch classifies one POSTed message by era (docs/protocol-notes.md §6.3) and
 // serves it:
 //
 //   - initialize starts a legacy session, whatever the headers say,
