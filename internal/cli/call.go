@@ -67,11 +67,7 @@ daemon or timeout, 130 interrupted.`,
 				}
 				req.Arguments = raw
 			}
-			cfg, paths, err := loadConfig(env, configPath)
-			if err != nil {
-				return err
-			}
-			c, err := connect(ctx, env, cfg, paths)
+			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,9 @@ func cmdDaemon() *command {
 		logLevel   string
 	)
 	return &command{
-		name:  "daemon",
-		short: "run the daemon that owns the upstream servers (serve starts it)",
+		name:   "daemon",
+		noArgs: true,
+		short:  "run the daemon that owns the upstream servers (serve starts it)",
 		long: `
 Daemon owns the upstream servers of one config and serves hosts ("mcpx
 serve"), the CLI and HTTP hosts (MCP over Streamable HTTP at /mcp) on a unix
@@ -36,9 +37,6 @@ stop", or on SIGINT/SIGTERM.`,
 			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err

@@ -18,8 +18,9 @@ func cmdStatus() *command {
 	var configPath string
 	var asJSON bool
 	return &command{
-		name:  "status",
-		short: "show the daemon, each upstream server and the calls in flight",
+		name:   "status",
+		noArgs: true,
+		short:  "show the daemon, each upstream server and the calls in flight",
 		long: `
 Status shows the daemon serving this config (it does not start one): its
 socket, its MCP endpoint on TCP and the file of the token it requires, the
@@ -31,14 +32,10 @@ when no daemon runs.`,
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
-			cfg, paths, err := loadConfig(env, configPath)
+			c, files, _, err := daemonOf(env, configPath)
 			if err != nil {
 				return err
 			}
-			c, files := client(env, cfg, paths)
 			st, err := c.Status(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)

@@ -96,7 +96,10 @@ func TestRawTCPErrors(t *testing.T) {
 	}
 	raw.SetReadDeadline(time.Time{})
 
-	raw.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
+	// Long enough that the Write starts before the deadline on a loaded
+	// machine (else it writes nothing, rightly, and the test says
+	// nothing of a deadline met halfway).
+	raw.SetWriteDeadline(time.Now().Add(250 * time.Millisecond))
 	n, err := raw.Write(make([]byte, 64<<20)) // nobody reads: the buffers fill
 	if !errors.As(err, &op) || op.Op != "write" || !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 {
 		t.Fatalf("Write past its deadline = %d, %#v; want part of it and a write *net.OpError", n, err)
