@@ -146,27 +146,19 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 		if slices.Contains(other, m.key) {
 			return nil, p.errorf(m.off, at, "not allowed for %s server", article(s.Transport))
 		}
+		if ok, err := p.inherited(m.key, v, at, s.inheritedFields()); ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		switch m.key {
 		case "disabled":
 			s.Disabled, err = p.boolean(v, at)
 		case "protocolVersion":
 			s.ProtocolVersion, err = p.protocolVersion(v, at)
-		case "idleTimeout":
-			s.IdleTimeout, err = p.duration(v, at)
-		case "maxTimeout":
-			s.MaxTimeout, err = p.duration(v, at)
-		case "startupTimeout":
-			s.StartupTimeout, err = p.duration(v, at)
-		case "maxConcurrentCalls":
-			s.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
-		case "queueLength":
-			s.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
-		case "queueTimeout":
-			s.QueueTimeout, err = p.duration(v, at)
 		case "eager":
 			s.Eager, err = p.boolean(v, at)
-		case "idleStop":
-			s.IdleStop, err = p.idleStop(v, at)
 		case "perHost":
 			s.PerHost, err = p.boolean(v, at)
 		case "command":

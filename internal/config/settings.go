@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // settings reads the "mcpx" block into c, over the defaults already there.
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
@@ -10,29 +12,21 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 	for _, m := range n.members {
 		v, at := m.val, at.key(m.key)
 		var err error
+		if ok, err := p.inherited(m.key, v, at, c.inheritedFields()); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch m.key {
-		case "idleTimeout":
-			c.IdleTimeout, err = p.duration(v, at)
-		case "maxTimeout":
-			c.MaxTimeout, err = p.duration(v, at)
-		case "startupTimeout":
-			c.StartupTimeout, err = p.duration(v, at)
 		case "probeTimeout":
 			c.ProbeTimeout, err = p.duration(v, at)
 		case "daemonIdleExit":
 			c.DaemonIdleExit, err = p.duration(v, at)
 		case "maxMessageBytes":
 			c.MaxMessageBytes, err = p.integer(v, at, minMessageBytes, maxMessageBytes)
-		case "maxConcurrentCalls":
-			c.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
-		case "queueLength":
-			c.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
-		case "queueTimeout":
-			c.QueueTimeout, err = p.duration(v, at)
 		case "maxCallsPerHost":
 			c.MaxCallsPerHost, err = p.integer(v, at, 0, maxCallsPerHost)
-		case "idleStop":
-			c.IdleStop, err = p.idleStop(v, at)
 		case "inputTimeout":
 			c.InputTimeout, err = p.duration(v, at)
 		case "toolNames":
@@ -45,6 +39,48 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		}
 	}
 	return nil
+}
+
+// inheritedFields are the settings of the mcpx block a server inherits
+// unless it sets its own (see Server).
+type inheritedFields struct {
+	idleTimeout, maxTimeout, startupTimeout, queueTimeout, idleStop *time.Duration
+	maxConcurrentCalls, queueLength                                 *int
+}
+
+func (c *Config) inheritedFields() inheritedFields {
+	return inheritedFields{&c.IdleTimeout, &c.MaxTimeout, &c.StartupTimeout, &c.QueueTimeout, &c.IdleStop,
+		&c.MaxConcurrentCalls, &c.QueueLength}
+}
+
+func (s *Server) inheritedFields() inheritedFields {
+	return inheritedFields{&s.IdleTimeout, &s.MaxTimeout, &s.StartupTimeout, &s.QueueTimeout, &s.IdleStop,
+		&s.MaxConcurrentCalls, &s.QueueLength}
+}
+
+// inherited parses key into f if it is one of the inherited settings, and
+// reports whether it was.
+func (p *parser) inherited(key string, v *node, at path, f inheritedFields) (bool, error) {
+	var err error
+	switch key {
+	case "idleTimeout":
+		*f.idleTimeout, err = p.duration(v, at)
+	case "maxTimeout":
+		*f.maxTimeout, err = p.duration(v, at)
+	case "startupTimeout":
+		*f.startupTimeout, err = p.duration(v, at)
+	case "queueTimeout":
+		*f.queueTimeout, err = p.duration(v, at)
+	case "idleStop":
+		*f.idleStop, err = p.idleStop(v, at)
+	case "maxConcurrentCalls":
+		*f.maxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
+	case "queueLength":
+		*f.queueLength, err = p.integer(v, at, 0, maxQueueLength)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 func (p *parser) toolNames(n *node, at path, t *ToolNames) error {
