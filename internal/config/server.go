@@ -141,43 +141,24 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 	if s.Transport != TransportStdio {
 		other = stdioFields
 	}
+	set := map[string]setter{
+		"disabled": into(&s.Disabled, (*parser).boolean), "eager": into(&s.Eager, (*parser).boolean),
+		"perHost": into(&s.PerHost, (*parser).boolean), "protocolVersion": into(&s.ProtocolVersion, (*parser).protocolVersion),
+		"command": into(&s.Command, (*parser).command), "args": into(&s.Args, (*parser).args),
+		"env": into(&s.Env, (*parser).env), "cwd": into(&s.Cwd, (*parser).cwd),
+		"url": into(&s.URL, (*parser).url), "headers": into(&s.Headers, (*parser).headers),
+		"maxConcurrentRequests": into(&s.MaxConcurrentRequests, intIn(1, maxConcurrentRequests)),
+	}
+	s.inheritedFields().add(set)
 	for _, m := range n.members {
-		v, at := m.val, at.key(m.key)
+		at := at.key(m.key)
 		if slices.Contains(other, m.key) {
 			return nil, p.errorf(m.off, at, "not allowed for %s server", article(s.Transport))
 		}
-		if ok, err := p.inherited(m.key, v, at, s.inheritedFields()); ok {
-			if err != nil {
+		if f, ok := set[m.key]; ok {
+			if err := f(p, m.val, at); err != nil {
 				return nil, err
 			}
-			continue
-		}
-		switch m.key {
-		case "disabled":
-			s.Disabled, err = p.boolean(v, at)
-		case "protocolVersion":
-			s.ProtocolVersion, err = p.protocolVersion(v, at)
-		case "eager":
-			s.Eager, err = p.boolean(v, at)
-		case "perHost":
-			s.PerHost, err = p.boolean(v, at)
-		case "command":
-			s.Command, err = p.command(v, at)
-		case "args":
-			s.Args, err = p.args(v, at)
-		case "env":
-			s.Env, err = p.env(v, at)
-		case "cwd":
-			s.Cwd, err = p.cwd(v, at)
-		case "url":
-			s.URL, err = p.url(v, at)
-		case "headers":
-			s.Headers, err = p.headers(v, at)
-		case "maxConcurrentRequests":
-			s.MaxConcurrentRequests, err = p.integer(v, at, 1, maxConcurrentRequests)
-		}
-		if err != nil {
-			return nil, err
 		}
 	}
 	if s.Transport != TransportStdio && s.MaxConcurrentRequests == 0 {

@@ -9,33 +9,41 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"maxCallsPerHost", "idleStop", "inputTimeout", "http"}); err != nil {
 		return err
 	}
+	set := map[string]setter{
+		"probeTimeout": into(&c.ProbeTimeout, (*parser).duration), "daemonIdleExit": into(&c.DaemonIdleExit, (*parser).duration),
+		"inputTimeout": into(&c.InputTimeout, (*parser).duration), "maxCallsPerHost": into(&c.MaxCallsPerHost, intIn(0, maxCallsPerHost)),
+		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
+		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
+		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
+	}
+	c.inheritedFields().add(set)
+	return p.members(n, at, set)
+}
+
+// setter parses one member's value into its field.
+type setter func(p *parser, n *node, at path) error
+
+// into is the setter that parses with parse into field.
+func into[T any](field *T, parse func(p *parser, n *node, at path) (T, error)) setter {
+	return func(p *parser, n *node, at path) (err error) {
+		*field, err = parse(p, n, at)
+		return err
+	}
+}
+
+// intIn parses an integer from lo to hi.
+func intIn(lo, hi int) func(p *parser, n *node, at path) (int, error) {
+	return func(p *parser, n *node, at path) (int, error) { return p.integer(n, at, lo, hi) }
+}
+
+// members parses each member of object n that set names, in order; the
+// first error ends it.
+func (p *parser) members(n *node, at path, set map[string]setter) error {
 	for _, m := range n.members {
-		v, at := m.val, at.key(m.key)
-		var err error
-		if ok, err := p.inherited(m.key, v, at, c.inheritedFields()); ok {
-			if err != nil {
+		if f, ok := set[m.key]; ok {
+			if err := f(p, m.val, at.key(m.key)); err != nil {
 				return err
 			}
-			continue
-		}
-		switch m.key {
-		case "probeTimeout":
-			c.ProbeTimeout, err = p.duration(v, at)
-		case "daemonIdleExit":
-			c.DaemonIdleExit, err = p.duration(v, at)
-		case "maxMessageBytes":
-			c.MaxMessageBytes, err = p.integer(v, at, minMessageBytes, maxMessageBytes)
-		case "maxCallsPerHost":
-			c.MaxCallsPerHost, err = p.integer(v, at, 0, maxCallsPerHost)
-		case "inputTimeout":
-			c.InputTimeout, err = p.duration(v, at)
-		case "toolNames":
-			err = p.toolNames(v, at, &c.ToolNames)
-		case "http":
-			err = p.hostHTTP(v, at, &c.HTTP)
-		}
-		if err != nil {
-			return err
 		}
 	}
 	return nil
@@ -58,29 +66,14 @@ func (s *Server) inheritedFields() inheritedFields {
 		&s.MaxConcurrentCalls, &s.QueueLength}
 }
 
-// inherited parses key into f if it is one of the inherited settings, and
-// reports whether it was.
-func (p *parser) inherited(key string, v *node, at path, f inheritedFields) (bool, error) {
-	var err error
-	switch key {
-	case "idleTimeout":
-		*f.idleTimeout, err = p.duration(v, at)
-	case "maxTimeout":
-		*f.maxTimeout, err = p.duration(v, at)
-	case "startupTimeout":
-		*f.startupTimeout, err = p.duration(v, at)
-	case "queueTimeout":
-		*f.queueTimeout, err = p.duration(v, at)
-	case "idleStop":
-		*f.idleStop, err = p.idleStop(v, at)
-	case "maxConcurrentCalls":
-		*f.maxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
-	case "queueLength":
-		*f.queueLength, err = p.integer(v, at, 0, maxQueueLength)
-	default:
-		return false, nil
-	}
-	return true, err
+// add puts the setters of the inherited settings in set.
+func (f inheritedFields) add(set map[string]setter) {
+	dur := (*parser).duration
+	set["idleTimeout"], set["maxTimeout"] = into(f.idleTimeout, dur), into(f.maxTimeout, dur)
+	set["startupTimeout"], set["queueTimeout"] = into(f.startupTimeout, dur), into(f.queueTimeout, dur)
+	set["idleStop"] = into(f.idleStop, (*parser).idleStop)
+	set["maxConcurrentCalls"] = into(f.maxConcurrentCalls, intIn(0, maxConcurrentCalls))
+	set["queueLength"] = into(f.queueLength, intIn(0, maxQueueLength))
 }
 
 func (p *parser) toolNames(n *node, at path, t *ToolNames) error {
