@@ -43,6 +43,7 @@ var rules = []rule{
 	{pkg: "apitype", stdOnly: true, why: "apitype is a leaf: the standard library only"},
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
+	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},

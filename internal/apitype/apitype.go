@@ -105,6 +105,10 @@ type Status struct {
 	Socket  string    `json:"socket"`
 	Started time.Time `json:"started"`
 	Hosts   int       `json:"hosts"` // connected host streams
+	// Connected lists each connected host with the profile of its
+	// tool-call timer: stream connections, legacy HTTP sessions and
+	// 2026-07-28 HTTP requests in flight.
+	Connected []ConnectedHost `json:"connected"`
 	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
 	// its socket only; TokenFile holds the bearer token it requires.
 	HTTP         string         `json:"http,omitempty"`
@@ -112,6 +116,22 @@ type Status struct {
 	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
 	Upstreams    []Upstream     `json:"upstreams"`
 	Calls        []InFlightCall `json:"calls"`
+}
+
+// ConnectedHost is one connected host.
+type ConnectedHost struct {
+	ID       string      `json:"id"`                 // host-N (a stream) or http-N
+	Client   string      `json:"client"`             // the clientInfo.name it sent; "" before it sent one
+	Protocol string      `json:"protocol,omitempty"` // the negotiated revision
+	Profile  HostProfile `json:"profile"`
+}
+
+// HostProfile is a host's tool-call timer as mcpx assumes it.
+type HostProfile struct {
+	Name            string `json:"name"`
+	TimeoutMs       int64  `json:"timeoutMs"` // 0: no timer
+	ResetOnProgress bool   `json:"resetOnProgress"`
+	Source          string `json:"source"` // builtin, config or default
 }
 
 // Upstream is one configured server's state.

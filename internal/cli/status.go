@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -24,9 +25,11 @@ func cmdStatus() *command {
 		long: `
 Status shows the daemon serving this config (it does not start one): its
 socket, its MCP endpoint on TCP and the file of the token it requires, the
-hosts connected, each upstream server (state, pid, protocol revision, calls
-in flight) and every call in flight with its latest progress. Exit status 3
-when no daemon runs.`,
+hosts connected, each with the tool-call timer mcpx assumes of it (how
+long, whether progress resets it, and whether that is built in, from the
+config's mcpx.hosts or the default for a host mcpx does not know), each
+upstream server (state, pid, protocol revision, calls in flight) and every
+call in flight with its latest progress. Exit status 3 when no daemon runs.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -69,7 +72,9 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintln(w, "http     no TCP listener (set mcpx.http.listen to serve HTTP hosts)")
 	}
 	fmt.Fprintf(w, "config   %s\n", cfg)
-	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n\n", st.Hosts, st.HTTPSessions)
+	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n", st.Hosts, st.HTTPSessions)
+	printHosts(w, st.Connected)
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tPID\tPROTOCOL\tIN FLIGHT\tSTARTS\tSINCE")
 	for _, u := range st.Upstreams {
@@ -145,4 +150,37 @@ func ago(now, t time.Time) string {
 	default:
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
+}
+
+// printHosts prints each connected host with its profile.
+func printHosts(w io.Writer, hosts []apitype.ConnectedHost) {
+	if len(hosts) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  HOST\tCLIENT\tPROTOCOL\tTIMER\tPROFILE")
+	for _, h := range hosts {
+		client, proto := h.Client, h.Protocol
+		if client == "" {
+			client = "(no clientInfo yet)"
+		}
+		if proto == "" {
+			proto = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", h.ID, progressSanitize(client), proto, hostTimer(h.Profile), h.Profile.Source)
+	}
+	tw.Flush()
+}
+
+// hostTimer says a profile's timer in words: "60s, reset by progress",
+// "10m0s, hard", "none".
+func hostTimer(p apitype.HostProfile) string {
+	if p.TimeoutMs <= 0 {
+		return "none"
+	}
+	d := (time.Duration(p.TimeoutMs) * time.Millisecond).String()
+	if p.ResetOnProgress {
+		return d + ", reset by progress"
+	}
+	return d + ", hard"
 }

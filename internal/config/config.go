@@ -79,6 +79,11 @@ type Config struct {
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP
+
+	// Hosts holds what the config says of MCP hosts, by the
+	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
+	// nothing. A reload applies it to calls that start from then on.
+	Hosts map[string]*Host
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

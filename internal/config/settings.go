@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -15,6 +15,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
+		"hosts":           into(&c.Hosts, (*parser).hosts),
 	}
 	c.inheritedFields().add(set)
 	return p.members(n, at, set)

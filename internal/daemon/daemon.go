@@ -86,6 +86,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Socket:       opts.Files.Socket,
 		Started:      time.Now(),
 		Hosts:        act.hosts,
+		Connected:    func() []apitype.ConnectedHost { return connectedHosts(c.hosts) },
 		MCP:          face.Handler(hostserver.Access{}),
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
@@ -193,4 +194,17 @@ func mcpMux(h http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(apitype.PathMCP, h)
 	return mux
+}
+
+// connectedHosts is the hosts s serves, for status.
+func connectedHosts(s *hostserver.Server) []apitype.ConnectedHost {
+	hosts := s.Hosts()
+	out := make([]apitype.ConnectedHost, 0, len(hosts))
+	for _, h := range hosts {
+		p := h.Profile
+		out = append(out, apitype.ConnectedHost{ID: h.ID, Client: h.Client, Protocol: h.Protocol, Profile: apitype.HostProfile{
+			Name: p.Name, TimeoutMs: p.Timeout.Milliseconds(), ResetOnProgress: p.ResetOnProgress, Source: p.Source,
+		}})
+	}
+	return out
 }

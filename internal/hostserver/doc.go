@@ -23,6 +23,11 @@
 // serves it, so initialize and server/discover wait (bounded) for the
 // upstreams to start.
 //
+// A host is known by the clientInfo.name it sends (initialize for a legacy
+// connection or session, each request's _meta in 2026-07-28): each of its
+// tool calls runs under that host's profile (Relay.HostProfile), and
+// [Server.Hosts] lists the connected hosts with theirs, for status.
+//
 // Each stream connection has one reader (the goroutine in
 // [Server.ServeConn]), one writer draining an ordered queue, and one
 // goroutine per waiting request; ServeConn returns only after all of them

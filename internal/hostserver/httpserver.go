@@ -90,6 +90,9 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 	if h.opts.KeepAlive <= 0 {
 		h.opts.KeepAlive = 15 * time.Second
 	}
+	s.hostsMu.Lock()
+	s.faces = append(s.faces, h)
+	s.hostsMu.Unlock()
 	return h
 }
 

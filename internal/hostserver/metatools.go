@@ -101,7 +101,9 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		return
 	}
 	params := &jsonrpc.Object{}
-	params.Set("name", jsonrpc.MustMarshal(tool))
+	// The relay sets the upstream's name; until then this one names the
+	// tool as the host did (heartbeats say what they wait on).
+	params.Set("name", jsonrpc.MustMarshal(args.Name))
 	if len(args.Arguments) > 0 {
 		params.Set("arguments", args.Arguments)
 	}

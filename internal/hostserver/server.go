@@ -39,6 +39,12 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
+
+	hostsMu sync.Mutex                // for Hosts
+	streams map[*hostSession]struct{} // stream connections being served
+	faces   []*HTTP                   // the HTTP faces made by HTTP
+
+	lastClient atomic.Pointer[clientMemo] // hosts.go
 }
 
 // New returns a Server.
@@ -103,6 +109,8 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		base: context.WithoutCancel(ctx),
 	}
 	hs.connPrincipal = "conn:" + hs.id
+	s.trackStream(hs, true)
+	defer s.trackStream(hs, false)
 	log := s.log.With("host", hs.id)
 	log.Info("host connected")
 	var writeNow func([]byte) int

@@ -78,6 +78,7 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 // mcpx_call) to server's tool and answers the host.
 func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
 	req.server = server
+	profile := hs.hostProfile(req) // before the _meta is edited for the upstream
 	var token json.RawMessage
 	var idle, max time.Duration
 	if params == req.params && req.meta != nil {
@@ -106,6 +107,10 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Host:        hs.id,
 		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),
+		HostProfile: profile,
+	}
+	if req.entry != nil {
+		call.HostSince = req.entry.Started
 	}
 	if ctx == req.ctx {
 		call.Cancel = req.cancel // run cancels it after this returns

@@ -43,6 +43,8 @@ type Options struct {
 	ServeHost func(conn io.ReadWriteCloser) error
 	// Hosts returns how many host streams are connected.
 	Hosts func() int
+	// Connected lists the connected hosts with their profiles.
+	Connected func() []apitype.ConnectedHost
 	// MCP serves MCP over Streamable HTTP at apitype.PathMCP; nil: 404.
 	MCP http.Handler
 	// HTTP is the MCP endpoint's URL on TCP ("" for none) and TokenFile

@@ -11,15 +11,19 @@ import (
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	st := apitype.Status{
-		PID:     os.Getpid(),
-		Version: h.opts.Version,
-		Config:  h.opts.ConfigFile,
-		Socket:  h.opts.Socket,
-		Started: h.opts.Started,
-		Calls:   []apitype.InFlightCall{},
+		PID:       os.Getpid(),
+		Version:   h.opts.Version,
+		Config:    h.opts.ConfigFile,
+		Socket:    h.opts.Socket,
+		Started:   h.opts.Started,
+		Calls:     []apitype.InFlightCall{},
+		Connected: []apitype.ConnectedHost{},
 	}
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
+	}
+	if h.opts.Connected != nil {
+		st.Connected = h.opts.Connected()
 	}
 	if h.opts.HTTP != "" {
 		st.HTTP, st.TokenFile = h.opts.HTTP, h.opts.TokenFile

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/hostprofile"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
@@ -25,6 +26,8 @@ type Relay struct {
 	lim  *limiter
 	log  *slog.Logger
 
+	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
+
 	sealer *sealer // requestState of held calls (hold.go)
 	holds  holds
 }
@@ -36,6 +39,7 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	}
 	r := &Relay{pool: pool, reg: reg, log: log, sealer: newSealer()}
 	r.cfg.Store(cfg)
+	r.hosts.Store(hostOverrides(cfg))
 	r.lim = newLimiter(r.callLimits)
 	return r
 }
@@ -46,6 +50,7 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 // limit admits queued calls at once.
 func (r *Relay) SetConfig(cfg *config.Config) {
 	r.cfg.Store(cfg)
+	r.hosts.Store(hostOverrides(cfg))
 	r.lim.kick()
 }
 
@@ -127,11 +132,37 @@ type Call struct {
 	SessionKey string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
+	// HostProfile is the tool-call timer of the host behind the call
+	// (Relay.HostProfile); its zero value is no timer. A host whose
+	// timer progress resets, and that gave a HostToken, is sent
+	// heartbeats while the upstream is silent (heartbeat.go).
+	HostProfile hostprofile.Profile
+	// HostSince is when the host sent the request, from when its timer
+	// runs; zero means when CallTool is called.
+	HostSince time.Time
 	// Cancel, if set, cancels the ctx given to CallTool, which is this
 	// call's alone (a host request's): the call's timers end it with
 	// their cause, instead of a context of the call's own (one less per
 	// call), and the caller cancels it once CallTool has returned.
 	Cancel context.CancelCauseFunc
+}
+
+// HostDeadline returns when the host's timer for c fires unless the call
+// has ended: HostSince (or now, if zero) plus its profile's timeout. It is
+// zero when that timer never fires: the host has none, or progress resets
+// it and the host gave a token, so that mcpx's heartbeats keep it from
+// firing while the call lasts. A caller that must answer the host in
+// time (a job) answers before it.
+func (c *Call) HostDeadline() time.Time {
+	p := c.HostProfile
+	if p.Timeout <= 0 || wantsHeartbeats(c) {
+		return time.Time{}
+	}
+	since := c.HostSince
+	if since.IsZero() {
+		since = time.Now()
+	}
+	return since.Add(p.Timeout)
 }
 
 // Resume is a 2026-07-28 host's retry: its requestState and
@@ -215,6 +246,10 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	st := &callState{c: call, entry: e, idle: idle}
 	c := &st.c
 	st.call = c
+	// The host's timer runs from its request: heartbeats start now,
+	// before the call may wait for a slot.
+	st.startHeartbeat(c.HostSince, hostToolName(c))
+	defer st.stopHeartbeat()
 	timer := &st.ct
 	// The hard maximum starts here, the idle timer below; the runtime
 	// timer is set before anything in between waits, or else once, for

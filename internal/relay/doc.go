@@ -32,6 +32,15 @@
 // never retries has it cancelled after mcpx.inputTimeout. Only what the
 // host declared, per request, is ever put to it.
 //
+// Host timers: each call carries its host's profile (package
+// hostprofile; Relay.HostProfile applies the config's mcpx.hosts) and when
+// the host sent it (Call.HostSince); Call.HostDeadline says when a timer
+// nothing resets fires. Behind a host whose timer progress resets and that
+// gave a progress token, a call whose upstream is silent sends the host
+// heartbeats, progress under its token every third of its timer, never
+// after CallTool returns and never resetting the call's own idle timer
+// (heartbeat.go).
+//
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
 // after it always finds it. Nothing else in the daemon tracks host ids;

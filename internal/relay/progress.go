@@ -24,6 +24,7 @@ type callState struct {
 	asks asks
 	slot slot
 	q    questionCtx
+	hb   *heartbeat // guarded by mu; nil: no heartbeats
 
 	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines
 	last   float64
@@ -68,6 +69,7 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	if st.timer != nil && !st.paused {
 		st.timer.touch()
 	}
+	st.newsLocked()
 	// The value as the host reads it: the member named exactly "progress"
 	// (encoding/json would also take "Progress"), a number. Without one
 	// the notification is malformed: it shows the upstream is alive, but
@@ -85,6 +87,7 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return
 	}
+	st.forwardLocked(obj, value)
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
 }
