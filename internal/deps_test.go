@@ -68,6 +68,16 @@ var rules = []rule{
 	},
 	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
 	{
+		pkg:   "tracing",
+		never: slices.Concat([]string{"hostserver", "localapi", "ui"}, roots),
+		why:   "tracing makes spans for the relay: it never imports the edges or the roots",
+	},
+	{
+		pkg:   "ui",
+		never: slices.Concat([]string{"hostserver", "localapi"}, roots),
+		why:   "ui observes: it reads status and acts through what the daemon hands it (the CLI's own operations), never the other edges or the roots",
+	},
+	{
 		pkg:   "cli",
 		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},
 		why:   "the CLI meets the daemon only through apitype over the socket",

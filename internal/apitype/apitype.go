@@ -248,3 +248,23 @@ type ReloadResult struct {
 	// Ignored lists settings that changed but need a restart (mcpx stop).
 	Ignored []string `json:"ignored,omitempty"`
 }
+
+// PathRestart restarts one upstream server (POST): its sessions stop,
+// their calls in flight ending with an error saying so, and it starts
+// again at once.
+const PathRestart = "/v0/servers/{name}/restart"
+
+// PathUILink mints a one-time link to the live view (POST), answered
+// with a UILink.
+const PathUILink = "/v0/ui/link"
+
+// UILink is the reply to POST PathUILink.
+type UILink struct {
+	// URL opens the live view once: it sets the view's cookie and
+	// expires after its first use or a minute, whichever comes first.
+	URL string `json:"url"`
+}
+
+// PathMetrics serves the Prometheus metrics page (GET), on the socket and,
+// behind the token, on the HTTP listener.
+const PathMetrics = "/metrics"

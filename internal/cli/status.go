@@ -17,7 +17,7 @@ import (
 
 func cmdStatus() *command {
 	var configPath string
-	var asJSON bool
+	var asJSON, watch bool
 	return &command{
 		name:   "status",
 		noArgs: true,
@@ -29,12 +29,21 @@ hosts connected, each with the tool-call timer mcpx assumes of it (how
 long, whether progress resets it, and whether that is built in, from the
 config's mcpx.hosts or the default for a host mcpx does not know), each
 upstream server (state, pid, protocol revision, calls in flight) and every
-call in flight with its latest progress. Exit status 3 when no daemon runs.`,
+call in flight with its latest progress. Exit status 3 when no daemon runs.
+
+With --watch it keeps watching until interrupted: on a terminal it redraws
+the status four times a second; otherwise it prints a timestamped line per
+change (a server's state, hosts connected, a call started, its progress, its
+end), and ends with exit status 3 when the daemon stops.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&asJSON, "json", false, "print JSON")
+			fs.BoolVar(&watch, "watch", false, "keep watching: redraw on a terminal, a line per change otherwise")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
+			if watch && asJSON {
+				return usagef("--watch and --json do not go together")
+			}
 			c, files, _, err := daemonOf(env, configPath)
 			if err != nil {
 				return err
@@ -46,6 +55,9 @@ call in flight with its latest progress. Exit status 3 when no daemon runs.`,
 			}
 			if err != nil {
 				return err
+			}
+			if watch {
+				return watchStatus(ctx, env, c)
 			}
 			if asJSON {
 				enc := json.NewEncoder(env.Stdout)

@@ -84,6 +84,10 @@ type Config struct {
 	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
 	// nothing. A reload applies it to calls that start from then on.
 	Hosts map[string]*Host
+
+	// Traces is where the daemon sends OpenTelemetry traces; its zero
+	// value means nowhere.
+	Traces Traces
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -16,6 +16,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),
+		"traces":          func(p *parser, v *node, at path) error { return p.traces(v, at, &c.Traces) },
 	}
 	c.inheritedFields().add(set)
 	return p.members(n, at, set)

@@ -24,6 +24,8 @@ import (
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/supervise"
+	"mcpx/internal/tracing"
+	"mcpx/internal/ui"
 	"mcpx/internal/upstream"
 )
 
@@ -56,9 +58,13 @@ type core struct {
 	relay   *relay.Relay
 	catalog *catalog.Catalog
 	hosts   *hostserver.Server
+	tracer  *tracing.Tracer // nil without mcpx.traces
+	log     *slog.Logger
 }
 
-func newCore(opts *Options) *core {
+// newCore builds a core; obs, if not nil, observes its calls and
+// upstreams (the daemon's metrics and live view).
+func newCore(opts *Options, obs *ui.Observer) *core {
 	log := opts.logger()
 	cfg := opts.Config
 	// The pool tells the host face of tool list changes; the face is made
@@ -70,6 +76,7 @@ func newCore(opts *Options) *core {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
+		Observer:        upstreamObserver(obs),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -87,10 +94,35 @@ func newCore(opts *Options) *core {
 		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	if obs != nil {
+		r.SetObserver(obs)
+	}
+	var tracer *tracing.Tracer
+	if cfg.Traces.Endpoint != "" {
+		var err error
+		if tracer, err = tracing.New(context.Background(), cfg.Traces, opts.Version); err != nil {
+			log.Warn("no traces", "err", err)
+		} else {
+			r.SetTracer(tracer)
+			log.Info("sending traces", "endpoint", cfg.Traces.Endpoint)
+		}
+	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
 	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts}
+	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts, tracer: tracer, log: log}
+}
+
+// stopTracing exports the spans not yet exported, for at most 5 s.
+func (c *core) stopTracing() {
+	if c.tracer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.tracer.Shutdown(ctx); err != nil {
+		c.log.Warn("exporting the last spans", "err", err)
+	}
 }
 
 // runPool runs the pool until stop is closed and reports its end on done.
@@ -111,7 +143,8 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // in one process. It returns when the host leaves or ctx ends (the host's
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -127,7 +160,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
-	c := newCore(opts)
+	c := newCore(opts, nil)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
 	defer c.watchConfig(ctx, opts)()
@@ -174,4 +208,13 @@ func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); rl.watch(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// upstreamObserver is obs as the pool's observer: none (a nil interface,
+// not a nil pointer in one) when obs is nil.
+func upstreamObserver(obs *ui.Observer) upstream.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
 }

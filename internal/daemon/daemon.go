@@ -65,7 +65,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	log.Info("daemon listening", "socket", opts.Files.Socket, "config", opts.Config.File, "version", opts.Version)
 
-	c := newCore(opts)
+	act := newActivity()
+	seen := newObserving(log, act)
+	c := newCore(opts, seen.obs)
+	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
@@ -75,7 +78,6 @@ func Run(ctx context.Context, opts *Options) error {
 
 	hostCtx, stopHosts := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHosts()
-	act := newActivity()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(nil)
@@ -91,6 +93,8 @@ func Run(ctx context.Context, opts *Options) error {
 		HTTPSessions: face.Sessions,
 		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
 		Reload:       rl.reload,
+		Metrics:      seen.metrics.Handler(),
+		UILink:       seen.link,
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()
@@ -105,11 +109,18 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
-		tcp = httpServer(act.track(mcpMux(face.Handler(tcpAccess(addr, tokens)))), log)
+	}
+	api := localapi.New(c.relay, c.catalog, apiOpts)
+	seen.api = api
+	if tcpLn != nil {
+		addr := tcpLn.Addr().String()
+		access := tcpAccess(addr, tokens)
+		mux := mcpMux(face.Handler(access))
+		seen.onHTTP(mux, addr, access)
+		tcp = httpServer(act.track(mux), log)
 		go func() { serveErr <- tcp.Serve(sock.RawTCPListener(tcpLn)) }()
 		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)
 	}
-	api := localapi.New(c.relay, c.catalog, apiOpts)
 	srv := httpServer(act.track(api), log)
 	go func() { serveErr <- srv.Serve(&peerCheckListener{Listener: ln, log: log}) }()
 
@@ -136,8 +147,10 @@ func Run(ctx context.Context, opts *Options) error {
 	stopHosts()
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
 	face.Close()
+	seen.live.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	seen.stop(sctx)
 	servers := []*http.Server{srv}
 	if tcp != nil {
 		servers = append(servers, tcp)
@@ -190,7 +203,7 @@ func httpServer(h http.Handler, log *slog.Logger) *http.Server {
 }
 
 // mcpMux serves h at apitype.PathMCP and nothing else.
-func mcpMux(h http.Handler) http.Handler {
+func mcpMux(h http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle(apitype.PathMCP, h)
 	return mux

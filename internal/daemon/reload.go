@@ -55,6 +55,7 @@ func (r *reloader) reload() (apitype.ReloadResult, error) {
 	for name, same := range map[string]bool{
 		"mcpx.toolNames":       reflect.DeepEqual(cfg.ToolNames, r.cfg.ToolNames),
 		"mcpx.http":            reflect.DeepEqual(cfg.HTTP, r.cfg.HTTP),
+		"mcpx.traces":          cfg.Traces == r.cfg.Traces,
 		"mcpx.maxMessageBytes": cfg.MaxMessageBytes == r.cfg.MaxMessageBytes,
 		"mcpx.probeTimeout":    cfg.ProbeTimeout == r.cfg.ProbeTimeout,
 		"mcpx.daemonIdleExit":  cfg.DaemonIdleExit == r.cfg.DaemonIdleExit,

@@ -178,3 +178,36 @@ func quote(s string) string {
 	}
 	return jsonString(s)
 }
+
+// CheckBrowser applies a's Host and Origin checks but not its token, for
+// a page of mcpx's own on the same listener (the live view), which a
+// browser reaches with a cookie of its own instead: the status and
+// reason a request is refused with, or 0.
+func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
+	if a.Addr == "" {
+		return http.StatusForbidden, "forbidden: the unix socket serves no browser"
+	}
+	if !a.hostAllowed(r.Host) {
+		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)"
+	}
+	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
+		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server"
+	}
+	return 0, ""
+}
+
+// Guard returns h behind all of a's checks (Host, Origin, token), for
+// what else the listener serves (the metrics page); a refused request
+// gets a plain-text error.
+func (a Access) Guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status, msg, _ := a.check(r); status != 0 {
+			if status == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
+			}
+			http.Error(w, msg, status)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"mcpx/internal/jsonrpc"
@@ -139,7 +140,14 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			req.sink.pushProgressWhile(live, key, progressLine(p))
 		}
 	}
+	debug := hs.srv.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
+	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	if debug {
+		hs.srv.log.Debug("answering host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "failed", err != nil)
+	}
 	var m *jsonrpc.Message
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
@@ -150,6 +158,15 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
 	}
 	pushAnswer(req.sink, live, m.Encode())
+}
+
+// callID is the call id of req's log lines: its registry id, as the
+// relay's lines and mcpx status have it; 0 for none.
+func callID(req *request) uint64 {
+	if req.entry == nil {
+		return 0
+	}
+	return req.entry.ID
 }
 
 // progressLine is the notification that carries progress params to a host,

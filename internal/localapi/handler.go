@@ -1,6 +1,8 @@
 // Package localapi is the daemon's JSON API for the CLI: status, tool
-// listing and search, streamed tool calls, cancellation, shutdown, and the
-// upgrade that carries a host's stdio MCP stream to the daemon. Handlers are
+// listing and search, streamed tool calls, cancellation, server restarts,
+// links to the live view, shutdown, and the upgrade that carries a host's
+// stdio MCP stream to the daemon. Status, Cancel and Restart are also
+// methods, the live view's only way to read and act. Handlers are
 // func(w, r) error behind one wrapper and one route table; the wire types
 // are package apitype's.
 //
@@ -12,7 +14,9 @@
 // host of the URL they were given, a browser cannot reach a unix socket (a
 // page relayed to it by a local proxy still sends Origin on a POST), and a
 // request without Origin can only be a GET (answered 405) or come from a
-// program of this user, whom the socket admits anyway.
+// program of this user, whom the socket admits anyway. /metrics, the
+// Prometheus page of Options.Metrics, admits any Host too (a scraper
+// sends its URL's), and no browser.
 //
 // Concurrency: a Handler is safe for concurrent use.
 package localapi
@@ -57,6 +61,11 @@ type Options struct {
 	Shutdown func()
 	// Reload re-reads the config file.
 	Reload func() (apitype.ReloadResult, error)
+	// Metrics serves the Prometheus metrics page at apitype.PathMetrics;
+	// nil: 404.
+	Metrics http.Handler
+	// UILink mints a one-time link to the live view; nil: none is served.
+	UILink func() (string, error)
 }
 
 // Handler serves the local API.
@@ -86,6 +95,8 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"POST " + apitype.PathCancel:   h.serveCancel,
 		"POST " + apitype.PathShutdown: h.serveShutdown,
 		"POST " + apitype.PathReload:   h.serveReload,
+		"POST " + apitype.PathRestart:  h.serveRestart,
+		"POST " + apitype.PathUILink:   h.serveUILink,
 		"GET " + apitype.PathStdio:     h.serveStdio,
 	} {
 		h.mux.Handle(pattern, h.wrap(fn))
@@ -105,6 +116,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.opts.MCP.ServeHTTP(w, r)
 		return
 	}
+	if r.URL.Path == apitype.PathMetrics && h.opts.Metrics != nil && r.Header.Get("Origin") == "" && r.Header.Get("Referer") == "" {
+		// Any Host: a scraper sends the one of the URL it was given.
+		h.opts.Metrics.ServeHTTP(w, r)
+		return
+	}
 	if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" || r.Host != apitype.Host {
 		writeError(w, http.StatusForbidden, "forbidden: the local API serves only the mcpx command")
 		return
@@ -120,6 +136,10 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.err.Error() }
 func (e *httpError) Unwrap() error { return e.err }
+
+// StatusCode is the status the error answers with (the live view answers
+// its actions' errors with it too).
+func (e *httpError) StatusCode() int { return e.status }
 
 func statusErr(status int, err error) error { return &httpError{status, err} }
 

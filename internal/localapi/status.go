@@ -7,9 +7,16 @@ import (
 	"strconv"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/upstream"
 )
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, h.Status())
+}
+
+// Status returns what GET PathStatus answers: the live view reads the
+// daemon through it, as mcpx status does.
+func (h *Handler) Status() apitype.Status {
 	st := apitype.Status{
 		PID:       os.Getpid(),
 		Version:   h.opts.Version,
@@ -54,7 +61,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt, PerHost: s.PerHost, HostSessions: s.HostSessions,
 		})
 	}
-	return writeJSON(w, st)
+	return st
 }
 
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
@@ -84,11 +91,52 @@ func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req apitype.CancelRequest
 	_ = decodeBody(r, &req)
-	if !h.relay.Registry().CancelID(id, cancelCause(req.Reason)) {
-		return statusErr(http.StatusNotFound, errNoSuchCall)
+	if err := h.Cancel(id, req.Reason); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// Cancel cancels call id as POST PathCancel does, with the cause its
+// reason names; the error, errNoSuchCall, answers 404.
+func (h *Handler) Cancel(id uint64, reason string) error {
+	if !h.relay.Registry().CancelID(id, cancelCause(reason)) {
+		return statusErr(http.StatusNotFound, errNoSuchCall)
+	}
+	return nil
+}
+
+func (h *Handler) serveRestart(w http.ResponseWriter, r *http.Request) error {
+	if err := h.Restart(r.PathValue("name")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// Restart restarts upstream server name as POST PathRestart does.
+func (h *Handler) Restart(name string) error {
+	err := h.relay.Pool().Restart(name)
+	switch {
+	case errors.Is(err, upstream.ErrUnknownServer):
+		return statusErr(http.StatusNotFound, err)
+	case err != nil:
+		return statusErr(http.StatusServiceUnavailable, err)
+	}
+	h.log.Info("restarting an upstream server", "server", name)
+	return nil
+}
+
+func (h *Handler) serveUILink(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.UILink == nil {
+		return statusErr(http.StatusNotImplemented, errors.New("this daemon serves no live view"))
+	}
+	url, err := h.opts.UILink()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, apitype.UILink{URL: url})
 }
 
 func (h *Handler) serveReload(w http.ResponseWriter, r *http.Request) error {

@@ -196,3 +196,15 @@ func (c *Client) Reload(ctx context.Context) (*apitype.ReloadResult, error) {
 	var res apitype.ReloadResult
 	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, nil, &res)
 }
+
+// Restart asks the daemon to restart upstream server name.
+func (c *Client) Restart(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodPost, "/v0/servers/"+url.PathEscape(name)+"/restart", nil, nil)
+}
+
+// UILink asks the daemon for a one-time link to its live view.
+func (c *Client) UILink(ctx context.Context) (string, error) {
+	var res apitype.UILink
+	err := c.do(ctx, http.MethodPost, apitype.PathUILink, nil, &res)
+	return res.URL, err
+}

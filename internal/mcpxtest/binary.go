@@ -85,3 +85,7 @@ func moduleRoot() string {
 
 // ModuleRoot returns the module's root directory.
 func ModuleRoot() string { return moduleRoot() }
+
+// RaceEnabled reports whether the tests (and the mcpx they build) run
+// under the race detector, whose timings say nothing of mcpx's own.
+func RaceEnabled() bool { return raceEnabled }

@@ -20,11 +20,13 @@ import (
 
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
-	pool *upstream.Pool
-	cfg  atomic.Pointer[config.Config]
-	reg  *Registry
-	lim  *limiter
-	log  *slog.Logger
+	pool   *upstream.Pool
+	cfg    atomic.Pointer[config.Config]
+	reg    *Registry
+	lim    *limiter
+	log    *slog.Logger
+	obs    Observer // nil: nobody listens (observe.go)
+	tracer Tracer   // nil: no traces (trace.go)
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
 
@@ -208,6 +210,16 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if r.obs == nil && r.tracer == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
+		return r.callToolHoldable(ctx, e, c)
+	}
+	o := r.begin(e, &c)
+	res, err := r.callToolHoldable(ctx, e, c)
+	r.end(&o, res, err)
+	return res, err
+}
+
+func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	res, err := r.callTool(ctx, e, c)
 	if !c.Holdable {
 		return res, err
@@ -243,7 +255,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	// The call's state holds the call, its timer, its questions and its
 	// call slot: one allocation, where four would be (BenchmarkCallTool,
 	// allocs/op, in internal/relay).
-	st := &callState{c: call, entry: e, idle: idle}
+	st := &callState{c: call, entry: e, idle: idle, obs: r.obs}
 	c := &st.c
 	st.call = c
 	// The host's timer runs from its request: heartbeats start now,
@@ -389,7 +401,10 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 	if e != nil {
 		e.attach(c.Server, c.Tool, req.ID)
 	}
-	res, err := r.await(ctx, q, sess, c, req, a)
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		r.log.Debug("call sent upstream", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID)
+	}
+	res, err := r.await(ctx, q, sess, c, req, a, e)
 	return res, req, err
 }
 
@@ -397,7 +412,7 @@ func (r *Relay) round(ctx context.Context, q *questionCtx, sess *upstream.Sessio
 // started (asked of a legacy host), or, for a Holdable call, ends the
 // wait with errHold and req still running. If ctx ends first, req is
 // cancelled upstream and ctx's cause returned.
-func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks) (json.RawMessage, error) {
+func (r *Relay) await(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, req *upstream.Request, a *asks, e *Entry) (json.RawMessage, error) {
 wait:
 	for {
 		select {
@@ -418,7 +433,7 @@ wait:
 	default:
 	}
 	if sess.Cancel(req, Reason(cause)) {
-		r.log.Info("cancelled upstream call", "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
+		r.log.Info("cancelled upstream call", "callId", callID(e), "server", c.Server, "tool", c.Tool, "upstreamId", req.ID, "reason", Reason(cause))
 	}
 	return nil, cause
 }

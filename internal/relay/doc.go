@@ -47,5 +47,10 @@
 // only the host's stdio link (package hoststream) keeps a ledger of its
 // own, for the requests a daemon that dies leaves unanswered.
 //
+// An Observer (metrics, the live view) is told of each tool call's start,
+// progress, queue wait and end with its outcome, and a Tracer makes a
+// span of it whose W3C trace context goes upstream in _meta (observe.go,
+// trace.go); with neither, and no debug log, a call pays one branch.
+//
 // Concurrency: Registry and Relay are safe for concurrent use.
 package relay

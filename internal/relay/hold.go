@@ -268,7 +268,7 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	if e != nil {
 		e.attach(c.Server, c.Tool, hc.req.ID)
 	}
-	res, err := r.await(ctx, &questionCtx{ctx: ctx}, hc.sess, &c, hc.req, hc.asks)
+	res, err := r.await(ctx, &questionCtx{ctx: ctx}, hc.sess, &c, hc.req, hc.asks, e)
 	if errors.Is(err, errHold) {
 		return r.hold(hc)
 	}

@@ -24,6 +24,9 @@ import (
 // server's state exists only while it has calls: none is left behind.
 type limiter struct {
 	limits func(server string) config.CallLimits
+	// onWait, if set, is told of each wait in a queue as it ends (the
+	// relay's Observer.QueueWaited); set before any call.
+	onWait func(server string, waited time.Duration, admitted bool)
 
 	mu    sync.Mutex
 	gates map[string]*gate
@@ -133,6 +136,9 @@ func (l *limiter) take(ctx context.Context, server string, beforeWait func()) (g
 		expired = t.C
 	}
 	timedOut := false
+	if l.onWait != nil {
+		defer func() { l.onWait(server, time.Since(start), err == nil) }()
+	}
 	select {
 	case <-w.ready:
 		return g, nil

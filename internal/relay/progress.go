@@ -16,6 +16,7 @@ type callState struct {
 	entry *Entry
 	idle  time.Duration
 	timer *callTimer // the call's idle timer (and hard maximum)
+	obs   Observer   // nil: nobody listens
 
 	// What callTool's call holds, here so that it takes one allocation:
 	// call points to c, timer to ct (a resumed call's are its own).
@@ -83,6 +84,9 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	if st.entry != nil {
 		total, message := progressStatus(obj)
 		st.entry.update(value, total, message)
+	}
+	if st.obs != nil {
+		st.obs.ProgressAdvanced(CallInfo{ID: callID(st.entry), Server: st.call.Server, Tool: st.call.Tool, Host: st.call.Host})
 	}
 	if st.call.HostToken == nil || st.call.Progress == nil {
 		return

@@ -46,6 +46,7 @@ func (p *Pool) endedLocked(en *entry, s *Session) {
 	now := time.Now()
 	en.sess = nil
 	en.lastErr, en.lastEnd = s.Err(), now
+	p.observeEndLocked(s)
 	if errors.Is(s.Err(), ErrStopped) {
 		return // stopped by mcpx: no crash
 	}

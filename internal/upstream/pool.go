@@ -47,6 +47,9 @@ type Options struct {
 	OnHostMessage func(server, host string, msg *jsonrpc.Message)
 	// Supervision says how stdio upstreams run; nil starts them directly.
 	Supervision *supervise.Options
+	// Observer, if set, is told of starts, failed starts and crashes
+	// (observe.go).
+	Observer Observer
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -101,6 +104,7 @@ type entry struct {
 	sess      *Session
 	starting  *attempt
 	starts    int
+	up        bool // a session of it has started (for Observer's restart)
 	lastErr   error
 	lastEnd   time.Time
 	// hosts are the sessions of a perHost server's hosts, by host key
@@ -263,6 +267,9 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, en.cfg.Name)
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStartFailed(en.cfg.Name, err)
+		}
 	} else if p.closed || en.retired {
 		a.sess, a.err = nil, ErrClosed
 		if en.retired {
@@ -282,6 +289,10 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 		en.touched = time.Now()
 		en.idleTools = nil
 		p.eras[en.cfg.Name] = s.version
+		if o := p.opts.Observer; o != nil {
+			o.UpstreamStarted(en.cfg.Name, en.up)
+		}
+		en.up = true
 		p.wg.Add(1)
 		go p.watch(en, s)
 	}

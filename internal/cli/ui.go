@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os/exec"
+)
+
+func cmdUI() *command {
+	var configPath string
+	var open bool
+	return &command{
+		name:   "ui",
+		noArgs: true,
+		short:  "print a one-time link to the daemon's live view",
+		long: `
+UI prints a one-time link to the live view of the daemon serving this config
+(starting one if none runs): its servers (state, pid, protocol revision,
+starts), the hosts connected, the calls in flight with their progress, and
+recent cancels and errors with their causes, updated live, with buttons to
+cancel a call and restart a server. The page is served by the daemon on its
+HTTP listener (mcpx.http.listen) if it has one, else on a loopback port of
+its own. Opening the link sets a cookie for that browser; the link then
+expires, as it does after a minute unused. With --open, the link is also
+opened with xdg-open.`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&open, "open", false, "open the link with xdg-open")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			c, err := connectTo(ctx, env, configPath)
+			if err != nil {
+				return err
+			}
+			link, err := c.UILink(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, link)
+			if open {
+				if err := exec.CommandContext(ctx, "xdg-open", link).Run(); err != nil {
+					return errors.New("opening the link with xdg-open: " + err.Error())
+				}
+			}
+			return nil
+		},
+	}
+}

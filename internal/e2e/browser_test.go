@@ -1,0 +1,223 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/demo"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+)
+
+// chromium starts a headless Chromium (Debian's) for the test and returns
+// a browser context; it skips when there is none, except on CI, which
+// installs it.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("chromium is not installed on CI (.ci/run installs Debian's chromium package)")
+		}
+		t.Skip("chromium not found (Debian package chromium): the live view was not tested in a browser")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	alloc, stopAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	t.Cleanup(stopAlloc)
+	bctx, stopBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(stopBrowser)
+	return bctx
+}
+
+// pollPage evaluates expr in the page until it yields true.
+func pollPage(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err != nil {
+			t.Fatalf("%s: evaluating %s: %v", what, expr, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, waitLong)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(dir, name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", path)
+}
+
+// TestLiveViewBrowser drives the live view in headless Chromium: a long
+// call started by a host shows with its progress advancing; the page's
+// cancel button cancels it, and the upstream sees the cancellation with
+// the reason a person's interrupt gives. It logs how long each progress
+// value took from reaching the host to being shown on the page.
+func TestLiveViewBrowser(t *testing.T) {
+	bctx := chromium(t)
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	dir := artifactDir(t)
+
+	id := sendCall(h, "900", "demo__export", map[string]any{"seconds": 60, "steps": 240}, map[string]any{"progressToken": "lv", markerKey: "browser-cancel"})
+	if err := chromedp.Do(bctx, chromedp.Navigate(uiLink(t, e, cfg))); err != nil {
+		t.Fatalf("opening the link: %v", err)
+	}
+	pollPage(t, bctx, "the call in the page", `document.querySelector("#calls tbody tr[data-call-id]") !== null`)
+	pollPage(t, bctx, "the host in the page", `(() => { const r = document.querySelector("#hostlist tbody tr[data-host]"); return r !== null && r.textContent.includes("mcpxtest") })()`)
+	first, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`#calls tbody tr[data-call-id]`), "data-progress"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollPage(t, bctx, "progress advancing on the page",
+		`(() => { const r = document.querySelector("#calls tbody tr[data-call-id]"); return r && Number(r.dataset.progress) >= 25 })()`)
+	screenshot(t, bctx, dir, "1-call-in-flight")
+
+	callID, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`#calls tbody tr[data-call-id]`), "data-call-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#calls button.cancel`))); err != nil {
+		t.Fatalf("clicking cancel: %v", err)
+	}
+	up := upstreamRequest(e, "demo", "browser-cancel")
+	ev := upstreamCancel(e, "demo", up.ID)
+	checkCancel(t, ev, "interrupted by user")
+	e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
+		return ev.Event == demo.EventFinished && string(ev.ID) == string(up.ID) && ev.Outcome == demo.OutcomeCancelled
+	})
+	if err, _ := responseError(t, h, id); err.Kind != "user_interrupt" {
+		t.Errorf("the host's error kind = %q, want user_interrupt", err.Kind)
+	}
+	pollPage(t, bctx, "the cancel in the page's recent list",
+		`document.querySelector('#recent tr[data-kind="cancelled"]') !== null && document.querySelector("#calls tbody tr[data-call-id]") === null`)
+	screenshot(t, bctx, dir, "2-cancelled")
+
+	// The restart button restarts the server: a new process.
+	pid := daemonStatus(t, e, cfg).Upstreams[0].PID
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.restart[data-server="demo"]`))); err != nil {
+		t.Fatalf("clicking restart: %v", err)
+	}
+	waitStatus(t, e, cfg, "demo restarted from the page", func(st apitype.Status) bool {
+		u := st.Upstreams[0]
+		return u.Starts == 2 && u.State == "ready" && u.PID != pid
+	})
+	pollPage(t, bctx, "the restart in the page", `(() => { const r = document.querySelector('#servers tr[data-server="demo"]'); return r !== null && r.children[4].textContent === "2" })()`)
+	screenshot(t, bctx, dir, "3-restarted")
+	t.Logf("call #%s (first shown at progress %q) cancelled from the page; the upstream saw %q", callID.Value, first.Value, ev.Reason)
+
+	// Update latency: each progress value the page showed, from the
+	// moment the host received the same notification.
+	var updates []struct {
+		Progress float64 `json:"progress"`
+		At       float64 `json:"at"`
+	}
+	raw, err := chromedp.Run(bctx, chromedp.Evaluate[string](`JSON.stringify(window.mcpxUpdates)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(raw), &updates); err != nil {
+		t.Fatal(err)
+	}
+	atHost := map[float64]time.Time{}
+	for _, r := range progressFor(t, h, `"lv"`) {
+		p, _ := asProgress(t, r)
+		atHost[p.Progress] = r.At
+	}
+	// The first value shown may have reached the host before the page
+	// opened: it does not count.
+	var lat []float64
+	for _, u := range updates[min(1, len(updates)):] {
+		if at, ok := atHost[u.Progress]; ok {
+			lat = append(lat, u.At-float64(at.UnixNano())/1e6)
+		}
+	}
+	if len(lat) == 0 {
+		t.Fatalf("the page showed no progress value the host received: page %s", raw)
+	}
+	slices.Sort(lat)
+	t.Logf("live view update latency (host receives progress -> page shows it), %d values: p50 %s ms, p90 %s ms, max %s ms",
+		len(lat), ms(lat[len(lat)/2]), ms(lat[len(lat)*9/10]), ms(lat[len(lat)-1]))
+}
+
+func ms(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// TestLiveViewLoadCPU measures the daemon's CPU time (its own
+// process_cpu_seconds_total) over 1,000 tool calls with progress, 50 at
+// a time, with no page open and then with the live view open in
+// Chromium. It logs both and asserts no bound. A measurement, it does
+// not run under the race detector (as CI runs the tests): run it with
+// go test -run TestLiveViewLoadCPU -v ./internal/e2e.
+func TestLiveViewLoadCPU(t *testing.T) {
+	if mcpxtest.RaceEnabled() {
+		t.Skip("a CPU measurement: the race detector's cost would swamp it; run it without -race")
+	}
+	bctx := chromium(t)
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	socket := daemonStatus(t, e, cfg).Socket
+	cpu := func() float64 {
+		_, page := socketGet(t, socket, "/metrics")
+		return parseMetrics(t, page).value("process_cpu_seconds_total")
+	}
+	next := 0
+	load := func() (float64, time.Duration) {
+		const calls, window = 1000, 50
+		c0, t0 := cpu(), time.Now()
+		var ids []jsonrpc.ID
+		for i := range calls {
+			next++
+			raw := strconv.Itoa(10000 + next)
+			ids = append(ids, sendCall(h, raw, "demo__export", map[string]any{"seconds": 0.05, "steps": 5}, map[string]any{"progressToken": "load-" + raw}))
+			if len(ids) == window || i == calls-1 {
+				for _, id := range ids {
+					h.Result(id, waitLong)
+				}
+				ids = ids[:0]
+			}
+		}
+		return cpu() - c0, time.Since(t0)
+	}
+	load() // warm up: the upstream starts, the daemon's pools fill
+	closedCPU, closedWall := load()
+	if err := chromedp.Do(bctx, chromedp.Navigate(uiLink(t, e, cfg))); err != nil {
+		t.Fatalf("opening the link: %v", err)
+	}
+	pollPage(t, bctx, "the page live", `document.querySelector("#conn.live") !== null`)
+	openCPU, openWall := load()
+	pollPage(t, bctx, "the page still live", `document.querySelector("#conn.live") !== null`)
+	t.Logf("daemon CPU over 1,000 calls (5 progress each, 50 at a time): page closed %.2fs CPU in %.2fs; page open %.2fs CPU in %.2fs",
+		closedCPU, closedWall.Seconds(), openCPU, openWall.Seconds())
+}

@@ -1,0 +1,212 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/mcpxtest"
+)
+
+// The live view is the daemon's alone (mcpx ui asks it for a link): these
+// tests run against the daemon.
+
+// uiLink returns a one-time link to the live view of cfg's daemon.
+func uiLink(t *testing.T, e *mcpxtest.Env, cfg string) string {
+	t.Helper()
+	out, errOut, code := e.Run(waitLong, "ui", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("mcpx ui: exit %d: %s", code, errOut)
+	}
+	link := strings.TrimSpace(out)
+	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/ui/login?t=") {
+		t.Fatalf("mcpx ui printed %q, want a loopback one-time link", link)
+	}
+	return link
+}
+
+// TestLiveViewAccess: the one-time link works once and sets a cookie;
+// without it nothing of the view is served; a foreign Host is refused
+// (DNS rebinding), and so is an action without the view's own Origin.
+func TestLiveViewAccess(t *testing.T) {
+	t.Run("loopback", func(t *testing.T) { testLiveViewAccess(t, false) })
+	t.Run("http-listener", func(t *testing.T) { testLiveViewAccess(t, true) })
+}
+
+// testLiveViewAccess runs TestLiveViewAccess with the view on a loopback
+// listener of its own, or on the daemon's HTTP listener.
+func testLiveViewAccess(t *testing.T, onHTTP bool) {
+	e := mcpxtest.NewEnv(t)
+	var settings map[string]any
+	if onHTTP {
+		settings = map[string]any{"http": map[string]any{"listen": "127.0.0.1:0"}}
+	}
+	cfg := e.WriteConfig(settings, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	link := uiLink(t, e, cfg)
+	u, _ := url.Parse(link)
+	origin := "http://" + u.Host
+	st := daemonStatus(t, e, cfg)
+	if onHTTP != (st.HTTP == origin+apitype.PathMCP) {
+		t.Fatalf("the view is at %s, the HTTP listener at %q; want the view there: %v", origin, st.HTTP, onHTTP)
+	}
+	if len(st.Connected) != 1 || st.Connected[0].Client != "mcpxtest" || !strings.HasPrefix(st.Connected[0].ID, "host-") || st.Connected[0].Protocol != "2025-11-25" {
+		t.Errorf("status lists hosts %+v, want the test's host on a stream", st.Connected)
+	}
+	if onHTTP {
+		checkHTTPHostListed(t, e, cfg, st)
+	}
+
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: waitLong}
+	do := func(method, path string, header map[string]string, host string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, origin+path, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = fmt.Fprint(&b, resp.Header.Get("Content-Type"))
+		return resp.StatusCode, b.String()
+	}
+	if code, _ := do("GET", "/ui/", nil, ""); code != http.StatusForbidden {
+		t.Errorf("the page without the cookie: %d, want 403", code)
+	}
+	if code, _ := do("GET", "/ui/events", nil, ""); code != http.StatusForbidden {
+		t.Errorf("the event stream without the cookie: %d, want 403", code)
+	}
+	if code, _ := do("GET", u.RequestURI(), nil, "rebind.example:"+u.Port()); code != http.StatusForbidden {
+		t.Errorf("the link with a foreign Host: %d, want 403", code)
+	}
+	if code, ct := do("GET", u.RequestURI(), nil, ""); code != http.StatusOK || !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("the link: %d %s, want the page", code, ct)
+	}
+	jar2, _ := cookiejar.New(nil)
+	c2 := &http.Client{Jar: jar2, Timeout: waitLong}
+	resp, err := c2.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the link used a second time: %d, want 403", resp.StatusCode)
+	}
+	if code, ct := do("GET", "/ui/state", nil, ""); code != http.StatusOK || ct != "application/json" {
+		t.Errorf("state with the cookie: %d %s", code, ct)
+	}
+	if code, _ := do("GET", "/ui/state", map[string]string{"Origin": "http://evil.example"}, ""); code != http.StatusForbidden {
+		t.Errorf("state with a foreign Origin: %d, want 403", code)
+	}
+	for _, hdr := range []map[string]string{nil, {"Origin": "http://localhost:1"}} {
+		if code, _ := do("POST", "/ui/servers/demo/restart", hdr, ""); code != http.StatusForbidden {
+			t.Errorf("restart with Origin %q: %d, want 403", hdr["Origin"], code)
+		}
+	}
+	if code, _ := do("POST", "/ui/servers/nosuch/restart", map[string]string{"Origin": origin}, ""); code != http.StatusNotFound {
+		t.Errorf("restart of an unknown server: %d, want 404", code)
+	}
+	if code, _ := do("POST", "/ui/calls/999999/cancel", map[string]string{"Origin": origin}, ""); code != http.StatusNotFound {
+		t.Errorf("cancel of no call: %d, want 404", code)
+	}
+	starts := daemonStatus(t, e, cfg).Upstreams[0].Starts
+	if code, _ := do("POST", "/ui/servers/demo/restart", map[string]string{"Origin": origin}, ""); code != http.StatusNoContent {
+		t.Fatalf("restart from the view's origin: %d, want 204", code)
+	}
+	waitStatus(t, e, cfg, "demo restarted", func(st apitype.Status) bool {
+		return st.Upstreams[0].Starts == starts+1 && st.Upstreams[0].State == "ready"
+	})
+}
+
+// waitStatus polls the daemon's status until ok says it is as wanted.
+func waitStatus(t *testing.T, e *mcpxtest.Env, cfg, what string, ok func(apitype.Status) bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		st := daemonStatus(t, e, cfg)
+		if ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; status %+v", what, waitLong, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// artifactDir is where a test keeps what it leaves for people to look at
+// (screenshots): under $MCPX_ARTIFACTS if set, else the temp dir; kept
+// after the test, and logged.
+func artifactDir(t *testing.T) string {
+	root := os.Getenv("MCPX_ARTIFACTS")
+	if root == "" {
+		root = filepath.Join(os.TempDir(), "mcpx-artifacts")
+	}
+	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("artifacts in %s", dir)
+	return dir
+}
+
+// checkHTTPHostListed opens a legacy HTTP session and checks that status
+// lists it as a host until it ends it (DELETE).
+func checkHTTPHostListed(t *testing.T, e *mcpxtest.Env, cfg string, st apitype.Status) {
+	t.Helper()
+	tok, err := os.ReadFile(st.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(method, body, session string) *http.Response {
+		req, _ := http.NewRequest(method, st.HTTP, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := send("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"rawhttp","version":"1"}}}`, "")
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize over HTTP: %d, session %q", resp.StatusCode, session)
+	}
+	listed := func(st apitype.Status) bool {
+		for _, h := range st.Connected {
+			if h.Client == "rawhttp" && strings.HasPrefix(h.ID, "http-") && h.Protocol == "2025-11-25" {
+				return true
+			}
+		}
+		return false
+	}
+	if st := daemonStatus(t, e, cfg); !listed(st) || st.HTTPSessions != 1 {
+		t.Errorf("an HTTP session is not listed: %+v", st.Connected)
+	}
+	send("DELETE", "", session)
+	waitStatus(t, e, cfg, "the HTTP session gone from the hosts", func(st apitype.Status) bool { return !listed(st) })
+}

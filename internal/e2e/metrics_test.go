@@ -1,0 +1,342 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/mcpxtest"
+)
+
+// The metrics exist in the daemon only (an in-process mcpx serves no
+// socket and no page): these tests run against the daemon.
+
+// daemonStatus returns the status of the daemon of cfg, as mcpx status
+// --json prints it.
+func daemonStatus(t *testing.T, e *mcpxtest.Env, cfg string) apitype.Status {
+	t.Helper()
+	out, errOut, code := e.Run(waitLong, "status", "--json", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("mcpx status: exit %d: %s", code, errOut)
+	}
+	var st apitype.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status %s: %v", out, err)
+	}
+	return st
+}
+
+// socketGet GETs path from the daemon's unix socket.
+func socketGet(t *testing.T, socket, path string) (int, []byte) {
+	t.Helper()
+	c := &http.Client{Timeout: waitLong, Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		},
+	}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Get("http://localhost" + path)
+	if err != nil {
+		t.Fatalf("GET %s on the socket: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+// scrape is one metrics page, parsed.
+type scrape map[string]*dto.MetricFamily
+
+func parseMetrics(t *testing.T, page []byte) scrape {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("parsing the metrics page: %v\n%s", err, page)
+	}
+	return fams
+}
+
+// value returns the value of the sample of name whose labels include
+// labels ("k=v" each), 0 if there is none; for a histogram, its count.
+func (s scrape) value(name string, labels ...string) float64 {
+	f := s[name]
+	if f == nil {
+		return 0
+	}
+	total := 0.0
+next:
+	for _, m := range f.GetMetric() {
+		for _, kv := range labels {
+			k, v, _ := strings.Cut(kv, "=")
+			found := false
+			for _, l := range m.GetLabel() {
+				if l.GetName() == k && l.GetValue() == v {
+					found = true
+				}
+			}
+			if !found {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			total += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			total += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			total += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return total
+}
+
+// checkPromtool has promtool lint the page; without promtool it skips,
+// except on CI, which installs it.
+func checkPromtool(t *testing.T, page []byte) {
+	t.Helper()
+	tool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("promtool is not installed on CI (.ci/run installs Debian's prometheus package)")
+		}
+		t.Log("promtool not found (Debian package prometheus): the metrics page was not linted")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(page)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check metrics: %v\n%s", err, out)
+	}
+	t.Logf("promtool check metrics accepts the page (%d bytes)", len(page))
+}
+
+// TestMetricsCountCalls reads the daemon's counters before and after known
+// calls through a real host and the demo upstream: three echoes and an
+// export with progress end ok, one export the host cancels ends
+// cancelled with cause host_cancelled; progress, latency, hosts and the
+// upstream's start show too, and promtool accepts the page.
+func TestMetricsCountCalls(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	socket := daemonStatus(t, e, cfg).Socket
+	get := func() ([]byte, scrape) {
+		code, page := socketGet(t, socket, apitype.PathMetrics)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %s", code, page)
+		}
+		return page, parseMetrics(t, page)
+	}
+	_, before := get()
+
+	for i := range 3 {
+		id := h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"i": i}})
+		h.Result(id, waitLong)
+	}
+	id := sendCall(h, "700", "demo__export", map[string]any{"seconds": 0.2, "steps": 4}, map[string]any{"progressToken": "m-700"})
+	h.Result(id, waitLong)
+	sendCall(h, "701", "demo__export", map[string]any{"seconds": 30, "steps": 30}, map[string]any{"progressToken": "m-701", markerKey: "metrics-cancel"})
+	h.WaitFor(waitLong, "first progress of the call to cancel", func(r mcpxtest.Received) bool {
+		p, ok := asProgress(t, r)
+		return ok && string(p.Token) == `"m-701"`
+	})
+	cancel(h, "701", "metrics test")
+	upstreamCancel(e, "demo", upstreamRequest(e, "demo", "metrics-cancel").ID)
+
+	// The cancelled call's end is counted as the relay returns, just
+	// after the upstream was told: poll for it.
+	var page []byte
+	var after scrape
+	deadline := time.Now().Add(waitLong)
+	for {
+		page, after = get()
+		if after.value("mcpx_calls_total", "outcome=cancelled") > before.value("mcpx_calls_total", "outcome=cancelled") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	delta := func(name string, labels ...string) float64 {
+		return after.value(name, labels...) - before.value(name, labels...)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcpx_calls_total", []string{"server=demo", "tool=echo", "outcome=ok"}, 3},
+		{"mcpx_calls_total", []string{"server=demo", "tool=export", "outcome=ok"}, 1},
+		{"mcpx_calls_total", []string{"server=demo", "tool=export", "outcome=cancelled"}, 1},
+		{"mcpx_calls_total", nil, 5},
+		{"mcpx_call_cancels_total", []string{"server=demo", "cause=host_cancelled"}, 1},
+		{"mcpx_call_cancels_total", nil, 1},
+		{"mcpx_call_duration_seconds", []string{"server=demo", "tool=echo"}, 3},
+		{"mcpx_call_duration_seconds", []string{"server=demo", "tool=export"}, 2},
+	} {
+		if got := delta(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v rose by %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if got := delta("mcpx_progress_relayed_total", "server=demo"); got < 5 {
+		t.Errorf("progress relayed rose by %v; the export sent 4 and the cancelled one at least 1", got)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcpx_calls_in_flight", []string{"server=demo"}, 0},
+		{"mcpx_hosts_connected", []string{"transport=stdio"}, 1},
+		{"mcpx_upstream_up", []string{"server=demo"}, 1},
+		{"mcpx_upstream_starts_total", []string{"server=demo"}, 1},
+		{"mcpx_upstream_crashes_total", []string{"server=demo"}, 0},
+	} {
+		if got := after.value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if after.value("process_cpu_seconds_total") <= 0 {
+		t.Errorf("process_cpu_seconds_total is missing or 0")
+	}
+	checkPromtool(t, page)
+}
+
+// TestMetricsHTTPNeedsToken: with an HTTP listener, /metrics is served
+// there too, behind the bearer token, and refuses a foreign Host.
+func TestMetricsHTTPNeedsToken(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(map[string]any{"http": map[string]any{"listen": "127.0.0.1:0"}}, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	id := h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{}})
+	h.Result(id, waitLong)
+	st := daemonStatus(t, e, cfg)
+	if st.HTTP == "" {
+		t.Fatalf("the daemon has no HTTP listener: %+v", st)
+	}
+	tok, err := os.ReadFile(st.TokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSuffix(st.HTTP, apitype.PathMCP) + apitype.PathMetrics
+	get := func(header map[string]string, host string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	bearer := map[string]string{"Authorization": "Bearer " + strings.TrimSpace(string(tok))}
+	if code, body := get(nil, ""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d %s, want 401", code, body)
+	}
+	if code, body := get(map[string]string{"Authorization": "Bearer wrong"}, ""); code != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %d %s, want 401", code, body)
+	}
+	if code, body := get(bearer, "evil.example:80"); code != http.StatusForbidden {
+		t.Errorf("a foreign Host: %d %s, want 403", code, body)
+	}
+	code, body := get(bearer, "")
+	if code != http.StatusOK {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	s := parseMetrics(t, []byte(body))
+	if got := s.value("mcpx_calls_total", "server=demo", "tool=echo", "outcome=ok"); got != 1 {
+		t.Errorf("echo calls over HTTP's /metrics = %v, want 1", got)
+	}
+	if got := s.value("mcpx_hosts_connected", "transport=stdio"); got != 1 {
+		t.Errorf("hosts connected = %v, want 1", got)
+	}
+	t.Logf("GET %s with the token: %d bytes", url, len(body))
+}
+
+// TestMetricsUpstreamLife: a call that waits for a call slot counts as a
+// queue wait; a crash of the upstream counts as one, with the call it
+// took down failed; the start after it counts as a start and a restart.
+func TestMetricsUpstreamLife(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Fields: map[string]any{
+		"maxConcurrentCalls": 1, "queueLength": 2, "queueTimeout": "30s"}})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{}}), waitLong)
+	socket := daemonStatus(t, e, cfg).Socket
+	get := func() scrape {
+		code, page := socketGet(t, socket, apitype.PathMetrics)
+		if code != http.StatusOK {
+			t.Fatalf("GET /metrics: %d %s", code, page)
+		}
+		return parseMetrics(t, page)
+	}
+	before := get()
+
+	sendCall(h, "800", "demo__export", map[string]any{"seconds": 30, "steps": 30}, map[string]any{"progressToken": "hold"})
+	h.WaitFor(waitLong, "the slot holder's progress", func(r mcpxtest.Received) bool {
+		p, ok := asProgress(t, r)
+		return ok && string(p.Token) == `"hold"`
+	})
+	queued := h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"q": 1}})
+	waitStatus(t, e, cfg, "the echo queued", func(st apitype.Status) bool { return len(st.Upstreams) == 1 && st.Upstreams[0].Queued == 1 })
+	cancel(h, "800", "make room")
+	h.Result(queued, waitLong)
+
+	crash := h.Request("tools/call", map[string]any{"name": "demo__crash", "arguments": map[string]any{}})
+	h.Response(crash, waitLong)
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"after": "crash"}}), waitLong)
+
+	var after scrape
+	for deadline := time.Now().Add(waitLong); ; {
+		after = get()
+		if after.value("mcpx_upstream_crashes_total", "server=demo") > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcpx_queue_waits_total", []string{"server=demo", "admitted=true"}, 1},
+		{"mcpx_queue_waits_total", []string{"server=demo", "admitted=false"}, 0},
+		{"mcpx_queue_wait_seconds", []string{"server=demo"}, 1},
+		{"mcpx_call_cancels_total", []string{"server=demo", "cause=host_cancelled"}, 1},
+		{"mcpx_calls_total", []string{"server=demo", "tool=crash", "outcome=failed"}, 1},
+		{"mcpx_upstream_crashes_total", []string{"server=demo"}, 1},
+		{"mcpx_upstream_starts_total", []string{"server=demo"}, 1},
+		{"mcpx_upstream_restarts_total", []string{"server=demo"}, 1},
+	} {
+		if got := after.value(c.name, c.labels...) - before.value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v rose by %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package ui
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func withCookie(v string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/ui/", nil)
+	if v != "" {
+		r.AddCookie(&http.Cookie{Name: cookieName, Value: v})
+	}
+	return r
+}
+
+// A link works once; its session cookie then opens the view, and nothing
+// else does.
+func TestLinkOnce(t *testing.T) {
+	var k keys
+	tok := k.mint()
+	s, ok := k.redeem(tok)
+	if !ok || s == "" {
+		t.Fatalf("a fresh link was refused")
+	}
+	if _, ok := k.redeem(tok); ok {
+		t.Errorf("a link worked twice")
+	}
+	if _, ok := k.redeem("made-up"); ok {
+		t.Errorf("an unknown token worked")
+	}
+	if !k.valid(withCookie(s)) {
+		t.Errorf("the session cookie is not valid")
+	}
+	for _, v := range []string{"", "x", s + "x", tok} {
+		if k.valid(withCookie(v)) {
+			t.Errorf("cookie %q is valid", v)
+		}
+	}
+}
+
+// A link expires after linkTTL unused.
+func TestLinkExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var k keys
+		early, late := k.mint(), k.mint()
+		time.Sleep(linkTTL - time.Second)
+		if _, ok := k.redeem(early); !ok {
+			t.Errorf("a link was refused before its time")
+		}
+		time.Sleep(2 * time.Second)
+		if _, ok := k.redeem(late); ok {
+			t.Errorf("a link worked after %s", linkTTL)
+		}
+	})
+}
+
+// Only the newest maxSessions sessions stay valid.
+func TestSessionsBounded(t *testing.T) {
+	var k keys
+	var first string
+	for i := range maxSessions + 1 {
+		s, _ := k.redeem(k.mint())
+		if i == 0 {
+			first = s
+		}
+	}
+	if k.valid(withCookie(first)) {
+		t.Errorf("the oldest of %d sessions is still valid", maxSessions+1)
+	}
+	if len(k.sessions) != maxSessions {
+		t.Errorf("%d sessions kept, want %d", len(k.sessions), maxSessions)
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	for origin, want := range map[string]bool{"": false, "http://127.0.0.1:9": true, "http://localhost:9": false, "https://127.0.0.1:9": false, "null": false} {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9/ui/x", nil)
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if got := sameOrigin(r); got != want {
+			t.Errorf("Origin %q: %v, want %v", origin, got, want)
+		}
+	}
+}
