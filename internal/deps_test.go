@@ -58,6 +58,7 @@ var rules = []rule{
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
 	},
+	{pkg: "oauth", allowed: []string{"config"}, why: "oauth is an engine (mcpx as an OAuth client of upstreams): it knows the config and nothing of MCP messages, the core, the edges or the roots"},
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},

@@ -171,6 +171,10 @@ func TestUsageErrors(t *testing.T) {
 		{"token bad name", []string{"token", "--name", "../token"}, `mcpx token: token name "../token": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
 		{"token bad revoke", []string{"token", "--revoke", "Cursor"}, `mcpx token: token name "Cursor": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
 		{"token name without value", []string{"token", "--name"}, "mcpx token: flag needs an argument: -name", verbHelp(cmdToken())},
+		{"login without a server", []string{"login"}, "mcpx login: want one SERVER", verbHelp(cmdLogin())},
+		{"login of an unknown server", []string{"login", "nosuch"}, `mcpx login: no server "nosuch" in the config`, verbHelp(cmdLogin())},
+		{"login of a stdio server", []string{"login", "demo"}, `mcpx login: "demo" is a stdio server: it takes its credentials from its environment, not a sign-in`, verbHelp(cmdLogin())},
+		{"logout of two servers", []string{"logout", "a", "b"}, "mcpx logout: want one SERVER", verbHelp(cmdLogout())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errb, code := run(t, vars, tc.args...)

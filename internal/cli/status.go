@@ -28,8 +28,9 @@ socket, its MCP endpoint on TCP and the file of the token it requires, the
 hosts connected, each with the tool-call timer mcpx assumes of it (how
 long, whether progress resets it, and whether that is built in, from the
 config's mcpx.hosts or the default for a host mcpx does not know), each
-upstream server (state, pid, protocol revision, calls in flight) and every
-call in flight with its latest progress. Exit status 3 when no daemon runs.
+upstream server (state, pid, protocol revision, calls in flight), every
+call in flight with its latest progress, and each HTTP server's sign-in
+(mcpx login) with its token's expiry. Exit status 3 when no daemon runs.
 
 With --watch it keeps watching until interrupted: on a terminal it redraws
 the status four times a second; otherwise it prints a timestamped line per
@@ -44,13 +45,17 @@ end), and ends with exit status 3 when the daemon stops.`,
 			if watch && asJSON {
 				return usagef("--watch and --json do not go together")
 			}
-			c, files, _, err := daemonOf(env, configPath)
+			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err
 			}
+			c, files := client(env, cfg, paths)
 			st, err := c.Status(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
+				if !asJSON {
+					printSignIns(env.Stdout, cfg, paths, time.Now())
+				}
 				return &exitError{ExitTransport, errSilent}
 			}
 			if err != nil {
@@ -65,6 +70,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 				return enc.Encode(st)
 			}
 			printStatus(env, st, time.Now())
+			printSignIns(env.Stdout, cfg, paths, time.Now())
 			return nil
 		},
 	}

@@ -58,3 +58,6 @@ func DefaultPaths(getenv func(string) string) (Paths, error) {
 func (p Paths) DefaultConfigFile() string {
 	return filepath.Join(p.ConfigDir, "config.json")
 }
+
+// OAuthDir returns the directory of upstream sign-ins: StateDir/oauth.
+func (p Paths) OAuthDir() string { return filepath.Join(p.StateDir, "oauth") }

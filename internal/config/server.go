@@ -32,6 +32,9 @@ type Server struct {
 	// headers, both expanded. Headers is nil when empty.
 	URL     string
 	Headers map[string]string
+	// OAuth is the server's sign-in settings; nil when the file sets none
+	// (a server may still ask for a sign-in: see docs/oauth.md).
+	OAuth *OAuth
 	// MaxConcurrentRequests limits an HTTP or SSE server's requests in
 	// flight at once: DefaultMaxConcurrentRequests unless the file sets
 	// it; 0 for stdio servers.
@@ -108,7 +111,7 @@ func (s *Server) SameUpstream(o *Server) bool {
 // Server fields by transport.
 var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
-	httpFields   = []string{"url", "headers", "maxConcurrentRequests"}
+	httpFields   = []string{"url", "headers", "maxConcurrentRequests", "oauth"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
 		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop", "perHost"},
 		stdioFields, httpFields)
@@ -148,6 +151,7 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 		"env": into(&s.Env, (*parser).env), "cwd": into(&s.Cwd, (*parser).cwd),
 		"url": into(&s.URL, (*parser).url), "headers": into(&s.Headers, (*parser).headers),
 		"maxConcurrentRequests": into(&s.MaxConcurrentRequests, intIn(1, maxConcurrentRequests)),
+		"oauth":                 into(&s.OAuth, (*parser).oauth),
 	}
 	s.inheritedFields().add(set)
 	for _, m := range n.members {

@@ -22,6 +22,7 @@ import (
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 	"mcpx/internal/supervise"
 	"mcpx/internal/tracing"
@@ -43,6 +44,15 @@ type Options struct {
 	// Shim is the executable that supervises each stdio upstream (see
 	// supervise.Options); "" starts upstreams directly.
 	Shim string
+	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
+	// directory's (config.Paths.OAuthDir), and none when that cannot be
+	// located.
+	OAuthDir string
+	// OAuthBrowser, when set, lets the core sign in to a server that asks
+	// by itself, showing the authorization URL with it (headless sign-in:
+	// tests and the conformance suite). Unset, such a call fails with an
+	// error that says to run mcpx login.
+	OAuthBrowser oauth.Browser
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -54,6 +64,7 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
+	signIns *oauth.SignIns // nil when there is no sign-in directory
 	pool    *upstream.Pool
 	relay   *relay.Relay
 	catalog *catalog.Catalog
@@ -77,6 +88,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Observer:        upstreamObserver(obs),
+		Authorize:       opts.authorizer(log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -110,7 +122,12 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
 	face.Store(hosts)
-	return &core{pool: pool, relay: r, catalog: cat, hosts: hosts, tracer: tracer, log: log}
+	c := &core{pool: pool, relay: r, catalog: cat, hosts: hosts, tracer: tracer, log: log}
+	if dir := opts.oauthDir(log); dir != "" {
+		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+		r.SetSignIns(c.signIns)
+	}
+	return c
 }
 
 // stopTracing exports the spans not yet exported, for at most 5 s.
@@ -136,6 +153,9 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		if c.signIns != nil {
+			c.signIns.Close() // the sign-ins hosts started and left unfinished
+		}
 	}
 }
 

@@ -245,6 +245,9 @@ func conformanceHostCalls(scenario, ctxJSON string) ([]conformanceHostCall, erro
 		}
 		return out, nil
 	}
+	if strings.HasPrefix(scenario, "auth/") {
+		return authHostCalls(scenario), nil
+	}
 	// initialize, request-metadata, json-schema-ref-no-deref: discovery
 	// and tools/list only.
 	return nil, nil
@@ -313,8 +316,13 @@ func conformanceHost(spec conformanceHostSpec, rep *conformanceHostReport) error
 	// takes a silent HTTP server for a legacy one, and then a 2026-07-28
 	// scenario fails for want of CPU. So the probe waits longer here.
 	cfgPath := filepath.Join(spec.Dir, "config.json")
+	server := map[string]any{"type": "http", "url": rep.URL}
+	opts := &daemon.Options{Version: "conformance"}
+	if err := authHostSetup(rep.Scenario, os.Getenv("MCP_CONFORMANCE_CONTEXT"), spec.Dir, server, opts); err != nil {
+		return err
+	}
 	doc := map[string]any{
-		"mcpServers": map[string]any{"scenario": map[string]any{"type": "http", "url": rep.URL}},
+		"mcpServers": map[string]any{"scenario": server},
 		"mcpx":       map[string]any{"toolNames": map[string]any{"prefix": "auto"}, "probeTimeout": "15s"},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -335,7 +343,8 @@ func conformanceHost(spec conformanceHostSpec, rep *conformanceHostReport) error
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	served := make(chan error, 1)
 	go func() {
-		served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "conformance", Logger: log}, mcpxEnd)
+		opts.Config, opts.Logger = cfg, log
+		served <- daemon.ServeStdio(ctx, opts, mcpxEnd)
 	}()
 	h := newPipeHost(hostEnd)
 	err = conformanceHostRun(ctx, h, rep, calls)

@@ -12,4 +12,5 @@ const (
 	CodeInterrupted    = -31003 // a person interrupted the call
 	CodeBusy           = -31004 // the upstream's call slots and queue left no room
 	CodeHostLimit      = -31005 // the host has as many requests in flight as it may
+	CodeSignInRequired = -31006 // the upstream needs the user to sign in (mcpx login SERVER)
 )

@@ -32,6 +32,8 @@ type Relay struct {
 
 	sealer *sealer // requestState of held calls (hold.go)
 	holds  holds
+
+	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
 }
 
 // New returns a relay over pool. A nil logger discards.
@@ -221,6 +223,9 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 
 func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	res, err := r.callTool(ctx, e, c)
+	if sres, serr, ok := r.signInElicitation(&c, err); ok {
+		return sres, serr
+	}
 	if !c.Holdable {
 		return res, err
 	}

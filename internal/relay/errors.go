@@ -5,6 +5,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/oauth"
 	"mcpx/internal/upstream"
 )
 
@@ -32,7 +33,14 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var exit *upstream.ExitError
 	var busy *BusyError
 	var hostLimit *HostLimitError
+	var signIn *oauth.SignInError
 	switch c, isCause := CauseOf(err); {
+	case errors.As(err, &signIn):
+		extra := map[string]any{"login": "mcpx login " + signIn.Server, "reason": signIn.Reason}
+		if len(signIn.Scopes) > 0 {
+			extra["scopes"] = signIn.Scopes
+		}
+		return mk(mcp.CodeSignInRequired, "sign_in_required", signIn.Error(), extra)
 	case errors.As(err, &busy):
 		reason := "queue_timeout"
 		if busy.Full {

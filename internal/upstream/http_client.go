@@ -1,12 +1,15 @@
 package upstream
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
+	"mcpx/internal/config"
 	"mcpx/internal/sock"
 )
 
@@ -14,6 +17,8 @@ import (
 // connections are reused, and the era each origin was found to speak.
 type httpShared struct {
 	client *http.Client
+	// authorize wraps a server's round tripper with its sign-in; nil: none.
+	authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
 
 	mu   sync.Mutex
 	eras map[string]httpEra
@@ -68,6 +73,20 @@ func newHTTPShared() *httpShared {
 	return &httpShared{client: &http.Client{Transport: tr}, eras: map[string]httpEra{}}
 }
 
+// clientFor returns the client of srv's requests: the shared one, or
+// one over the same connections that carries srv's sign-in.
+func (h *httpShared) clientFor(srv *config.Server) *http.Client {
+	if h.authorize == nil {
+		return h.client
+	}
+	for k := range srv.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return h.client // the config's own credentials
+		}
+	}
+	return &http.Client{Transport: h.authorize(srv, h.client.Transport)}
+}
+
 // era returns the cached era of an origin.
 func (h *httpShared) era(key string) (httpEra, bool) {
 	h.mu.Lock()
@@ -117,3 +136,10 @@ func sameOrigin(a, b *url.URL) bool {
 }
 
 type urlError = url.Error
+
+// needsSignIn reports whether err is a server asking for a sign-in (the
+// round tripper's error says so by a SignInRequired method).
+func needsSignIn(err error) bool {
+	var s interface{ SignInRequired() bool }
+	return errors.As(err, &s) && s.SignInRequired()
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -50,6 +51,10 @@ type Options struct {
 	// Observer, if set, is told of starts, failed starts and crashes
 	// (observe.go).
 	Observer Observer
+	// Authorize, when set, wraps the round tripper of each HTTP server's
+	// requests (the server's sign-in: internal/oauth). A server whose
+	// config sets an Authorization header is left as it is.
+	Authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -126,6 +131,7 @@ func NewPool(cfg *config.Config, opts *Options) *Pool {
 	if opts != nil {
 		p.opts = *opts
 	}
+	p.http.authorize = p.opts.Authorize
 	if p.opts.Logger == nil {
 		p.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -262,8 +268,10 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 	a.sess, a.err = s, err
 	if err != nil {
 		en.lastErr, en.lastEnd = err, time.Now()
-		en.failures++
-		en.retryAt = time.Now().Add(startBackoff(en.failures))
+		if !needsSignIn(err) { // a sign-in is the user's to do: then at once
+			en.failures++
+			en.retryAt = time.Now().Add(startBackoff(en.failures))
+		}
 		// The cached revision may be what failed (a server upgraded to
 		// another era): probe afresh next time.
 		delete(p.eras, en.cfg.Name)

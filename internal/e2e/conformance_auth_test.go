@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"mcpx/internal/daemon"
+	"mcpx/internal/mcpxtest"
+)
+
+// The conformance suite's auth/* client scenarios grade mcpx's upstream
+// side as an OAuth client: the scenario's MCP server answers 401 until
+// mcpx signs in with the scenario's authorization server, which approves
+// at once and redirects to the redirect URI. The host configures nothing
+// but what the scenario gives (pre-registered credentials, the client ID
+// metadata document URL the suite expects), and mcpx signs in by itself
+// with a headless user agent for a browser (daemon.Options.OAuthBrowser):
+// it fetches the authorization URL and follows the redirects to mcpx's
+// loopback listener, as a browser would after the user approved. The
+// sign-ins go to the host's own state directory.
+
+// conformanceCIMD is the client ID metadata document URL the suite
+// expects a client to use where the authorization server supports them.
+const conformanceCIMD = "https://conformance-test.local/client-metadata.json"
+
+// authRefused are the auth scenarios in which mcpx must refuse to go on
+// (a spec rule forbids it): the scenario's tool is then never listed or
+// called, and mcpx's error is the expected outcome.
+var authRefused = map[string]string{
+	"auth/scope-retry-limit":        "the server refuses every scope: mcpx stops asking after the challenge repeats the scopes it was granted",
+	"auth/resource-mismatch":        "the protected resource metadata names another resource (RFC 9728 §3.3)",
+	"auth/metadata-issuer-mismatch": "the authorization server metadata names another issuer (RFC 8414 §3.3)",
+	"auth/iss-wrong-issuer":         "the redirect's iss is another issuer (RFC 9207)",
+	"auth/iss-supported-missing":    "the server says it sends iss and the redirect has none (RFC 9207)",
+	"auth/iss-normalized":           "the redirect's iss differs from the issuer only by URL normalization, which the spec forbids applying",
+	"auth/iss-unexpected":           "the redirect's iss does not match the issuer (RFC 9207)",
+}
+
+// authConformanceScenarios are the auth scenarios each suite lists
+// (`conformance list`) that grade a user's sign-in: not the client
+// credentials, enterprise, DPoP and workload identity extensions, which
+// mcpx does not implement.
+var authConformanceScenarios = []string{
+	"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3", "auth/basic-cimd",
+	"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+	"auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+	"auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
+	"auth/2025-03-26-oauth-endpoint-fallback",
+}
+
+// authHostCalls are an auth scenario's calls: its one tool, or none when
+// mcpx must refuse.
+func authHostCalls(scenario string) []conformanceHostCall {
+	if _, ok := authRefused[scenario]; ok {
+		return []conformanceHostCall{{Tool: "test-tool", Args: json.RawMessage(`{}`), Refused: true}}
+	}
+	return []conformanceHostCall{{Tool: "test-tool", Args: json.RawMessage(`{}`), WantText: "test"}}
+}
+
+// authHostSetup adds the sign-in to an auth scenario's host: the server's
+// oauth settings from the scenario's context, and the headless browser.
+func authHostSetup(scenario, ctxJSON, dir string, server map[string]any, opts *daemon.Options) error {
+	if !strings.HasPrefix(scenario, "auth/") {
+		return nil
+	}
+	var c struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if ctxJSON != "" {
+		if err := json.Unmarshal([]byte(ctxJSON), &c); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	o := map[string]any{"clientMetadataUrl": conformanceCIMD}
+	if c.ClientID != "" {
+		o["clientId"], o["clientSecret"] = c.ClientID, c.ClientSecret
+	}
+	server["oauth"] = o
+	opts.OAuthDir = filepath.Join(dir, "oauth")
+	opts.OAuthBrowser = headlessBrowser
+	return nil
+}
+
+// headlessBrowser is a user agent that approves at once: it fetches the
+// authorization URL and follows its redirects, the last to mcpx's
+// loopback listener.
+func headlessBrowser(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the authorization flow ended with HTTP %d at %s", resp.StatusCode, resp.Request.URL.Redacted())
+	}
+	return nil
+}
+
+// authConformanceSuites are the auth scenarios run per suite: each
+// suite's own list at its spec version (the 2025-03-26 pair is not in the
+// alpha's 2025-11-25 or 2026-07-28 sets; 2026-07-28 adds its own).
+var authConformanceSuites = []struct {
+	suite     mcpxtest.ConformanceSuite
+	scenarios []string
+}{
+	{mcpxtest.Conformance0116, authConformanceScenarios},
+	{mcpxtest.ConformanceAlpha2025, authConformanceScenarios[:14]},
+	{mcpxtest.ConformanceAlpha2026, append(slices.Clone(authConformanceScenarios[:14]),
+		"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+		"auth/authorization-server-migration", "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing",
+		"auth/iss-wrong-issuer", "auth/iss-unexpected", "auth/iss-normalized", "auth/metadata-issuer-mismatch")},
+}
+
+// TestConformanceClientAuth runs each auth scenario once per suite, as
+// TestConformanceClient runs the others.
+func TestConformanceClientAuth(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range authConformanceSuites {
+		s.suite.CLI(t)
+		t.Run(s.suite.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, sc := range s.scenarios {
+				t.Run(strings.TrimPrefix(sc, "auth/"), func(t *testing.T) {
+					t.Parallel()
+					runConformanceClient(t, s.suite, sc, exe)
+				})
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+package mcpxtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// OIDC is a real OAuth 2.0 / OpenID Connect authorization server for
+// tests: the example OpenID provider of github.com/zitadel/oidc (pinned
+// in test/tools/go.mod, built on first use), run as a process of its own
+// with its in-memory users and clients. Its public client "native"
+// (token endpoint auth none, PKCE) may redirect to the redirect URI given
+// to StartOIDC.
+type OIDC struct {
+	// Issuer is the server's issuer identifier, http://localhost:PORT/.
+	Issuer string
+}
+
+// OIDCUser and OIDCPassword sign in at the example provider's login form.
+const (
+	OIDCUser     = "test-user2"
+	OIDCPassword = "verysecure"
+	OIDCClient   = "native"
+)
+
+var (
+	oidcOnce sync.Once
+	oidcPath string
+	oidcErr  error
+)
+
+func oidcBinary(t testing.TB) string {
+	t.Helper()
+	oidcOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpx-oidc-")
+		if err != nil {
+			oidcErr = err
+			return
+		}
+		oidcPath = filepath.Join(dir, "oidc-server")
+		cmd := exec.Command("go", "build", "-o", oidcPath, "github.com/zitadel/oidc/v3/example/server")
+		cmd.Dir = filepath.Join(moduleRoot(), "test", "tools")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			oidcErr = fmt.Errorf("building the example OpenID provider: %v\n%s", err, out)
+		}
+	})
+	if oidcErr != nil {
+		t.Fatal(oidcErr)
+	}
+	return oidcPath
+}
+
+// StartOIDC starts the provider on a free port, its client "native"
+// allowed to redirect to redirectURI; it stops with the test.
+func StartOIDC(t testing.TB, redirectURI string) *OIDC {
+	t.Helper()
+	bin := oidcBinary(t)
+	port := FreePort(t)
+	if u, err := url.Parse(redirectURI); err == nil {
+		for port == u.Port() { // the redirect's port, free too a moment ago
+			port = FreePort(t)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(os.Environ(), "PORT="+port, "REDIRECT_URI="+redirectURI)
+	logs, err := os.CreateTemp(t.TempDir(), "oidc-*.log")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer logs.Close() // the child has its own descriptor
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	o := &OIDC{Issuer: "http://localhost:" + port + "/"}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(o.Issuer + ".well-known/openid-configuration")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return o
+			}
+		}
+		if time.Now().After(deadline) {
+			out, _ := os.ReadFile(logs.Name())
+			t.Fatalf("the OpenID provider did not answer within 30s: %v\n%s", err, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
