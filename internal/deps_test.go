@@ -58,6 +58,12 @@ var rules = []rule{
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
 	},
+	{pkg: "sandbox", allowed: []string{}, why: "sandbox is an engine that knows nothing of MCP: nothing of mcpx (and never store)"},
+	{
+		pkg:   "codemode",
+		never: slices.Concat([]string{"hostserver", "localapi", "store", "jobs"}, roots),
+		why:   "codemode is the core of scripts: relay and sandbox, never the edges, the store or the roots",
+	},
 	{pkg: "oauth", allowed: []string{"config"}, why: "oauth is an engine (mcpx as an OAuth client of upstreams): it knows the config and nothing of MCP messages, the core, the edges or the roots"},
 	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "relay is the core: it never imports the edges or the roots"},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},

@@ -18,13 +18,18 @@ import (
 	"mcpx/internal/cli"
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
+	"mcpx/internal/sandbox"
 	"mcpx/internal/supervise"
 )
 
 func main() {
-	// The supervisor of one upstream: a hidden verb, before anything else.
+	// The supervisor of one upstream and a script's process: hidden
+	// verbs, before anything else.
 	if len(os.Args) > 1 && os.Args[1] == supervise.ShimVerb {
 		os.Exit(supervise.RunShim(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildVerb {
+		os.Exit(sandbox.RunChild(os.Args[2:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], env())

@@ -13,6 +13,7 @@ const (
 	PathStatus   = "/v0/status"
 	PathTools    = "/v0/tools"
 	PathCall     = "/v0/call"
+	PathExec     = "/v0/exec"
 	PathCancel   = "/v0/calls/{id}/cancel"
 	PathShutdown = "/v0/shutdown"
 	// PathStdio upgrades the connection to a raw host MCP stream: newline-
@@ -203,6 +204,14 @@ type CallRequest struct {
 	Arguments     json.RawMessage `json:"arguments,omitempty"`
 	IdleTimeoutMs int64           `json:"idleTimeoutMs,omitempty"`
 	MaxTimeoutMs  int64           `json:"maxTimeoutMs,omitempty"`
+}
+
+// ExecRequest is the body of POST PathExec: a script run as mcpx_exec
+// runs it. Its answer is the stream of CallEvents a call's is, the
+// result being the script's.
+type ExecRequest struct {
+	Code      string `json:"code"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty"`
 }
 
 // CallEvent is one line of the NDJSON stream answering POST PathCall:

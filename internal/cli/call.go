@@ -71,21 +71,26 @@ daemon or timeout, 130 interrupted.`,
 			if err != nil {
 				return err
 			}
-			return runCall(ctx, env, c, req, rawJSON, quiet)
+			call := func(ctx context.Context, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
+				return c.Call(ctx, req, onEvent)
+			}
+			return runCall(ctx, env, c, req.Tool, call, rawJSON, quiet)
 		},
 	}
 }
 
-// runCall streams one call. On ctx's end (Ctrl-C) it asks the daemon to
-// cancel the call as a person's interrupt and waits briefly for the end.
-func runCall(ctx context.Context, env *Env, c *localclient.Client, req apitype.CallRequest, rawJSON, quiet bool) error {
+// runCall streams one call (or script), labelled label on the progress
+// bar. On ctx's end (Ctrl-C) it asks the daemon to cancel the call as a
+// person's interrupt and waits briefly for the end.
+func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
+	call func(context.Context, func(apitype.CallEvent)) (*apitype.CallEvent, error), rawJSON, quiet bool) error {
 	tty, width := false, 80
 	if f, ok := env.Stderr.(*os.File); ok {
 		width, tty = terminalWidth(f)
 	}
 	var bar *progressBar
 	if !quiet {
-		bar = newProgressBar(env.Stderr, tty, width, req.Tool, nil)
+		bar = newProgressBar(env.Stderr, tty, width, label, nil)
 	}
 	// The stream lives on a context of its own: on Ctrl-C the call is
 	// cancelled by request, and the stream carries the outcome back.
@@ -143,7 +148,7 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, req apitype.C
 			}
 		}
 	}()
-	final, err := c.Call(streamCtx, req, func(ev apitype.CallEvent) {
+	final, err := call(streamCtx, func(ev apitype.CallEvent) {
 		switch ev.Type {
 		case "started":
 			mu.Lock()

@@ -76,6 +76,11 @@ type Config struct {
 	// the relay's default (5 minutes).
 	InputTimeout time.Duration
 
+	// CodeMode hides the servers' own tools from hosts: they see only
+	// mcpx's meta-tools, and reach the tools through scripts (mcpx_exec)
+	// or mcpx_call.
+	CodeMode bool
+
 	// HTTP is where the daemon serves MCP to hosts over TCP; its zero
 	// value means nowhere.
 	HTTP HostHTTP

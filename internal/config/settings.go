@@ -6,13 +6,14 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
 		"probeTimeout": into(&c.ProbeTimeout, (*parser).duration), "daemonIdleExit": into(&c.DaemonIdleExit, (*parser).duration),
 		"inputTimeout": into(&c.InputTimeout, (*parser).duration), "maxCallsPerHost": into(&c.MaxCallsPerHost, intIn(0, maxCallsPerHost)),
 		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
+		"codeMode":        into(&c.CodeMode, (*parser).boolean),
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),

@@ -18,12 +18,14 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
+	"mcpx/internal/sandbox"
 	"mcpx/internal/supervise"
 	"mcpx/internal/tracing"
 	"mcpx/internal/ui"
@@ -41,8 +43,9 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
-	// Shim is the executable that supervises each stdio upstream (see
-	// supervise.Options); "" starts upstreams directly.
+	// Shim is the mcpx executable: it supervises each stdio upstream (see
+	// supervise.Options) and runs each script (see sandbox); "" starts
+	// upstreams directly and leaves scripts (mcpx_exec) out.
 	Shim string
 	// OAuthDir holds the upstream sign-ins (mcpx login); "" is the state
 	// directory's (config.Paths.OAuthDir), and none when that cannot be
@@ -71,6 +74,8 @@ type core struct {
 	hosts   *hostserver.Server
 	tracer  *tracing.Tracer // nil without mcpx.traces
 	log     *slog.Logger
+	sandbox *sandbox.Pool    // nil without an executable
+	scripts *codemode.Engine // nil without an executable
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -120,9 +125,13 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	hosts := hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes})
-	face.Store(hosts)
-	c := &core{pool: pool, relay: r, catalog: cat, hosts: hosts, tracer: tracer, log: log}
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
+	if opts.Shim != "" {
+		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
+		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
+	}
+	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes, Scripts: c.scripts})
+	face.Store(c.hosts)
 	if dir := opts.oauthDir(log); dir != "" {
 		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
 		r.SetSignIns(c.signIns)
@@ -142,7 +151,8 @@ func (c *core) stopTracing() {
 	}
 }
 
-// runPool runs the pool until stop is closed and reports its end on done.
+// runPool runs the upstream pool and the scripts' warm children until
+// the returned stop is called, which waits for both.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -150,9 +160,17 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		defer close(done)
 		c.pool.Run(ctx)
 	}()
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		if c.sandbox != nil {
+			_ = c.sandbox.Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
+		<-warm
 		if c.signIns != nil {
 			c.signIns.Close() // the sign-ins hosts started and left unfinished
 		}

@@ -82,6 +82,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(nil)
 	apiOpts := &localapi.Options{
+		Scripts:      c.scripts,
 		Logger:       log,
 		Version:      opts.Version,
 		ConfigFile:   opts.Config.File,

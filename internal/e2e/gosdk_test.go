@@ -233,7 +233,7 @@ func serveCommand(e *mcpxtest.Env, mode mcpxtest.Mode, cfg string) *exec.Cmd {
 // connectGoSDK spawns `mcpx serve` (with --in-process in that mode) as a
 // go-sdk client's server and connects at version. The session is closed,
 // and mcpx waited for, at cleanup.
-func connectGoSDK(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfg, version string, prog *progressLog) *mcp.ClientSession {
+func connectGoSDK(t testing.TB, e *mcpxtest.Env, mode mcpxtest.Mode, cfg, version string, prog *progressLog) *mcp.ClientSession {
 	t.Helper()
 	cmd := serveCommand(e, mode, cfg)
 	stderr := &gosdkStderr{}

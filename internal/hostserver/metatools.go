@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"mcpx/internal/catalog"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -91,7 +92,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(msg)), hs.srv.info))
 		return
 	}
-	if args.Name == "mcpx_call" || args.Name == "mcpx_search" {
+	if catalog.Reserved[args.Name] {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_call calls upstream tools, not "+args.Name)), hs.srv.info))
 		return
 	}

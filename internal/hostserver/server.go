@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -26,6 +27,9 @@ type Options struct {
 	// DrainTimeout bounds how long a closing connection waits to flush what
 	// is queued for a host that stopped reading. Default 2s.
 	DrainTimeout time.Duration
+	// Scripts runs mcpx_exec's scripts; nil leaves mcpx_exec and
+	// mcpx_describe out.
+	Scripts *codemode.Engine
 }
 
 // Server serves hosts on byte streams.

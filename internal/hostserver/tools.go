@@ -33,9 +33,17 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, searchToolJSON...)
 	buf = append(buf, ',')
 	buf = append(buf, callToolJSON...)
-	for _, t := range snap.Tools {
+	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
-		buf = append(buf, t.Raw...)
+		buf = append(buf, hs.execToolJSON()...)
+		buf = append(buf, ',')
+		buf = append(buf, describeToolJSON...)
+	}
+	if !hs.srv.relay.CodeMode() { // code mode shows the meta-tools alone
+		for _, t := range snap.Tools {
+			buf = append(buf, ',')
+			buf = append(buf, t.Raw...)
+		}
 	}
 	buf = append(buf, ']')
 	if req.modern {
@@ -62,6 +70,15 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	case "mcpx_call":
 		hs.metaCall(ctx, req)
 		return
+	case "mcpx_exec", "mcpx_describe":
+		if hs.srv.opts.Scripts != nil {
+			if name == "mcpx_exec" {
+				hs.exec(ctx, req)
+			} else {
+				hs.describe(ctx, req)
+			}
+			return
+		}
 	}
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {

@@ -32,6 +32,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
+	"mcpx/internal/codemode"
 	"mcpx/internal/relay"
 )
 
@@ -66,6 +67,8 @@ type Options struct {
 	Metrics http.Handler
 	// UILink mints a one-time link to the live view; nil: none is served.
 	UILink func() (string, error)
+	// Scripts runs scripts (PathExec); nil: 404.
+	Scripts *codemode.Engine
 }
 
 // Handler serves the local API.
@@ -92,6 +95,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		"GET " + apitype.PathStatus:    h.serveStatus,
 		"GET " + apitype.PathTools:     h.serveTools,
 		"POST " + apitype.PathCall:     h.serveCall,
+		"POST " + apitype.PathExec:     h.serveExec,
 		"POST " + apitype.PathCancel:   h.serveCancel,
 		"POST " + apitype.PathShutdown: h.serveShutdown,
 		"POST " + apitype.PathReload:   h.serveReload,

@@ -159,7 +159,19 @@ func (c *Client) Shutdown(ctx context.Context) error {
 // returns the final event ("result" or "error"). Cancelling ctx closes the
 // stream, which the daemon takes as the client leaving.
 func (c *Client) Call(ctx context.Context, req apitype.CallRequest, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
-	hreq, err := c.newRequest(ctx, http.MethodPost, apitype.PathCall, req)
+	return c.stream(ctx, apitype.PathCall, req, onEvent)
+}
+
+// Exec runs a script in the daemon, as Call runs a tool: the same events,
+// the result being the script's. Cancel with the started event's CallID
+// stops it.
+func (c *Client) Exec(ctx context.Context, req apitype.ExecRequest, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
+	return c.stream(ctx, apitype.PathExec, req, onEvent)
+}
+
+// stream posts body to path and reads the CallEvents of its answer.
+func (c *Client) stream(ctx context.Context, path string, body any, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
+	hreq, err := c.newRequest(ctx, http.MethodPost, path, body)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,13 @@ func (r *Relay) MaxCallsPerHost() int {
 	return 0
 }
 
+// CodeMode reports whether the current config hides the servers' own
+// tools from hosts, leaving the meta-tools.
+func (r *Relay) CodeMode() bool {
+	cfg := r.cfg.Load()
+	return cfg != nil && cfg.CodeMode
+}
+
 // Queued returns how many calls wait for a slot of their upstream, by
 // server; servers with none are left out.
 func (r *Relay) Queued() map[string]int { return r.lim.queued() }

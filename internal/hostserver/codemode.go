@@ -1,0 +1,126 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"mcpx/internal/codemode"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+)
+
+// describeToolJSON is mcpx_describe's definition.
+var describeToolJSON = []byte(`{"name":"mcpx_describe","title":"Describe tools for a script","description":"TypeScript declarations of tools, generated from their input and output schemas, for writing mcpx_exec scripts. Name tools as mcpx_search shows them, or a server to describe all of its tools.","inputSchema":{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names (as mcpx_search shows them) or server names."}},"required":["tools"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
+
+// execToolJSON is mcpx_exec's definition; its description names the
+// servers behind mcpx.
+func (hs *hostSession) execToolJSON() []byte {
+	names := hs.srv.relay.Pool().Names()
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = "tools" + jsMember(n)
+	}
+	desc := "Run a JavaScript or TypeScript script that calls many tools and returns only what matters. " +
+		"Top-level await and return work; the returned value is the result (objects also as structuredContent). " +
+		"Call a tool with `await tools.<server>.<tool>(args)`: it resolves to the tool's structuredContent, else its text, and throws an Error with the tool's text when the tool fails. " +
+		"Servers: " + strings.Join(paths, ", ") + ". " +
+		"Also: mcpx.call(name, args) returns a tool's whole result; mcpx.search(words) finds tools; progress(value, total?, message?) reports progress; sleep(ms), setTimeout; console.log output is returned beside the result; Promise.all runs calls in parallel (a few at a time). " +
+		"No require, import, fetch, process, filesystem or network. Use mcpx_describe for TypeScript declarations of the tools."
+	def := map[string]any{
+		"name": "mcpx_exec", "title": "Run a script that calls tools", "description": desc,
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
+			"code":           map[string]any{"type": "string", "description": "The script's body."},
+			"timeoutSeconds": map[string]any{"type": "number", "exclusiveMinimum": 0, "description": "End the script after this long in any case (can only shorten the configured maximum)."},
+		}, "required": []string{"code"}},
+	}
+	return jsonrpc.MustMarshal(def)
+}
+
+// jsMember is how a script reaches a property named name.
+func jsMember(name string) string {
+	ident := name != ""
+	for i, r := range name {
+		if !(r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			ident = false
+		}
+	}
+	if ident {
+		return "." + name
+	}
+	return "[" + jsonString(name) + "]"
+}
+
+// exec serves mcpx_exec: the script runs until it ends, the host cancels
+// or leaves, or its timeouts; its progress() goes to the host under the
+// request's progress token.
+func (hs *hostSession) exec(ctx context.Context, req *request) {
+	var args struct {
+		Code       string  `json:"code"`
+		MaxSeconds float64 `json:"timeoutSeconds"`
+	}
+	raw, _ := req.params.Get("arguments")
+	if err := json.Unmarshal(raw, &args); err != nil || strings.TrimSpace(args.Code) == "" {
+		msg := "mcpx_exec needs a script in code"
+		if err != nil {
+			msg = "mcpx_exec: invalid arguments: " + err.Error()
+		}
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError(msg)), hs.srv.info))
+		return
+	}
+	live := func() bool {
+		c, ok := relay.CauseOf(context.Cause(ctx))
+		return !ok || c.Answered()
+	}
+	s := codemode.Script{
+		Code:       args.Code,
+		Timeout:    time.Duration(args.MaxSeconds * float64(time.Second)),
+		Name:       hs.id + "/" + req.msg.ID.String(),
+		Host:       hs.id,
+		SessionKey: hs.sessionKey(),
+	}
+	var sp *scriptProgress
+	if token, ok := mcp.Meta(req.params).Get(mcp.MetaProgressToken); ok {
+		key := string(token)
+		sp = startScriptProgress(hs.hostProfile(req), token, s.Name, req.version != mcp.Version20241105, func(p []byte) {
+			req.sink.pushProgressWhile(live, key, progressLine(p))
+		})
+		s.Progress = sp.progress
+	}
+	out, err := hs.srv.opts.Scripts.Exec(ctx, s)
+	if sp != nil {
+		sp.stop() // nothing after the answer
+	}
+	if err != nil {
+		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
+			return
+		}
+		pushAnswer(req.sink, live, jsonrpc.NewError(req.msg.ID, callError(err, "")).Encode())
+		return
+	}
+	pushAnswer(req.sink, live, jsonrpc.NewResult(req.msg.ID, req.result(codemode.ToolResult(out), hs.srv.info)).Encode())
+}
+
+// describe serves mcpx_describe.
+func (hs *hostSession) describe(ctx context.Context, req *request) {
+	var args struct {
+		Tools []string `json:"tools"`
+	}
+	raw, _ := req.params.Get("arguments")
+	if err := json.Unmarshal(raw, &args); err != nil || len(args.Tools) == 0 {
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_describe needs tools: a list of tool or server names")), hs.srv.info))
+		return
+	}
+	decls, unknown := hs.srv.opts.Scripts.Describe(ctx, args.Tools)
+	if ctx.Err() != nil {
+		hs.end(req, context.Cause(ctx))
+		return
+	}
+	if len(unknown) > 0 {
+		decls += "\n// unknown (use mcpx_search): " + strings.Join(unknown, ", ") + "\n"
+	}
+	res := jsonrpc.MustMarshal(map[string]any{"content": []map[string]string{{"type": "text", "text": decls}}})
+	reply(req.sink, req.msg.ID, req.result(res, hs.srv.info))
+}

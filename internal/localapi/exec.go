@@ -1,0 +1,98 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/codemode"
+	"mcpx/internal/relay"
+)
+
+// serveExec runs one script and streams its events as NDJSON, as
+// serveCall streams a call's: its progress() calls are the progress, and
+// a cancel of its call id (Ctrl-C) or the client leaving stops it.
+func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.Scripts == nil {
+		return statusErr(http.StatusNotFound, errors.New("this daemon runs no scripts"))
+	}
+	var req apitype.ExecRequest
+	if err := decodeBody(r, &req); err != nil {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("reading exec request: %w", err))
+	}
+	if strings.TrimSpace(req.Code) == "" {
+		return statusErr(http.StatusBadRequest, errors.New("the script is empty"))
+	}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+	defer cancel(nil)
+	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected}) })
+	defer stop()
+	client := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
+	entry, err := h.relay.Registry().Add(relay.HostKey{Session: client, ID: "1"}, "mcpx/exec", cancel)
+	if err != nil {
+		return err
+	}
+	defer h.relay.Registry().Remove(entry)
+
+	st := &progressSlot{wake: make(chan struct{}, 1)}
+	s := codemode.Script{
+		Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond,
+		Name: client, Host: client,
+		Progress: func(value float64, total *float64, message string) {
+			st.set(mustJSON(map[string]any{"progress": value, "total": total, "message": message}))
+		},
+	}
+	type outcome struct {
+		out *codemode.Outcome
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		out, err := h.opts.Scripts.Exec(ctx, s)
+		done <- outcome{out, err}
+	}()
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	enc := json.NewEncoder(w)
+	rc := http.NewResponseController(w)
+	emit := func(ev apitype.CallEvent) {
+		if enc.Encode(ev) == nil {
+			_ = rc.Flush()
+		}
+	}
+	emit(apitype.CallEvent{Type: "started", CallID: entry.ID})
+	for {
+		select {
+		case <-st.wake:
+			if p := st.take(); p != nil {
+				emit(apitype.CallEvent{Type: "progress", Progress: p})
+			}
+		case o := <-done:
+			h.relay.Registry().Remove(entry)
+			if p := st.take(); p != nil {
+				emit(apitype.CallEvent{Type: "progress", Progress: p})
+			}
+			var stopped *codemode.StopError
+			switch {
+			case o.err != nil:
+				emit(finalEvent(nil, o.err, ""))
+			case errors.As(o.out.Err, &stopped):
+				emit(finalEvent(nil, stopped, "")) // its timeouts: as a call's
+			default:
+				emit(finalEvent(codemode.ToolResult(o.out), nil, ""))
+			}
+			return nil
+		}
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

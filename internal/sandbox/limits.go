@@ -1,0 +1,100 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Limits bound one script. Zero fields take the defaults of
+// [DefaultLimits].
+type Limits struct {
+	// CPU is the CPU time the child may use running the script.
+	CPU time.Duration `json:"cpu,omitempty"`
+	// MaxCalls is how many host calls the script may make in all.
+	MaxCalls int `json:"maxCalls,omitempty"`
+	// MaxConcurrent is how many host calls may be in flight at once;
+	// calls beyond it wait, in order, for one to end.
+	MaxConcurrent int `json:"maxConcurrent,omitempty"`
+	// MaxOutputBytes bounds the console output kept; what is logged
+	// beyond it is dropped and a line says so.
+	MaxOutputBytes int `json:"maxOutputBytes,omitempty"`
+	// MaxResultBytes bounds the script's value as JSON.
+	MaxResultBytes int `json:"maxResultBytes,omitempty"`
+	// MaxTimers bounds the timers pending at once.
+	MaxTimers int `json:"maxTimers,omitempty"`
+}
+
+// DefaultLimits are the limits of a script that sets none.
+var DefaultLimits = Limits{
+	CPU:            30 * time.Second,
+	MaxCalls:       1000,
+	MaxConcurrent:  8,
+	MaxOutputBytes: 64 << 10,
+	MaxResultBytes: 1 << 20,
+	MaxTimers:      1000,
+}
+
+// DefaultMemory is a child's memory limit when the pool sets none.
+const DefaultMemory = 256 << 20
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.CPU > 0 {
+		d.CPU = l.CPU
+	}
+	if l.MaxCalls > 0 {
+		d.MaxCalls = l.MaxCalls
+	}
+	if l.MaxConcurrent > 0 {
+		d.MaxConcurrent = l.MaxConcurrent
+	}
+	if l.MaxOutputBytes > 0 {
+		d.MaxOutputBytes = l.MaxOutputBytes
+	}
+	if l.MaxResultBytes > 0 {
+		d.MaxResultBytes = l.MaxResultBytes
+	}
+	if l.MaxTimers > 0 {
+		d.MaxTimers = l.MaxTimers
+	}
+	return d
+}
+
+// Names of limits, as a *LimitError carries them.
+const (
+	LimitMemory = "memory"
+	LimitCPU    = "cpu"
+	LimitResult = "result size"
+)
+
+// LimitError is a script stopped by one of its limits.
+type LimitError struct {
+	Limit  string // LimitMemory, LimitCPU, LimitResult
+	Detail string // the limit's value, for people
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("the script exceeded its %s limit (%s)", e.Limit, e.Detail)
+}
+
+// ScriptError is a script that failed on its own: it threw, or did not
+// compile, or awaited something nothing will settle.
+type ScriptError struct {
+	Message string // with the script's stack, when it threw
+	Syntax  bool   // it did not compile
+}
+
+func (e *ScriptError) Error() string { return e.Message }
+
+// ErrChildFailed is wrapped by the error of a child that ended without
+// answering for a reason other than its limits.
+var ErrChildFailed = errors.New("the script's process failed")
+
+// mib prints a byte count for people.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// PoolOptions configure a Pool.
+type PoolOptions struct {
+	// Executable is the mcpx executable (it runs the children).
+	Executable string
+	// Memory is each child's memory limit in bytes; 0 is DefaultMemory.
+	Memory int64
+	// Warm is how many started children wait for a script; 0 is 2.
+	Warm int
+}
+
+// Pool starts children and keeps some warm.
+type Pool struct {
+	exe  string
+	mem  int64
+	warm chan *proc
+	need chan struct{}
+
+	mu      sync.Mutex
+	running bool       // Run reaps what ended (guarded by mu)
+	ended   chan *proc // children whose script is over, for Run to reap
+}
+
+// NewPool returns a pool; its Run keeps children warm.
+func NewPool(o PoolOptions) *Pool {
+	if o.Memory <= 0 {
+		o.Memory = DefaultMemory
+	}
+	if o.Warm <= 0 {
+		o.Warm = 2
+	}
+	return &Pool{exe: o.Executable, mem: o.Memory, warm: make(chan *proc, o.Warm), need: make(chan struct{}, 1),
+		ended: make(chan *proc, 64)}
+}
+
+// ErrNoExecutable is Exec's error on a pool with no executable.
+var ErrNoExecutable = errors.New("scripts need the mcpx executable, and none was given")
+
+// Run keeps the pool's warm children started until ctx ends, then kills
+// those still waiting. Without Run, each Exec starts its child then.
+func (p *Pool) Run(ctx context.Context) error {
+	if p.exe == "" {
+		<-ctx.Done()
+		return nil
+	}
+	p.mu.Lock()
+	p.running = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.running = false
+		p.mu.Unlock()
+		for {
+			select {
+			case c := <-p.warm:
+				c.kill()
+				c.end(0)
+			case c := <-p.ended:
+				c.end(stopGrace)
+			default:
+				return
+			}
+		}
+	}()
+	for {
+		for len(p.warm) < cap(p.warm) {
+			c, err := spawn(p.exe, p.mem)
+			if err != nil {
+				break // Exec will say why, starting its own
+			}
+			select {
+			case p.warm <- c:
+			default:
+				c.kill()
+				c.end(0)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.need:
+		case c := <-p.ended:
+			c.end(stopGrace)
+		}
+	}
+}
+
+// release hands a child whose script is over to Run, which waits for it
+// to exit (killing it after stopGrace) off the script's path, and then
+// starts its replacement; without Run, it does so itself.
+func (p *Pool) release(c *proc) {
+	p.mu.Lock()
+	if p.running {
+		select {
+		case p.ended <- c:
+			p.mu.Unlock()
+			p.refill()
+			return
+		default:
+		}
+	}
+	p.mu.Unlock()
+	c.end(stopGrace)
+	p.refill()
+}
+
+// take returns a warm child, or starts one. The pool is refilled when a
+// child is released, off the script's path, or now if take left it
+// empty, so that scripts running side by side still find warm children.
+func (p *Pool) take() (*proc, error) {
+	if p.exe == "" {
+		return nil, ErrNoExecutable
+	}
+	for {
+		select {
+		case c := <-p.warm:
+			if !c.alive() {
+				c.end(0)
+				continue
+			}
+			if len(p.warm) == 0 {
+				p.refill()
+			}
+			return c, nil
+		default:
+			p.refill()
+			return spawn(p.exe, p.mem)
+		}
+	}
+}
+
+func (p *Pool) refill() {
+	select {
+	case p.need <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// proc is one child process, from the parent's side.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	msgs   chan *message // what the child says, closed at its stdout's end
+	exited chan struct{} // closed once the child has been waited for
+	stderr *tail
+
+	wmu    sync.Mutex
+	killed bool // by the parent (guarded by wmu)
+}
+
+// spawn starts a child of exe with memory limit mem. The child has an
+// empty environment but for GOMAXPROCS=2, and runs in /. Two Ps: the
+// script runs on one and the reader of the parent's stop on the other,
+// so a stop interrupts a tight loop at once; with one P the reader
+// waited for the scheduler's preemption (a stop took 32 ms, not 1 ms:
+// TestStopInterruptsBusyLoop's child, timed by hand).
+func spawn(exe string, mem int64) (*proc, error) {
+	cmd := exec.Command(exe, ChildVerb, strconv.FormatInt(mem, 10))
+	cmd.Env = []string{"GOMAXPROCS=2"}
+	cmd.Dir = "/"
+	p := &proc{cmd: cmd, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the script's process: %w", err)
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer close(p.msgs)
+		r := bufio.NewReaderSize(stdout, 64<<10)
+		for {
+			m := &message{}
+			if err := readMessage(r, m); err != nil {
+				if !errors.Is(err, io.EOF) {
+					io.Copy(io.Discard, r) // a line that is not JSON: the child is broken; wait for its end
+				}
+				return
+			}
+			p.msgs <- m
+		}
+	}()
+	go func() {
+		<-read // Wait closes stdout: read it all first
+		cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// send writes m to the child; an error means the child is gone.
+func (p *proc) send(m *message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_, err = p.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// alive reports whether the child has not exited.
+func (p *proc) alive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// end waits up to grace for the child to exit, kills it if it has not,
+// and returns once it has been waited for and its output drained.
+func (p *proc) end(grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	msgs := p.msgs
+	for {
+		select {
+		case _, ok := <-msgs:
+			if !ok {
+				msgs = nil // nobody listens any more: drained
+			}
+		case <-t.C:
+			p.kill()
+		case <-p.exited: // after msgs closed
+			p.stdin.Close()
+			return
+		}
+	}
+}
+
+// kill kills the child with SIGKILL.
+func (p *proc) kill() {
+	p.wmu.Lock()
+	p.killed = true
+	p.wmu.Unlock()
+	p.cmd.Process.Kill()
+	p.stdin.Close()
+}
+
+// deathError is why a child that ended without a done message did: the
+// kernel's SIGKILL or the Go runtime running out of memory are the memory
+// limit (nothing else kills a child the parent did not); SIGXCPU is the
+// CPU limit.
+func (p *proc) deathError(mem int64, lim Limits) error {
+	<-p.exited
+	st := p.cmd.ProcessState
+	p.wmu.Lock()
+	killed := p.killed
+	p.wmu.Unlock()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !killed {
+		switch ws.Signal() {
+		case syscall.SIGKILL:
+			return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+		case syscall.SIGXCPU:
+			return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
+		}
+	}
+	if strings.Contains(p.stderr.String(), "out of memory") {
+		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+	}
+	return fmt.Errorf("%w: %s%s", ErrChildFailed, st, p.stderr.suffix())
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+// suffix is the first line of what the child wrote on stderr, as ": line".
+func (t *tail) suffix() string {
+	s := strings.TrimSpace(t.String())
+	if s == "" {
+		return ""
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	return ": " + line
+}
