@@ -86,6 +86,20 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 		done <- outcome{res, err}
 	}()
 
+	started := apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool}
+	streamEvents(w, h.relay.Registry(), entry, st, started, done, func(emit func(apitype.CallEvent), o outcome) {
+		emit(finalEvent(o.res, o.err, server))
+	})
+	return nil
+}
+
+// streamEvents writes a streamed call's events as NDJSON: started, its
+// progress as it comes, and once the call is done its last progress and
+// the events final makes of its outcome. The call leaves the registry
+// before the client hears the end, so that a status it asks for next no
+// longer shows the call.
+func streamEvents[T any](w http.ResponseWriter, reg *relay.Registry, entry *relay.Entry, st *progressSlot,
+	started apitype.CallEvent, done <-chan T, final func(emit func(apitype.CallEvent), o T)) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	enc := json.NewEncoder(w)
@@ -95,7 +109,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 			_ = rc.Flush()
 		}
 	}
-	emit(apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool})
+	emit(started)
 	for {
 		select {
 		case <-st.wake:
@@ -103,14 +117,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
 		case o := <-done:
-			// Out of the registry before the client hears the end, so
-			// that a status it asks for next no longer shows the call.
-			h.relay.Registry().Remove(entry)
+			reg.Remove(entry)
 			if p := st.take(); p != nil {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
-			emit(finalEvent(o.res, o.err, server))
-			return nil
+			final(emit, o)
+			return
 		}
 	}
 }
