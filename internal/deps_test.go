@@ -94,12 +94,19 @@ var rules = []rule{
 		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},
 		why:   "the local client meets the daemon only through apitype over the socket",
 	},
-	{pkg: "jobs", never: []string{"runner"}, optional: true, why: "jobs and runner never import each other"},
+	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
+	{
+		pkg:     "store",
+		allowed: []string{},
+		why:     "store is an engine that knows nothing of MCP: it imports nothing of mcpx",
+	},
+	{pkg: "jobs", never: slices.Concat([]string{"runner", "hostserver", "localapi"}, roots), optional: true, why: "jobs is the core: it builds on relay and store, never on the edges or the roots; jobs and runner never import each other"},
 	{pkg: "runner", never: []string{"jobs"}, optional: true, why: "jobs and runner never import each other"},
 }
 
-// noNetHTTP lists packages that must not depend on net/http.
-var noNetHTTP = []string{"jobs", "runner"}
+// noNetHTTP lists packages that must not depend on net/http. (jobs builds
+// on relay, whose upstreams speak HTTP: it is not among them.)
+var noNetHTTP = []string{"runner"}
 
 // importedOnlyBy: each key may be imported (directly) only by the listed
 // packages and by the test support package mcpxtest, which may import
@@ -110,7 +117,7 @@ var importedOnlyBy = map[string][]string{
 }
 
 // testOnly packages are imported from _test.go files only.
-var testOnly = []string{"mcpxtest"}
+var testOnly = []string{"mcpxtest", "store/storetest"}
 
 // listed is one package as go list -json describes it.
 type listed struct {

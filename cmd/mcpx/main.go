@@ -57,13 +57,24 @@ func env() *cli.Env {
 			return err
 		},
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
-			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, conn)
+			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, conn)
 		},
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
-			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim}, ln, tokens)
+			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,
 	}
+}
+
+// jobFiles names the user's job store, for a gateway without a daemon;
+// none if the state directory cannot be found.
+func jobFiles() config.DaemonFiles {
+	p, err := config.DefaultPaths(os.Getenv)
+	if err != nil {
+		return config.DaemonFiles{}
+	}
+	d := p.Daemon("", "")
+	return config.DaemonFiles{Jobs: d.Jobs, JobsLock: d.JobsLock}
 }
 
 // serialStdio runs mcpx serve's stdio face (one host; in-process, or

@@ -117,6 +117,10 @@ type Status struct {
 	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
 	Upstreams    []Upstream     `json:"upstreams"`
 	Calls        []InFlightCall `json:"calls"`
+	// Jobs are the jobs this daemon runs (see Job); JobStoreWrites counts
+	// its writes to the job store since it started.
+	Jobs           []Job `json:"jobs,omitempty"`
+	JobStoreWrites int64 `json:"jobStoreWrites,omitempty"`
 }
 
 // ConnectedHost is one connected host.
@@ -256,6 +260,36 @@ type ReloadResult struct {
 	Unchanged []string `json:"unchanged"`
 	// Ignored lists settings that changed but need a restart (mcpx stop).
 	Ignored []string `json:"ignored,omitempty"`
+}
+
+// Paths of the job API: the list (GET), a background call (POST a
+// CallRequest: the job), one job (?wait=seconds waits for its end), and
+// its cancel.
+const (
+	PathJobs      = "/v0/jobs"
+	PathJob       = "/v0/jobs/{id}"
+	PathJobCancel = "/v0/jobs/{id}/cancel"
+)
+
+// Job is one job: a call whose answer mcpx keeps.
+type Job struct {
+	ID        string          `json:"id"`
+	Principal string          `json:"principal"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Status    string          `json:"status"` // running, completed, failed, cancelled, interrupted
+	Attempt   int             `json:"attempt"`
+	Progress  *Progress       `json:"progress,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Note      string          `json:"note,omitempty"`
+	Created   time.Time       `json:"created"`
+	Finished  time.Time       `json:"finished,omitzero"`
+}
+
+// Jobs is the reply to GET PathJobs, newest first.
+type Jobs struct {
+	Jobs []Job `json:"jobs"`
 }
 
 // PathRestart restarts one upstream server (POST): its sessions stop,

@@ -29,7 +29,8 @@ type Naming struct {
 const MaxNameLen = 64
 
 // Reserved names belong to mcpx's own meta-tools.
-var Reserved = map[string]bool{"mcpx_search": true, "mcpx_call": true, "mcpx_exec": true, "mcpx_describe": true}
+var Reserved = map[string]bool{"mcpx_search": true, "mcpx_call": true, "mcpx_exec": true, "mcpx_describe": true,
+	"mcpx_job": true, "mcpx_job_cancel": true}
 
 // Tool is one exposed tool.
 type Tool struct {

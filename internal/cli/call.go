@@ -22,6 +22,7 @@ func cmdCall() *command {
 		configPath  string
 		rawJSON     bool
 		quiet       bool
+		background  bool
 		timeout     time.Duration
 		idleTimeout time.Duration
 	)
@@ -38,12 +39,18 @@ stdin; none means {}.
 Ctrl-C cancels the call upstream with the reason "interrupted by user".
 --timeout and --idle-timeout can only shorten the configured timeouts.
 
+--background starts the call as a job and prints its id at once
+({"job_id": ...} with --json); "mcpx jobs" shows it, waits for it or
+cancels it. The same call started again while the job runs gets the same
+job.
+
 Exit status: 0 ok, 1 the tool reported an error, 2 usage, 3 transport,
 daemon or timeout, 130 interrupted.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&rawJSON, "json", false, "print the raw result JSON")
 			fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+			fs.BoolVar(&background, "background", false, "start the call as a job and print its id")
 			fs.DurationVar(&timeout, "timeout", 0, "hard maximum for this call")
 			fs.DurationVar(&idleTimeout, "idle-timeout", 0, "end the call after this long without progress")
 		},
@@ -70,6 +77,9 @@ daemon or timeout, 130 interrupted.`,
 			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
 				return err
+			}
+			if background {
+				return startJob(ctx, env, c, req, rawJSON)
 			}
 			call := func(ctx context.Context, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
 				return c.Call(ctx, req, onEvent)

@@ -73,7 +73,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdDemo(), cmdVersion()}
+	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdDemo(), cmdVersion()}
 }
 
 // usageError is a mistake in the command line: exit 2, with the verb's help.

@@ -76,6 +76,9 @@ type Config struct {
 	// the relay's default (5 minutes).
 	InputTimeout time.Duration
 
+	// Jobs says how long, and how large, the results of jobs are kept.
+	Jobs Jobs
+
 	// CodeMode hides the servers' own tools from hosts: they see only
 	// mcpx's meta-tools, and reach the tools through scripts (mcpx_exec)
 	// or mcpx_call.
@@ -145,4 +148,11 @@ var KnownProtocolVersions = []string{
 	"2025-06-18",
 	"2025-11-25",
 	"2026-07-28",
+}
+
+// Jobs is the "jobs" block of the mcpx settings: a job's result is kept
+// for Retention after it ended, if it is at most MaxResultBytes.
+type Jobs struct {
+	Retention      time.Duration
+	MaxResultBytes int
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,7 @@ func TestParseExample(t *testing.T) {
 		QueueLength:        256,
 		QueueTimeout:       time.Minute,
 		MaxCallsPerHost:    256,
+		Jobs:               defaultJobs,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
@@ -102,14 +104,14 @@ func TestParseDefaults(t *testing.T) {
 		{"empty object", `{}`, &Config{File: testFile, Servers: map[string]*Server{},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
-			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256, Jobs: defaultJobs}},
 		{"servers inherit defaults", `{"mcpServers": {"a": {"url": "http://x"}}}`, &Config{File: testFile,
 			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "http://x", MaxConcurrentRequests: 16,
 				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second,
 				CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
-			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256, Jobs: defaultJobs}},
 		{"server overrides one, inherits global others", `{"mcpx": {"maxTimeout": "2h"},
 			"mcpServers": {"a": {"command": "x", "idleTimeout": 0, "startupTimeout": "1s", "protocolVersion": ""}}}`, &Config{File: testFile,
 			Servers: map[string]*Server{"a": {Name: "a", Transport: TransportStdio, Command: "x",
@@ -117,7 +119,7 @@ func TestParseDefaults(t *testing.T) {
 				CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 			IdleTimeout: 5 * time.Minute, MaxTimeout: 2 * time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 			ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
-			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
+			MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256, Jobs: defaultJobs}},
 		{"streamable-http and empty maps", "\uFEFF" + `{"mcpServers": {"a": {"type": "streamable-http", "url": "https://h:8443/p?q=1", "headers": {}}}}`,
 			&Config{File: testFile,
 				Servers: map[string]*Server{"a": {Name: "a", Transport: TransportHTTP, URL: "https://h:8443/p?q=1", MaxConcurrentRequests: 16,
@@ -125,7 +127,7 @@ func TestParseDefaults(t *testing.T) {
 					CallLimits: CallLimits{MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute}}},
 				IdleTimeout: 5 * time.Minute, MaxTimeout: time.Hour, StartupTimeout: 30 * time.Second, ProbeTimeout: 3 * time.Second,
 				ToolNames: ToolNames{Prefix: PrefixAlways, Separator: "__"}, MaxMessageBytes: 16 << 20, DaemonIdleExit: 30 * time.Minute,
-				MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256}},
+				MaxConcurrentCalls: 64, QueueLength: 256, QueueTimeout: time.Minute, MaxCallsPerHost: 256, Jobs: defaultJobs}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,5 +179,22 @@ func TestDefault(t *testing.T) {
 	}
 	if diff := cmp.Diff(fromFile, got); diff != "" {
 		t.Errorf("Default differs from the equivalent file (-file +default):\n%s", diff)
+	}
+}
+
+var defaultJobs = Jobs{Retention: 24 * time.Hour, MaxResultBytes: 4 << 20}
+
+func TestParseJobs(t *testing.T) {
+	c, err := Parse([]byte(`{"mcpx":{"jobs":{"retention":"2h","maxResultBytes":65536}},"mcpServers":{}}`), "x.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Jobs != (Jobs{Retention: 2 * time.Hour, MaxResultBytes: 65536}) {
+		t.Fatalf("jobs %+v", c.Jobs)
+	}
+	for _, bad := range []string{`{"retention":"0s"}`, `{"maxResultBytes":10}`, `{"keep":"1h"}`} {
+		if _, err := Parse([]byte(`{"mcpx":{"jobs":`+bad+`},"mcpServers":{}}`), "x.json", nil); err == nil || !strings.Contains(err.Error(), "mcpx.jobs") {
+			t.Errorf("%s: %v, want an error naming mcpx.jobs", bad, err)
+		}
 	}
 }

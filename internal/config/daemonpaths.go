@@ -26,6 +26,10 @@ type DaemonFiles struct {
 	// Upstreams holds a record of each live upstream process of the
 	// daemon, so that the next daemon kills what a dead one left behind.
 	Upstreams string
+	// Jobs is the job store, shared by every daemon of the user; JobsLock
+	// is held by the one daemon that may close every other owner's
+	// running jobs at its start (see jobs.Options.Exclusive).
+	Jobs, JobsLock string
 }
 
 // maxSocketPath is the longest unix socket path Linux accepts.
@@ -47,6 +51,8 @@ func (p Paths) Daemon(configFile, build string) DaemonFiles {
 		TokenDir: p.TokenDir(),
 		// Every daemon of the user shares it: records name their owner.
 		Upstreams: filepath.Join(p.StateDir, "upstreams"),
+		Jobs:      filepath.Join(p.StateDir, "jobs.db"),
+		JobsLock:  filepath.Join(p.StateDir, "jobs.lock"),
 	}
 	if len(d.Socket) > maxSocketPath {
 		dir := filepath.Join(os.TempDir(), "mcpx-"+strconv.Itoa(os.Getuid()))

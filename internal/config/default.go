@@ -16,6 +16,8 @@ const (
 	DefaultQueueLength        = 256              // per server
 	DefaultQueueTimeout       = 60 * time.Second // per queued call
 	DefaultMaxCallsPerHost    = 256              // per host connection
+	DefaultJobRetention       = 24 * time.Hour   // a finished job's result is kept this long
+	DefaultJobMaxResultBytes  = 4 << 20          // the largest result a job keeps
 	// DefaultMaxConcurrentRequests is an HTTP server's limit of requests
 	// in flight when its config sets none.
 	DefaultMaxConcurrentRequests = 16
@@ -65,5 +67,6 @@ func defaults() *Config {
 		QueueLength:        DefaultQueueLength,
 		QueueTimeout:       DefaultQueueTimeout,
 		MaxCallsPerHost:    DefaultMaxCallsPerHost,
+		Jobs:               Jobs{Retention: DefaultJobRetention, MaxResultBytes: DefaultJobMaxResultBytes},
 	}
 }

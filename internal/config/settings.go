@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -14,6 +14,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"inputTimeout": into(&c.InputTimeout, (*parser).duration), "maxCallsPerHost": into(&c.MaxCallsPerHost, intIn(0, maxCallsPerHost)),
 		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
 		"codeMode":        into(&c.CodeMode, (*parser).boolean),
+		"jobs":            func(p *parser, v *node, at path) error { return p.jobs(v, at, &c.Jobs) },
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),
@@ -119,4 +120,25 @@ func validSeparator(s string) bool {
 		}
 	}
 	return true
+}
+
+func (p *parser) jobs(n *node, at path, j *Jobs) error {
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	if err != nil {
+		return err
+	}
+	if v, ok := f["retention"]; ok {
+		if j.Retention, err = p.duration(v, at.key("retention")); err != nil {
+			return err
+		}
+		if j.Retention <= 0 {
+			return p.errorf(v.off, at.key("retention"), "must be longer than 0s")
+		}
+	}
+	if v, ok := f["maxResultBytes"]; ok {
+		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -21,11 +21,13 @@ import (
 	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 	"mcpx/internal/sandbox"
+	"mcpx/internal/store"
 	"mcpx/internal/supervise"
 	"mcpx/internal/tracing"
 	"mcpx/internal/ui"
@@ -76,6 +78,9 @@ type core struct {
 	log     *slog.Logger
 	sandbox *sandbox.Pool    // nil without an executable
 	scripts *codemode.Engine // nil without an executable
+	jobs    *jobs.Manager    // nil: no job store
+	store   store.Store
+	unlock  func() // the job store's lock, if this core holds it
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -126,17 +131,45 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
+	c.openJobs(opts, r, log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
 	}
-	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes, Scripts: c.scripts})
+	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
+		Scripts: c.scripts, Jobs: c.jobs})
 	face.Store(c.hosts)
 	if dir := opts.oauthDir(log); dir != "" {
 		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
 		r.SetSignIns(c.signIns)
 	}
 	return c
+}
+
+// runJobs runs the job manager, if any, until stop is called, which ends
+// its calls with "mcpx is stopping" and closes the store. It returns once
+// the manager has dealt with the jobs a dead gateway left running.
+func (c *core) runJobs(ctx context.Context) (stop func()) {
+	if c.jobs == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.jobs.Run(ctx)
+	}()
+	// The orphans of a dead gateway are closed or run again before any
+	// host can ask for them.
+	<-c.jobs.Started()
+	return func() {
+		cancel()
+		<-done
+		c.store.Close()
+		if c.unlock != nil {
+			c.unlock()
+		}
+	}
 }
 
 // stopTracing exports the spans not yet exported, for at most 5 s.
@@ -185,6 +218,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	stopJobs := c.runJobs(ctx)
+	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
@@ -202,6 +237,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	defer stopPool()
+	stopJobs := c.runJobs(ctx)
+	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
 	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log)

@@ -70,6 +70,7 @@ func Run(ctx context.Context, opts *Options) error {
 	c := newCore(opts, seen.obs)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
+	stopJobs := c.runJobs(ctx)
 	rl := newReloader(c, opts.Config, log)
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	watched := make(chan struct{})
@@ -82,6 +83,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(nil)
 	apiOpts := &localapi.Options{
+		Jobs:         c.jobs,
 		Scripts:      c.scripts,
 		Logger:       log,
 		Version:      opts.Version,
@@ -166,6 +168,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	act.close()
 	api.Wait()
+	stopJobs() // before the upstreams stop: its calls tell them why they end
 	stopPool()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr

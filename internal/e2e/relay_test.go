@@ -385,8 +385,8 @@ func TestToolsListPagination(t *testing.T) {
 				t.Errorf("%s differs between the paged and the whole listing:\n%s\n%s", tool, p, w)
 			}
 		}
-		if len(names) != 4+2*len(demoToolNames) { // and the four meta-tools
-			t.Errorf("tools/list has %d tools, want %d: %q", len(names), 4+2*len(demoToolNames), names)
+		if len(names) != len(metaToolNames)+2*len(demoToolNames) {
+			t.Errorf("tools/list has %d tools, want %d: %q", len(names), len(metaToolNames)+2*len(demoToolNames), names)
 		}
 		lists := 0
 		for _, l := range e.WireLog("paged") {
@@ -416,7 +416,7 @@ func TestToolNamesAuto(t *testing.T) {
 		))
 		h.Initialize("2025-11-25")
 		names, _ := listToolDefs(t, h, map[string]any{})
-		want := []string{"mcpx_search", "mcpx_call", "mcpx_exec", "mcpx_describe", "echo", "echo2"}
+		want := append(slices.Clone(metaToolNames), "echo", "echo2")
 		for _, tool := range demoToolNames {
 			if tool != "echo" {
 				want = append(want, "a__"+tool, "b__"+tool)

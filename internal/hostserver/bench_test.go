@@ -99,7 +99,19 @@ func benchServerHTTPUpstream(b *testing.B) *Server {
 
 func benchServerFor(b *testing.B, server map[string]any) *Server {
 	b.Helper()
-	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"demo": server}})
+	return benchServerOpts(b, server, nil, nil)
+}
+
+// benchServerOpts is benchServerFor with the Server's options and the
+// config's mcpx.hosts; with opts.Jobs set to a placeholder, a job manager
+// over a SQLite store in a temporary directory, run until cleanup.
+func benchServerOpts(b *testing.B, server map[string]any, opts *Options, hosts map[string]any) *Server {
+	b.Helper()
+	top := map[string]any{"mcpServers": map[string]any{"demo": server}}
+	if hosts != nil {
+		top["mcpx"] = map[string]any{"hosts": hosts}
+	}
+	doc, _ := json.Marshal(top)
 	cfg, err := config.Parse(doc, "bench.json", nil)
 	if err != nil {
 		b.Fatal(err)
@@ -110,7 +122,10 @@ func benchServerFor(b *testing.B, server map[string]any) *Server {
 	go func() { defer close(done); pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
-	return New(r, catalog.New(pool, catalog.Naming{Prefix: "always", Separator: "__"}, nil), nil)
+	if opts != nil && opts.Jobs != nil {
+		opts.Jobs = benchJobs(b, r)
+	}
+	return New(r, catalog.New(pool, catalog.Naming{Prefix: "always", Separator: "__"}, nil), opts)
 }
 
 // pipeHost is a raw JSON-RPC host on one end of a net.Pipe served by

@@ -29,9 +29,10 @@ import (
 // Messages are queued by the request's goroutines (handler, upstream
 // reader) in an outq.Queue, in order; the ServeHTTP goroutine alone writes
 // them, in [httpSink.serve], until finish. What cannot be written because
-// the host has gone is dropped, except the response, which is logged: a
-// legacy host that disconnects has not cancelled, so its result is kept
-// (the jobs issue will make it collectable).
+// the host has gone is dropped: a legacy host that disconnects has not
+// cancelled, so its call goes on as a job whose result is kept for the
+// host's principal (jobcall.go); without a job store, the response is
+// logged.
 type httpSink struct {
 	q   *outq.Queue
 	w   http.ResponseWriter

@@ -14,7 +14,7 @@ import (
 // The meta-tools' definitions, as hosts see them.
 var (
 	searchToolJSON = []byte(`{"name":"mcpx_search","title":"Search tools","description":"Find tools across every MCP server behind this gateway by words in their names and descriptions. Returns each match's name, description and input schema; call one by its name, or through mcpx_call.","inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"Words to look for. Empty lists every tool."},"limit":{"type":"integer","minimum":1,"maximum":200,"description":"Most tools to return (default 10)."}},"required":["query"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
-	callToolJSON   = []byte(`{"name":"mcpx_call","title":"Call a tool","description":"Call any tool behind this gateway by the name mcpx_search shows, with its arguments. Progress, cancellation and timeouts work as for a direct call.","inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"The tool's name, as mcpx_search shows it."},"arguments":{"type":"object","description":"The tool's arguments."},"idleTimeoutSeconds":{"type":"number","exclusiveMinimum":0,"description":"End the call after this long without progress (can only shorten the configured timeout)."},"timeoutSeconds":{"type":"number","exclusiveMinimum":0,"description":"End the call after this long in any case (can only shorten the configured maximum)."}},"required":["name"]}}`)
+	callToolJSON   = []byte(`{"name":"mcpx_call","title":"Call a tool","description":"Call any tool behind this gateway by the name mcpx_search shows, with its arguments. Progress, cancellation and timeouts work as for a direct call.","inputSchema":{"type":"object","properties":{"name":{"type":"string","description":"The tool's name, as mcpx_search shows it."},"arguments":{"type":"object","description":"The tool's arguments."},"idleTimeoutSeconds":{"type":"number","exclusiveMinimum":0,"description":"End the call after this long without progress (can only shorten the configured timeout)."},"timeoutSeconds":{"type":"number","exclusiveMinimum":0,"description":"End the call after this long in any case (can only shorten the configured maximum)."},"background":{"type":"boolean","description":"Run the call as a job and return its job_id at once; read the result with mcpx_job."}},"required":["name"]}}`)
 )
 
 type searchHit struct {
@@ -82,6 +82,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 		Arguments   json.RawMessage `json:"arguments"`
 		IdleSeconds float64         `json:"idleTimeoutSeconds"`
 		MaxSeconds  float64         `json:"timeoutSeconds"`
+		Background  bool            `json:"background"`
 	}
 	raw, _ := req.params.Get("arguments")
 	if err := json.Unmarshal(raw, &args); err != nil || args.Name == "" {
@@ -119,7 +120,7 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 	if meta.Len() > 0 {
 		params.Set("_meta", meta.Bytes())
 	}
-	hs.relayCall(ctx, req, server, tool, params)
+	hs.relayCall(ctx, req, server, tool, params, args.Background && hs.srv.opts.Jobs != nil)
 }
 
 // upstreamHasTool reports whether server lists tool. A name with a server's

@@ -14,6 +14,7 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -27,6 +28,9 @@ type Options struct {
 	// DrainTimeout bounds how long a closing connection waits to flush what
 	// is queued for a host that stopped reading. Default 2s.
 	DrainTimeout time.Duration
+	// Jobs keeps the calls that outlive their host's timer, and serves
+	// mcpx_job; nil: no jobs, and no job meta-tools.
+	Jobs *jobs.Manager
 	// Scripts runs mcpx_exec's scripts; nil leaves mcpx_exec and
 	// mcpx_describe out.
 	Scripts *codemode.Engine

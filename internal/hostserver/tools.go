@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -33,6 +34,12 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, searchToolJSON...)
 	buf = append(buf, ',')
 	buf = append(buf, callToolJSON...)
+	if hs.srv.opts.Jobs != nil {
+		buf = append(buf, ',')
+		buf = append(buf, jobToolJSON...)
+		buf = append(buf, ',')
+		buf = append(buf, jobCancelToolJSON...)
+	}
 	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
 		buf = append(buf, hs.execToolJSON()...)
@@ -70,6 +77,16 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	case "mcpx_call":
 		hs.metaCall(ctx, req)
 		return
+	case "mcpx_job", "mcpx_job_cancel":
+		if hs.srv.opts.Jobs == nil {
+			break
+		}
+		if name == "mcpx_job" {
+			hs.metaJob(ctx, req)
+		} else {
+			hs.metaJobCancel(ctx, req)
+		}
+		return
 	case "mcpx_exec", "mcpx_describe":
 		if hs.srv.opts.Scripts != nil {
 			if name == "mcpx_exec" {
@@ -85,7 +102,7 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
 		return
 	}
-	hs.relayCall(ctx, req, server, tool, req.params)
+	hs.relayCall(ctx, req, server, tool, req.params, false)
 }
 
 func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
@@ -94,7 +111,11 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 
 // relayCall relays a tools/call with params (the host's, or built by
 // mcpx_call) to server's tool and answers the host.
-func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object) {
+//
+// A call that may outlive the host's hard timer, or that the host asked
+// to run in the background, or that repeats a running job's call, goes
+// through relayAsJob (jobcall.go).
+func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object, background bool) {
 	req.server = server
 	profile := hs.hostProfile(req) // before the _meta is edited for the upstream
 	var token json.RawMessage
@@ -157,11 +178,29 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			req.sink.pushProgressWhile(live, key, progressLine(p))
 		}
 	}
+	if m := hs.srv.opts.Jobs; m != nil {
+		timer := jobTimer(profile, token != nil)
+		var key string
+		if timer <= 0 && !background && m.HasJobs() {
+			args, _ := params.Get("arguments")
+			if key = jobs.Key(server, tool, args); m.Attach(hs.jobPrincipal(), key) == nil {
+				key = ""
+			}
+		}
+		if timer > 0 || background || key != "" {
+			hs.relayAsJob(ctx, req, call, timer, background, key)
+			return
+		}
+	}
 	debug := hs.srv.log.Enabled(ctx, slog.LevelDebug)
 	if debug {
 		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
 	}
+	end := hs.adoptWhenGone(ctx, req, &call)
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
+	if end(res, err) {
+		return // a job now, kept for the host's principal
+	}
 	if debug {
 		hs.srv.log.Debug("answering host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "failed", err != nil)
 	}

@@ -33,11 +33,14 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
+	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 )
 
 // Options configure a Handler.
 type Options struct {
+	// Jobs serves the job API and the status's jobs; nil: none.
+	Jobs       *jobs.Manager
 	Logger     *slog.Logger
 	Version    string
 	ConfigFile string
@@ -92,16 +95,20 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 	}
 	h.log = h.opts.Logger
 	for pattern, fn := range map[string]func(http.ResponseWriter, *http.Request) error{
-		"GET " + apitype.PathStatus:    h.serveStatus,
-		"GET " + apitype.PathTools:     h.serveTools,
-		"POST " + apitype.PathCall:     h.serveCall,
-		"POST " + apitype.PathExec:     h.serveExec,
-		"POST " + apitype.PathCancel:   h.serveCancel,
-		"POST " + apitype.PathShutdown: h.serveShutdown,
-		"POST " + apitype.PathReload:   h.serveReload,
-		"POST " + apitype.PathRestart:  h.serveRestart,
-		"POST " + apitype.PathUILink:   h.serveUILink,
-		"GET " + apitype.PathStdio:     h.serveStdio,
+		"GET " + apitype.PathStatus:     h.serveStatus,
+		"GET " + apitype.PathTools:      h.serveTools,
+		"POST " + apitype.PathCall:      h.serveCall,
+		"POST " + apitype.PathExec:      h.serveExec,
+		"POST " + apitype.PathCancel:    h.serveCancel,
+		"POST " + apitype.PathShutdown:  h.serveShutdown,
+		"POST " + apitype.PathReload:    h.serveReload,
+		"POST " + apitype.PathRestart:   h.serveRestart,
+		"POST " + apitype.PathUILink:    h.serveUILink,
+		"GET " + apitype.PathStdio:      h.serveStdio,
+		"GET " + apitype.PathJobs:       h.serveJobs,
+		"POST " + apitype.PathJobs:      h.serveStartJob,
+		"GET " + apitype.PathJob:        h.serveJob,
+		"POST " + apitype.PathJobCancel: h.serveJobCancel,
 	} {
 		h.mux.Handle(pattern, h.wrap(fn))
 	}

@@ -53,6 +53,10 @@ func (h *Handler) Status() apitype.Status {
 		}
 		st.Calls = append(st.Calls, call)
 	}
+	st.Jobs = h.runningJobs()
+	if h.opts.Jobs != nil {
+		st.JobStoreWrites = h.opts.Jobs.Writes()
+	}
 	queued := h.relay.Queued()
 	for _, s := range h.relay.Pool().Status() {
 		st.Upstreams = append(st.Upstreams, apitype.Upstream{

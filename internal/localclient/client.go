@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/sock"
@@ -207,6 +208,34 @@ func (c *Client) stream(ctx context.Context, path string, body any, onEvent func
 func (c *Client) Reload(ctx context.Context) (*apitype.ReloadResult, error) {
 	var res apitype.ReloadResult
 	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, nil, &res)
+}
+
+// Jobs lists the daemon's jobs, newest first.
+func (c *Client) Jobs(ctx context.Context) (*apitype.Jobs, error) {
+	var j apitype.Jobs
+	return &j, c.do(ctx, http.MethodGet, apitype.PathJobs, nil, &j)
+}
+
+// Job returns job id, waiting up to wait for it to end.
+func (c *Client) Job(ctx context.Context, id string, wait time.Duration) (*apitype.Job, error) {
+	var j apitype.Job
+	path := "/v0/jobs/" + url.PathEscape(id)
+	if wait > 0 {
+		path += "?wait=" + strconv.FormatFloat(wait.Seconds(), 'f', 3, 64)
+	}
+	return &j, c.do(ctx, http.MethodGet, path, nil, &j)
+}
+
+// CancelJob cancels job id and returns it as it is then.
+func (c *Client) CancelJob(ctx context.Context, id string) (*apitype.Job, error) {
+	var j apitype.Job
+	return &j, c.do(ctx, http.MethodPost, "/v0/jobs/"+url.PathEscape(id)+"/cancel", nil, &j)
+}
+
+// StartJob starts a call in the background, as a job, and returns it.
+func (c *Client) StartJob(ctx context.Context, req apitype.CallRequest) (*apitype.Job, error) {
+	var j apitype.Job
+	return &j, c.do(ctx, http.MethodPost, apitype.PathJobs, req, &j)
 }
 
 // Restart asks the daemon to restart upstream server name.

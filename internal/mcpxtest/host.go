@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mcpx/internal/config"
 	"net"
 	"os/exec"
 	"strings"
@@ -76,7 +77,8 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 		go func() {
 			// Upstreams run under the built mcpx as their supervisor, as
 			// with `mcpx serve --in-process`.
-			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin}, mcpxEnd)
+			files := config.DaemonFiles{Jobs: e.Path("jobs-inprocess.db"), JobsLock: e.Path("jobs-inprocess.lock")}
+			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files}, mcpxEnd)
 		}()
 		r, h.w = hostEnd, hostEnd
 		h.closeW = func() error { return hostEnd.Close() }

@@ -19,12 +19,14 @@ const (
 	Stopping                           // mcpx is shutting down
 	UserInterrupt                      // a person pressed Ctrl-C
 	ClientDisconnected                 // a local API client went away
+	JobCancelled                       // someone cancelled the job the call had become
 )
 
 var kindNames = map[Kind]string{
 	HostCancelled: "host_cancelled", HostDisconnected: "host_disconnected",
 	IdleTimeout: "idle_timeout", HardTimeout: "hard_timeout", Stopping: "stopping",
 	UserInterrupt: "user_interrupt", ClientDisconnected: "client_disconnected",
+	JobCancelled: "job_cancelled",
 }
 
 // String returns the kind's snake_case name, as used in error data.
@@ -35,7 +37,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Cause struct {
 	Kind   Kind
 	After  time.Duration // for timeouts: the interval that elapsed
-	Detail string        // for HostCancelled: the host's own reason
+	Detail string        // for HostCancelled: the host's own reason; for JobCancelled: who cancelled
 }
 
 func (c *Cause) Error() string {
@@ -57,6 +59,11 @@ func (c *Cause) Error() string {
 		return "interrupted by user"
 	case ClientDisconnected:
 		return "the client disconnected"
+	case JobCancelled:
+		if c.Detail != "" {
+			return "job cancelled with " + c.Detail
+		}
+		return "job cancelled"
 	}
 	return "cancelled"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type Entry struct {
 	Method  string
 	Started time.Time
 	cancel  context.CancelCauseFunc
+	also    atomic.Pointer[context.CancelCauseFunc] // see Also
 
 	mu         sync.Mutex
 	server     string
@@ -106,8 +108,21 @@ func (g *Registry) CancelHost(host HostKey, cause error) bool {
 	if e == nil {
 		return false
 	}
-	e.cancel(cause)
+	e.cancelWith(cause)
 	return true
+}
+
+// Also makes every cancel of e through the registry call f too, at once
+// after e's own: a call that runs under a context of its own (one that
+// may become a job) hears its host's cancel in the same step, before
+// anything the host sent after it is read.
+func (e *Entry) Also(f context.CancelCauseFunc) { e.also.Store(&f) }
+
+func (e *Entry) cancelWith(cause error) {
+	e.cancel(cause)
+	if f := e.also.Load(); f != nil {
+		(*f)(cause)
+	}
 }
 
 // CancelID cancels the request with registry id id.
@@ -118,7 +133,7 @@ func (g *Registry) CancelID(id uint64, cause error) bool {
 	if e == nil {
 		return false
 	}
-	e.cancel(cause)
+	e.cancelWith(cause)
 	return true
 }
 
@@ -143,7 +158,7 @@ func (g *Registry) cancelWhere(match func(*Entry) bool, cause error) int {
 	}
 	g.mu.Unlock()
 	for _, e := range hit {
-		e.cancel(cause)
+		e.cancelWith(cause)
 	}
 	return len(hit)
 }

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/localclient"
+)
+
+func cmdJobs() *command {
+	var configPath string
+	var asJSON bool
+	return &command{
+		name:  "jobs",
+		usage: "[flags] [show ID | wait ID | cancel ID]",
+		short: "list, show, wait for or cancel the jobs long calls became",
+		long: `
+Jobs lists the jobs of the daemon serving this config, newest first: calls
+that outlived their host's timer, or were started in the background, whose
+results mcpx keeps. "show ID" prints one job with its result; "wait ID"
+waits for it to end, showing its progress (Ctrl-C stops waiting and leaves
+the job running); "cancel ID" cancels it at its server.
+
+Exit status: 0 ok, 1 no such job (unknown or expired), 2 usage, 3
+transport or daemon, 130 interrupted (wait).`,
+		setFlags: func(fs *flag.FlagSet) {
+			configFlag(fs, &configPath)
+			fs.BoolVar(&asJSON, "json", false, "print JSON")
+		},
+		run: func(ctx context.Context, env *Env, args []string) error {
+			verb := ""
+			if len(args) > 0 {
+				verb = args[0]
+				if verb != "show" && verb != "wait" && verb != "cancel" {
+					return usagef("unknown jobs command %q", verb)
+				}
+				if len(args) != 2 {
+					return usagef("%s needs one job id", verb)
+				}
+			}
+			cfg, paths, err := loadConfig(env, configPath)
+			if err != nil {
+				return err
+			}
+			c, files := client(env, cfg, paths)
+			var out any
+			switch verb {
+			case "":
+				out, err = c.Jobs(ctx)
+			case "show":
+				out, err = c.Job(ctx, args[1], 0)
+			case "cancel":
+				out, err = c.CancelJob(ctx, args[1])
+			case "wait":
+				out, err = waitJob(ctx, env, c, args[1], asJSON)
+			}
+			if errors.Is(err, localclient.ErrNoDaemon) {
+				fmt.Fprintf(env.Stderr, "mcpx: no daemon runs for this config (socket %s)\n", files.Socket)
+				return &exitError{ExitTransport, errSilent}
+			}
+			var de *localclient.DaemonError
+			if errors.As(err, &de) && de.Status == http.StatusNotFound {
+				return &exitError{ExitToolError, err} // an unknown or expired id
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			switch v := out.(type) {
+			case *apitype.Jobs:
+				printJobs(env, v.Jobs, time.Now())
+			case *apitype.Job:
+				printJob(env, v)
+			}
+			return nil
+		},
+	}
+}
+
+// waitJob waits for job id to end, printing its progress on stderr; an
+// interrupt stops the wait and leaves the job running.
+func waitJob(ctx context.Context, env *Env, c *localclient.Client, id string, quiet bool) (*apitype.Job, error) {
+	for {
+		j, err := c.Job(ctx, id, time.Second)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(env.Stderr, "\nstopped waiting; job %s goes on (mcpx jobs show %s)\n", id, id)
+				return nil, &exitError{ExitInterrupted, errSilent}
+			}
+			return nil, err
+		}
+		if j.Status != "running" {
+			if !quiet {
+				fmt.Fprintln(env.Stderr)
+			}
+			return j, nil
+		}
+		if !quiet {
+			fmt.Fprintf(env.Stderr, "\r%s %s  %s", j.ID, j.Tool, jobProgress(j.Progress))
+		}
+	}
+}
+
+func jobProgress(p *apitype.Progress) string {
+	if p == nil {
+		return "working…"
+	}
+	s := fmt.Sprintf("%g", p.Progress)
+	if p.Total != nil && *p.Total > 0 {
+		s = fmt.Sprintf("%3.0f%% (%g/%g)", 100*p.Progress / *p.Total, p.Progress, *p.Total)
+	}
+	if p.Message != "" {
+		s += " " + p.Message
+	}
+	return s
+}
+
+func printJobs(env *Env, jobs []apitype.Job, now time.Time) {
+	if len(jobs) == 0 {
+		fmt.Fprintln(env.Stdout, "no jobs")
+		return
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tTOOL\tAGE\tPROGRESS")
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s.%s\t%s\t%s\n", j.ID, j.Status, j.Server, j.Tool, now.Sub(j.Created).Round(time.Second), jobProgress(j.Progress))
+	}
+	tw.Flush()
+}
+
+func printJob(env *Env, j *apitype.Job) {
+	fmt.Fprintf(env.Stdout, "job      %s\nstatus   %s\ntool     %s.%s\nstarted  %s\n", j.ID, j.Status, j.Server, j.Tool, j.Created.Format(time.RFC3339))
+	if !j.Finished.IsZero() {
+		fmt.Fprintf(env.Stdout, "ended    %s\n", j.Finished.Format(time.RFC3339))
+	}
+	if j.Progress != nil {
+		fmt.Fprintf(env.Stdout, "progress %s\n", jobProgress(j.Progress))
+	}
+	if j.Note != "" {
+		fmt.Fprintf(env.Stdout, "note     %s\n", j.Note)
+	}
+	if j.Error != "" {
+		fmt.Fprintf(env.Stdout, "error    %s\n", j.Error)
+	}
+	if len(j.Result) > 0 {
+		fmt.Fprintf(env.Stdout, "result   %s\n", j.Result)
+	}
+}
+
+// printStatusJobs prints the daemon's running jobs, for status.
+func printStatusJobs(env *Env, jobs []apitype.Job, now time.Time) {
+	if len(jobs) == 0 {
+		return
+	}
+	fmt.Fprintln(env.Stdout, "\nJOBS RUNNING")
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s.%s\t%s\t%s\n", j.ID, j.Server, j.Tool, ago(now, j.Created), progressSanitize(jobProgress(j.Progress)))
+	}
+	tw.Flush()
+}
+
+// startJob starts req as a job and prints its id.
+func startJob(ctx context.Context, env *Env, c *localclient.Client, req apitype.CallRequest, asJSON bool) error {
+	j, err := c.StartJob(ctx, req)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(env.Stdout).Encode(struct {
+			JobID string `json:"job_id"`
+		}{j.ID})
+	}
+	fmt.Fprintln(env.Stdout, j.ID)
+	return nil
+}

@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/mcpxtest"
+)
+
+// jobHostReport is what jobhost.mjs reports.
+type jobHostReport struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+	First timedResult
+	Retry timedResult
+	Polls []struct {
+		Ms     int    `json:"ms"`
+		Status string `json:"status"`
+	} `json:"polls"`
+	Final *timedResult `json:"final"`
+}
+
+type timedResult struct {
+	Ms         int       `json:"ms"`
+	Text       string    `json:"text"`
+	IsError    bool      `json:"isError"`
+	Structured *jobState `json:"structured"`
+}
+
+// jobHardHost is the clientInfo.name of the hard-timer test host; the
+// config gives it a 2 s timer that progress does not reset.
+const jobHardHost = "mcpx-jobhost-hard"
+
+// TestJobTSHardTimerHost: TypeScript SDK v1 and v2 hosts whose hard timer
+// is 2 s (the config's profile) call a silent tool of 10 s, over stdio and
+// HTTP, in process and through the daemon. Each gets a job before its
+// timer fires, its retry attaches to the job, mcpx_job never keeps it
+// waiting past its timer and finally returns the tool's result; the
+// upstream ran the tool once.
+func TestJobTSHardTimerHost(t *testing.T) {
+	node, interop := mcpxtest.Node(t)
+	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
+	const timer = 2 * time.Second
+	for _, sdk := range []string{"v1", "v2"} {
+		for _, transport := range []string{"stdio", "http"} {
+			t.Run(sdk+"-"+transport, func(t *testing.T) {
+				t.Parallel() // each run mostly waits on the silent tool
+				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+					e := mcpxtest.NewEnv(t)
+					cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
+						jobHardHost: map[string]any{"timeout": timer.String(), "resetOnProgress": false},
+					}}, mcpxtest.Demo{Name: "demo"})
+					spec := map[string]any{"sdk": sdk, "transport": transport, "clientName": jobHardHost, "tool": "demo__sleep_then",
+						"seconds": 10, "timeoutMs": timer.Milliseconds(), "deadlineMs": 80_000}
+					if transport == "stdio" {
+						spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
+					} else {
+						m := startHTTP(t, e, mode, cfg, false)
+						spec["url"], spec["token"] = m.URL, m.Token
+					}
+					out, stderr, err := runHostScript(t, e, node, interop, "jobhost.mjs", spec)
+					var r jobHostReport
+					if jerr := json.Unmarshal(out, &r); jerr != nil || err != nil || !r.OK {
+						t.Fatalf("jobhost.mjs: %v %v %s\nstdout %s\nstderr %s", err, jerr, r.Error, out, stderr)
+					}
+					limit := int(timer.Milliseconds())
+					if r.First.Structured == nil || r.First.Structured.Status != "running" || r.First.Ms >= limit || !strings.Contains(r.First.Text, "mcpx_job") {
+						t.Fatalf("first call: %+v, want a running job within %d ms", r.First, limit)
+					}
+					id := r.First.Structured.JobID
+					if r.Retry.Structured == nil || r.Retry.Structured.JobID != id || r.Retry.Ms >= limit {
+						t.Errorf("retry: %+v, want job %s within %d ms", r.Retry, id, limit)
+					}
+					for i, p := range r.Polls {
+						if p.Ms >= limit {
+							t.Errorf("mcpx_job poll %d took %d ms, past the host's timer", i, p.Ms)
+						}
+					}
+					if r.Final == nil || r.Final.Text != "the export is done" || r.Final.IsError {
+						t.Errorf("final: %+v after %d polls", r.Final, len(r.Polls))
+					}
+					if n := executions(e, "demo", "sleep_then"); n != 1 {
+						t.Errorf("the upstream ran the tool %d times, want 1", n)
+					}
+					t.Logf("%s %s %s: job after %d ms, retry attached after %d ms, %d polls within the timer, result read", sdk, transport, mode, r.First.Ms, r.Retry.Ms, len(r.Polls))
+				})
+			})
+		}
+	}
+}

@@ -1,0 +1,422 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"mcpx/internal/relay"
+	"mcpx/internal/store"
+)
+
+// Spec is what a job keeps of its call.
+type Spec struct {
+	Principal string
+	Server    string
+	Tool      string
+	// Params are the upstream tools/call params, kept to run the call
+	// again after a restart when Idempotent.
+	Params     json.RawMessage
+	Key        string // see Key
+	Idempotent bool
+	// Describe, if set, fills in what a job keeps of its call when the
+	// call becomes one (Params, Key, Idempotent): a call that never does
+	// pays nothing for them. It runs on Promote's goroutine.
+	Describe func(*Spec)
+}
+
+// Progress is a call's last progress.
+type Progress struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// Call is one relayed call that may become a job. Its fields are the
+// manager's; the methods are safe for concurrent use.
+type Call struct {
+	m      *Manager
+	spec   Spec
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	res    json.RawMessage // set before done closes
+	err    error
+	Start  time.Time
+
+	promoting sync.Mutex // held by Promote
+
+	// guarded by m.mu
+	id       string // set once it is a job
+	progress Progress
+	moved    bool // progress has been reported
+	ended    bool // end has taken the result: too late to promote
+}
+
+// Start runs run on a goroutine of the manager's, under a context that
+// only the call's own ends (its cancel, the manager's stop) end. It fails
+// with ErrStopped when the manager is not running.
+func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
+	return m.start(spec, "", run)
+}
+
+func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: time.Now(), id: id}
+	m.mu.Lock()
+	if !m.running {
+		m.mu.Unlock()
+		cancel(nil)
+		return nil, ErrStopped
+	}
+	m.live[c] = struct{}{}
+	if id != "" {
+		m.njobs.Add(1)
+		m.byID[id] = c
+		m.byKey[spec.Principal+"\x00"+spec.Key] = c
+	}
+	m.calls.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.calls.Done()
+		res, err := run(ctx, c)
+		cancel(nil)
+		c.end(res, err)
+	}()
+	return c, nil
+}
+
+// CancelFunc returns the function that ends the call's context: the
+// relay's call.Cancel, so that the call's timers end it directly.
+func (c *Call) CancelFunc() context.CancelCauseFunc { return c.cancel }
+
+// Done is closed once the call has ended (and, if it was a job, its end
+// is written).
+func (c *Call) Done() <-chan struct{} { return c.done }
+
+// Result returns the call's result or error, once Done.
+func (c *Call) Result() (json.RawMessage, error) { return c.res, c.err }
+
+// ID returns the job's id, "" while the call is not a job.
+func (c *Call) ID() string {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.id
+}
+
+// Spec returns what the call was started with.
+func (c *Call) Spec() Spec {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.spec
+}
+
+// SetProgress notes the call's progress; a job's is written at the next
+// flush. It never blocks on the store.
+func (c *Call) SetProgress(p Progress) {
+	m := c.m
+	m.mu.Lock()
+	c.progress, c.moved = p, true
+	if c.id != "" {
+		m.dirty[c] = struct{}{}
+	}
+	m.mu.Unlock()
+}
+
+// LastProgress returns the last progress noted, and whether there was any.
+func (c *Call) LastProgress() (Progress, bool) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.progress, c.moved
+}
+
+func (c *Call) progressJSON() []byte {
+	c.m.mu.Lock()
+	p, moved := c.progress, c.moved
+	c.m.mu.Unlock()
+	if !moved {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// Cancel ends the call with cause, job or not (its host's explicit
+// cancel of a request it never had an answer to).
+func (c *Call) Cancel(cause error) { c.cancel(cause) }
+
+// CancelUnlessJob ends the call with cause unless it has become a job
+// (whose life is no longer the host request's); it reports whether it
+// did.
+func (c *Call) CancelUnlessJob(cause error) bool {
+	c.m.mu.Lock()
+	job := c.id != ""
+	c.m.mu.Unlock()
+	if !job {
+		c.cancel(cause)
+	}
+	return !job
+}
+
+// Promote makes the call a job, written to the store before it returns,
+// and returns its id. ok is false when the call ended first: its result
+// is there to deliver.
+func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
+	m := c.m
+	c.promoting.Lock() // one Promote at a time: Describe runs once
+	defer c.promoting.Unlock()
+	m.mu.Lock()
+	id, ended := c.id, c.ended
+	m.mu.Unlock()
+	switch {
+	case id != "":
+		return id, true, nil
+	case ended:
+		return "", false, nil
+	}
+	m.mu.Lock()
+	spec := c.spec
+	m.mu.Unlock()
+	if spec.Describe != nil {
+		spec.Describe(&spec) // outside m.mu: it may ask an upstream for its tools
+		spec.Describe = nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.ended {
+		return "", false, nil
+	}
+	c.spec = spec
+	j := &store.Job{
+		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
+		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
+		LeaseUntil: time.Now().Add(LeaseTerm), Created: c.Start,
+	}
+	if c.moved {
+		j.Progress, _ = json.Marshal(c.progress)
+	}
+	// Written under m.mu: the call's end (which takes it) cannot write
+	// its result before the row exists. One insert, as rare as jobs.
+	m.writes.Add(1)
+	if err := m.st.Create(ctx, j); err != nil {
+		return "", false, err
+	}
+	c.id = j.ID
+	m.njobs.Add(1)
+	m.byID[c.id] = c
+	m.byKey[c.spec.Principal+"\x00"+c.spec.Key] = c
+	return c.id, true, nil
+}
+
+// end records the call's end: for a job, its row.
+func (c *Call) end(res json.RawMessage, err error) {
+	m := c.m
+	m.mu.Lock()
+	c.res, c.err, c.ended = res, err, true
+	id := c.id
+	delete(m.live, c)
+	delete(m.dirty, c)
+	if id != "" {
+		m.njobs.Add(-1)
+		delete(m.byID, id)
+		if k := c.spec.Principal + "\x00" + c.spec.Key; m.byKey[k] == c {
+			delete(m.byKey, k)
+		}
+	}
+	m.mu.Unlock()
+	if id != "" {
+		m.finish(c, id, res, err)
+	}
+	close(c.done)
+}
+
+// finish writes a job's end.
+func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
+	ctx := context.Background()
+	if cause, ok := relay.CauseOf(err); ok {
+		switch cause.Kind {
+		case relay.Stopping:
+			// Left running, its lease released by stop: the next
+			// start closes it as interrupted, or runs it again.
+			if p := c.progressJSON(); p != nil {
+				m.write(func() error { return m.st.SetProgress(ctx, id, p) })
+			}
+			return
+		case relay.JobCancelled:
+			return // CancelJob wrote it
+		case relay.HostCancelled, relay.HostDisconnected, relay.ClientDisconnected:
+			m.writes.Add(1)
+			if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
+				m.log.Warn("writing a job's cancel", "job", id, "err", err)
+			}
+			return
+		}
+	}
+	to, errText := store.Completed, ""
+	switch {
+	case err != nil:
+		to, res, errText = store.Failed, nil, err.Error()
+	case int64(len(res)) > m.opts.MaxResultBytes:
+		lim := &store.LimitError{Limit: "mcpx.jobs.maxResultBytes", Max: m.opts.MaxResultBytes, Got: int64(len(res))}
+		to, res, errText = store.Failed, nil, "the result was not kept: "+lim.Error()
+	}
+	if p := c.progressJSON(); p != nil {
+		m.write(func() error { return m.st.SetProgress(ctx, id, p) })
+	}
+	m.writes.Add(1)
+	if _, err := m.st.Finish(ctx, id, m.owner, to, res, errText); err != nil {
+		m.log.Warn("writing a job's end", "job", id, "err", err)
+	}
+}
+
+// Attach returns principal's live job for key, to wait on instead of
+// running the same call again; nil if there is none.
+func (m *Manager) Attach(principal, key string) *Call {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byKey[principal+"\x00"+key]
+}
+
+// Get returns principal's job id ("" reads any principal's).
+func (m *Manager) Get(ctx context.Context, principal, id string) (*store.Job, error) {
+	return m.st.Get(ctx, principal, id)
+}
+
+// List returns principal's jobs ("" for all), newest first.
+func (m *Manager) List(ctx context.Context, principal string, limit int) ([]*store.Job, error) {
+	return m.st.List(ctx, principal, limit)
+}
+
+// Wait returns principal's job id once it has ended, or as it is after
+// wait. A job of this manager is waited on directly; another's is read
+// again every pollEvery.
+func (m *Manager) Wait(ctx context.Context, principal, id string, wait time.Duration) (*store.Job, error) {
+	j, err := m.st.Get(ctx, principal, id)
+	if err != nil || j.Status.Final() || wait <= 0 {
+		return j, err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	m.mu.Lock()
+	c := m.byID[id]
+	m.mu.Unlock()
+	if c != nil {
+		select {
+		case <-c.done:
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+		return m.st.Get(ctx, principal, id)
+	}
+	poll := time.NewTicker(pollEvery)
+	defer poll.Stop()
+	for {
+		select {
+		case <-poll.C:
+			if j, err = m.st.Get(ctx, principal, id); err != nil || j.Status.Final() {
+				return j, err
+			}
+		case <-t.C:
+			return m.st.Get(ctx, principal, id)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// pollEvery is how often Wait reads a job another owner runs.
+const pollEvery = 250 * time.Millisecond
+
+// CancelJob cancels principal's job id ("" for any principal's) on
+// behalf of who ("mcpx_job_cancel", "mcpx jobs cancel"): the row first,
+// then the call, whose upstream is told "job cancelled with <who>".
+// A job that had ended is returned as it is.
+func (m *Manager) CancelJob(ctx context.Context, principal, id, who string) (*store.Job, error) {
+	j, err := m.st.Get(ctx, principal, id)
+	if err != nil || j.Status.Final() {
+		return j, err
+	}
+	cause := &relay.Cause{Kind: relay.JobCancelled, Detail: who}
+	m.writes.Add(1)
+	if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	c := m.byID[id]
+	m.mu.Unlock()
+	if c != nil {
+		c.cancel(cause)
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	}
+	return m.st.Get(ctx, principal, id)
+}
+
+// Live is a job of this manager's that is running.
+type Live struct {
+	ID, Principal, Server, Tool string
+	Started                     time.Time
+	Progress                    *Progress
+}
+
+// Live returns this manager's running jobs.
+func (m *Manager) Live() []Live {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Live, 0, len(m.byID))
+	for id, c := range m.byID {
+		l := Live{ID: id, Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Started: c.Start}
+		if c.moved {
+			p := c.progress
+			l.Progress = &p
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// IsIDError reports whether err is about the job id (unknown, foreign,
+// expired) rather than the store.
+func IsIDError(err error) bool {
+	var e *store.IDError
+	return errors.As(err, &e)
+}
+
+// HasJobs reports whether any job of this manager's is running: until
+// one is, no call can be a retry to attach.
+func (m *Manager) HasJobs() bool {
+	return m.njobs.Load() > 0
+}
+
+// Adopt makes a call that runs elsewhere (on its host request's own
+// goroutine) a job at once: the host that was to have its answer left.
+// cancel ends the call; the caller must call Finish with its outcome.
+func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started}
+	m.mu.Lock()
+	if !m.running {
+		m.mu.Unlock()
+		return nil, ErrStopped
+	}
+	m.live[c] = struct{}{}
+	m.calls.Add(1)
+	m.mu.Unlock()
+	if _, _, err := c.Promote(ctx); err != nil {
+		m.mu.Lock()
+		delete(m.live, c)
+		m.mu.Unlock()
+		m.calls.Done()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Finish records the outcome of an adopted call.
+func (c *Call) Finish(res json.RawMessage, err error) {
+	c.end(res, err)
+	c.m.calls.Done()
+}

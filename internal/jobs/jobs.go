@@ -1,0 +1,240 @@
+// Package jobs keeps the answer of a relayed call that outlives its host's
+// request: a job.
+//
+// A call that may become a job runs as a [Call], on a goroutine of the
+// [Manager]'s, under a context of its own that the host's request does not
+// end: the host face waits for it, forwards the host's cancel with
+// [Call.CancelUnlessJob], and [Call.Promote]s it when the host's timer is
+// about to fire. From then on the call is a job: a row in the store,
+// owned by this manager (a lease it renews), its progress written at most
+// once a second ([FlushInterval]), its result or error written when it
+// ends. A cancel (CancelJob) reaches the upstream with a
+// relay.JobCancelled cause.
+//
+// When the manager stops (Run's ctx ends), its jobs' calls end with
+// relay.Stopping and their leases are released: the rows stay running,
+// for the next start to decide. At start, Run finds the running jobs of
+// owners that are gone (every other owner's, for an Exclusive store) and
+// closes each as interrupted, or, for a tool annotated idempotent that
+// has not been run again yet, runs it again once and says so in its note.
+// A job is never run again otherwise.
+//
+// Every method is safe for concurrent use. Run owns every goroutine the
+// manager starts and waits for them before it returns; Start before Run
+// or after it has returned is refused.
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mcpx/internal/relay"
+	"mcpx/internal/store"
+)
+
+// Defaults.
+const (
+	DefaultRetention      = 24 * time.Hour
+	DefaultMaxResultBytes = 4 << 20
+	// FlushInterval is how often at most a job's progress is written.
+	FlushInterval = time.Second
+	// LeaseTerm is how long an owner's lease lasts; it renews it every
+	// third of that.
+	LeaseTerm = 30 * time.Second
+	// forgetAfter is how long an expired id still reads "expired" rather
+	// than "unknown", in retention periods.
+	forgetAfter = 7
+)
+
+// Runner runs a stored job's call again (after a restart), reporting
+// progress to c.
+type Runner func(ctx context.Context, j *store.Job, c *Call) (json.RawMessage, error)
+
+// Options configure a Manager.
+type Options struct {
+	Store store.Store
+	// Rerun runs an idempotent job again after a restart; nil closes
+	// every orphan as interrupted.
+	Rerun Runner
+	// Exclusive: this manager is the store's only user (the embedded
+	// store, under the daemon's lock): at start, every running job of
+	// another owner is an orphan, whatever its lease says.
+	Exclusive bool
+	// Retention is how long a finished job's result is kept (0: 24 h).
+	Retention time.Duration
+	// MaxResultBytes is the largest result kept (0: 4 MiB).
+	MaxResultBytes int64
+	Logger         *slog.Logger
+}
+
+// Manager runs jobs over a store.
+type Manager struct {
+	st    store.Store
+	opts  Options
+	owner string
+	log   *slog.Logger
+
+	writes atomic.Int64 // store writes, for tests and benchmarks
+	njobs  atomic.Int64 // live jobs: HasJobs without the lock, on every call
+
+	mu      sync.Mutex
+	running bool // between Run's start and its end
+	calls   sync.WaitGroup
+	live    map[*Call]struct{}
+	byID    map[string]*Call
+	byKey   map[string]*Call // principal+"\x00"+key of live jobs
+	dirty   map[*Call]struct{}
+	started chan struct{} // closed once Run has recovered orphans
+}
+
+// New returns a manager over opts.Store; Run runs it.
+func New(opts Options) *Manager {
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Manager{
+		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), log: log,
+		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
+		started: make(chan struct{}),
+	}
+}
+
+// Owner names this manager in the store's leases.
+func (m *Manager) Owner() string { return m.owner }
+
+// Writes returns how many writes the manager has made to the store.
+func (m *Manager) Writes() int64 { return m.writes.Load() }
+
+// Started is closed once Run has dealt with the orphans it found.
+func (m *Manager) Started() <-chan struct{} { return m.started }
+
+// Run recovers orphaned jobs, then writes progress, renews leases and
+// expires old results until ctx ends; then it ends its jobs' calls with
+// relay.Stopping, waits for them and releases their leases.
+func (m *Manager) Run(ctx context.Context) error {
+	m.mu.Lock()
+	m.running = true
+	m.mu.Unlock()
+	bg := context.WithoutCancel(ctx)
+	m.recover(bg)
+	close(m.started)
+	m.expire(bg)
+	flush := time.NewTicker(FlushInterval)
+	defer flush.Stop()
+	renew := time.NewTicker(LeaseTerm / 3)
+	defer renew.Stop()
+	expire := time.NewTicker(time.Minute)
+	defer expire.Stop()
+	for {
+		select {
+		case <-flush.C:
+			m.flush(bg)
+		case <-renew.C:
+			m.write(func() error { return m.st.Renew(bg, m.owner, time.Now().Add(LeaseTerm)) })
+		case <-expire.C:
+			m.expire(bg)
+		case <-ctx.Done():
+			m.stop(bg)
+			return nil
+		}
+	}
+}
+
+// stop ends every call with relay.Stopping, waits for them and releases
+// the leases of the jobs among them.
+func (m *Manager) stop(ctx context.Context) {
+	m.mu.Lock()
+	m.running = false
+	for c := range m.live {
+		c.cancel(&relay.Cause{Kind: relay.Stopping})
+	}
+	m.mu.Unlock()
+	m.calls.Wait()
+	m.flush(ctx)
+	m.write(func() error { return m.st.Release(ctx, m.owner) })
+}
+
+func (m *Manager) expire(ctx context.Context) {
+	now := time.Now()
+	n, err := m.st.Expire(ctx, now.Add(-m.opts.Retention), now.Add(-forgetAfter*m.opts.Retention))
+	m.writes.Add(1)
+	if err != nil {
+		m.log.Warn("expiring job results", "err", err)
+	} else if n > 0 {
+		m.log.Info("expired job results", "jobs", n, "retention", m.opts.Retention)
+	}
+}
+
+// write makes one store write, counted, logging its error.
+func (m *Manager) write(fn func() error) {
+	m.writes.Add(1)
+	if err := fn(); err != nil {
+		m.log.Warn("writing the job store", "err", err)
+	}
+}
+
+// flush writes the progress of every job that has moved since the last
+// flush: at most one write per job per FlushInterval.
+func (m *Manager) flush(ctx context.Context) {
+	m.mu.Lock()
+	var todo []*Call
+	for c := range m.dirty {
+		todo = append(todo, c)
+	}
+	clear(m.dirty)
+	m.mu.Unlock()
+	for _, c := range todo {
+		p := c.progressJSON()
+		m.write(func() error { return m.st.SetProgress(ctx, c.id, p) })
+	}
+}
+
+// ErrStopped: the manager is not running (not yet, or no longer).
+var ErrStopped = errors.New("mcpx is stopping: no new jobs")
+
+// Key identifies a call by its server, tool and arguments, for attaching
+// a retry to the job it became: arguments that differ only in spacing or
+// member order are the same.
+func Key(server, tool string, args json.RawMessage) string {
+	h := sha256.New()
+	h.Write([]byte(server))
+	h.Write([]byte{0})
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	var v any
+	if len(args) > 0 && json.Unmarshal(args, &v) == nil {
+		canon, _ := json.Marshal(v) // maps marshal with sorted keys
+		h.Write(canon)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+var b32 = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// randomID returns n random bytes, in lower-case base32.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return strings.ToLower(b32.EncodeToString(b))
+}
+
+// NewID returns a job id: 128 random bits, unguessable.
+func NewID() string { return "job_" + randomID(16) }

@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/relay"
+	"mcpx/internal/store"
+)
+
+// jobToken is the progress token of a call that has no host to relay
+// progress to: its progress is the job's alone.
+var jobToken = json.RawMessage(`"mcpx-job"`)
+
+// RelayRunner runs a stored job's call again through r, with no host:
+// its progress goes to the job, the upstream's questions are refused.
+func RelayRunner(r *relay.Relay) Runner {
+	return func(ctx context.Context, j *store.Job, c *Call) (json.RawMessage, error) {
+		params, err := jsonrpc.ParseObject(j.Params)
+		if err != nil {
+			return nil, fmt.Errorf("reading the job's stored call: %w", err)
+		}
+		return r.CallTool(ctx, nil, relay.Call{
+			Server:    j.Server,
+			Tool:      j.Tool,
+			Params:    params,
+			HostToken: jobToken,
+			Progress:  ProgressTo(c),
+			Principal: j.Principal,
+			Host:      "job:" + j.ID,
+		})
+	}
+}
+
+// StartRelayed starts spec's call through r as a job at once (a
+// background call with no host: the local API's), with the caller's idle
+// and hard timeouts (zero: the configured ones); a running job of the
+// same principal and call is returned instead of starting another.
+func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, idle, max time.Duration) (id string, err error) {
+	if c := m.Attach(spec.Principal, spec.Key); c != nil {
+		return c.ID(), nil
+	}
+	params, err := jsonrpc.ParseObject(spec.Params)
+	if err != nil {
+		return "", fmt.Errorf("reading the call: %w", err)
+	}
+	// The call waits for its row: a job from its start.
+	written := make(chan struct{})
+	c, err := m.Start(spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		<-written
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		return r.CallTool(ctx, nil, relay.Call{
+			Server: spec.Server, Tool: spec.Tool, Params: params, HostToken: jobToken, Progress: ProgressTo(c),
+			Principal: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max,
+		})
+	})
+	if err != nil {
+		return "", err
+	}
+	id, _, err = c.Promote(ctx) // ok: the call cannot end before written
+	if err != nil {
+		c.cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
+	}
+	close(written)
+	return id, err
+}
+
+// Idempotent reports whether server's tool, as r's pool lists it, is
+// annotated idempotentHint: a job of it may run again after a restart.
+func Idempotent(ctx context.Context, r *relay.Relay, server, tool string) bool {
+	tools, err := r.Pool().Tools(ctx, server)
+	if err != nil {
+		return false
+	}
+	for _, t := range tools {
+		if t.Name != tool {
+			continue
+		}
+		var def struct {
+			Annotations struct {
+				Idempotent bool `json:"idempotentHint"`
+			} `json:"annotations"`
+		}
+		_ = json.Unmarshal(t.Raw, &def)
+		return def.Annotations.Idempotent
+	}
+	return false
+}
+
+// ProgressTo returns a relay.Call Progress func that notes each
+// notification's progress on c.
+func ProgressTo(c *Call) func(json.RawMessage) {
+	return func(params json.RawMessage) {
+		var p Progress
+		if json.Unmarshal(params, &p) == nil {
+			c.SetProgress(p)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"mcpx/internal/store"
+)
+
+// BenchmarkSQLiteJob is one job's writes and one read: its row, its end,
+// and the read of its result.
+func BenchmarkSQLiteJob(b *testing.B) {
+	s, err := store.OpenSQLite(filepath.Join(b.TempDir(), store.FileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprint("job_", i)
+		if err := s.Create(ctx, &store.Job{ID: id, Principal: "p", Server: "s", Tool: "t", Key: "k", Status: store.Running, Owner: "o", LeaseUntil: time.Now().Add(time.Minute)}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Finish(ctx, id, "o", store.Completed, []byte(`{"content":[]}`), ""); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "p", id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

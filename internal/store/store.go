@@ -1,0 +1,148 @@
+// Package store keeps jobs durably: a row per job, written before the job
+// is anything else, read back after a restart. It knows nothing of MCP: a
+// job's params, progress and result are opaque bytes to it.
+//
+// [Store] is the one interface the gateway uses; [OpenSQLite] is the
+// embedded default (one file under the state directory). A store shared
+// by several gateways (PostgreSQL) implements the same interface and runs
+// the same contract tests (package storetest).
+//
+// The rules every Store keeps:
+//
+//   - A job belongs to the principal that created it. Get names an id it
+//     never had ([ErrUnknown]), another principal's ([ErrForeign]), and
+//     one whose result retention removed ([ErrExpired]).
+//   - Every status change is a compare-and-set on (status, owner): a job
+//     ends once, and only its owner (the gateway process running it, by
+//     its lease) ends it, except a cancel, which any holder of the id may
+//     make and which wins over a result that comes after it.
+//   - An owner holds a lease on its running jobs and renews it; a running
+//     job whose lease has lapsed is an orphan, for another owner to
+//     close as interrupted or claim to run again (Orphans, Claim).
+//
+// Methods are safe for concurrent use; Close waits for none of them.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is where a job is in its life.
+type Status string
+
+const (
+	Running     Status = "running"
+	Completed   Status = "completed"   // the tool answered (its result may say isError)
+	Failed      Status = "failed"      // the call failed: Job.Error says why
+	Cancelled   Status = "cancelled"   // someone cancelled it: Job.Error says who
+	Interrupted Status = "interrupted" // its owner died mid-call and it was not run again
+)
+
+// Final reports whether s is an end state.
+func (s Status) Final() bool { return s != Running }
+
+// Job is one job's row.
+type Job struct {
+	ID        string
+	Principal string
+	Server    string
+	Tool      string
+	// Key identifies the call (server, tool and arguments) for attaching
+	// a retry to the job; Params are the call's params, kept to run it
+	// again after a restart.
+	Key    string
+	Params []byte
+	// Idempotent: the tool said running it twice is harmless.
+	Idempotent bool
+	Status     Status
+	// Attempt counts the runs: 2 once a restart ran it again.
+	Attempt int
+	// Owner names the process running the job, holding its lease until
+	// LeaseUntil.
+	Owner      string
+	LeaseUntil time.Time
+	// Progress is the last progress, coalesced (opaque bytes).
+	Progress []byte
+	// Result is the answer once Completed (opaque bytes).
+	Result []byte
+	// Error says why a job Failed, was Cancelled or Interrupted.
+	Error string
+	// Note says what happened to the job beyond its status (a re-run).
+	Note     string
+	Created  time.Time
+	Updated  time.Time
+	Finished time.Time // zero while running
+}
+
+// Store is the durable home of jobs.
+type Store interface {
+	// Create inserts j, which must be Running, with a fresh id.
+	Create(ctx context.Context, j *Job) error
+	// Get returns principal's job id; "" as principal reads any job (the
+	// local user's CLI). Errors: ErrUnknown, ErrForeign, ErrExpired.
+	Get(ctx context.Context, principal, id string) (*Job, error)
+	// List returns principal's jobs ("" for every principal's), newest
+	// first, results left out, at most limit (0: all).
+	List(ctx context.Context, principal string, limit int) ([]*Job, error)
+	// FindRunning returns principal's running job with key, or nil.
+	FindRunning(ctx context.Context, principal, key string) (*Job, error)
+	// SetProgress writes a running job's progress (callers coalesce).
+	SetProgress(ctx context.Context, id string, progress []byte) error
+	// Finish ends id with status to and result or errText, if it is
+	// Running and owned by owner. ok is false when it was not (cancelled
+	// meanwhile, or claimed by another owner): nothing was written.
+	Finish(ctx context.Context, id, owner string, to Status, result []byte, errText string) (ok bool, err error)
+	// Cancel ends a running job as Cancelled with why, whoever owns it;
+	// ok is false if it had ended already.
+	Cancel(ctx context.Context, id, why string) (ok bool, err error)
+	// Release gives up owner's lease on its running jobs (a clean stop):
+	// they are orphans at once.
+	Release(ctx context.Context, owner string) error
+	// Renew extends owner's lease on all its running jobs to until.
+	Renew(ctx context.Context, owner string, until time.Time) error
+	// Orphans returns the running jobs not owned by self whose lease
+	// ended before lapsedBefore.
+	Orphans(ctx context.Context, self string, lapsedBefore time.Time) ([]*Job, error)
+	// Claim makes self the owner of orphan id, found with lease
+	// prevLease, for a new attempt, noting note; ok is false if another
+	// owner claimed or ended it first.
+	Claim(ctx context.Context, id, self string, prevLease, until time.Time, note string) (ok bool, err error)
+	// Expire removes the results of jobs that ended before finishedBefore
+	// (their ids then read ErrExpired), and forgets those ids once they
+	// ended before forgetBefore. It returns how many jobs it expired.
+	Expire(ctx context.Context, finishedBefore, forgetBefore time.Time) (int, error)
+	// Close releases the store.
+	Close() error
+}
+
+// ErrUnknown: no job has this id.
+var ErrUnknown = errors.New("no job has this id")
+
+// ErrForeign: the job belongs to another principal.
+var ErrForeign = errors.New("the job belongs to another principal")
+
+// ErrExpired: the job ended longer ago than results are kept.
+var ErrExpired = errors.New("the job's result has expired")
+
+// IDError is an error about one job id.
+type IDError struct {
+	ID  string
+	Err error // ErrUnknown, ErrForeign or ErrExpired
+}
+
+func (e *IDError) Error() string { return fmt.Sprintf("job %q: %v", e.ID, e.Err) }
+func (e *IDError) Unwrap() error { return e.Err }
+
+// LimitError names a store limit that a write would pass.
+type LimitError struct {
+	Limit string // the config key, "mcpx.jobs.maxResultBytes"
+	Max   int64
+	Got   int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%d bytes is over the limit %s of %d bytes", e.Got, e.Limit, e.Max)
+}
