@@ -38,23 +38,32 @@ func cancelCause(reason string) error {
 
 var apiClients atomic.Uint64
 
-// serveCall runs one tool call and streams its events as NDJSON. The client
-// closing the stream cancels the call ("the client disconnected").
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
-	var req apitype.CallRequest
+// readCall reads a call request: the tool it names, resolved to its
+// server and upstream name, and its arguments as the call's params.
+func (h *Handler) readCall(r *http.Request) (req apitype.CallRequest, server, tool string, params *jsonrpc.Object, err error) {
 	if err := decodeBody(r, &req); err != nil {
-		return statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
+		return req, "", "", nil, statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
 	}
 	server, tool, ok := h.resolve(r.Context(), req.Tool)
 	if !ok {
-		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+		return req, "", "", nil, statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
 	}
-	params := &jsonrpc.Object{}
+	params = &jsonrpc.Object{}
 	if len(req.Arguments) > 0 {
 		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
-			return statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
+			return req, "", "", nil, statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
 		}
 		params.Set("arguments", req.Arguments)
+	}
+	return req, server, tool, params, nil
+}
+
+// serveCall runs one tool call and streams its events as NDJSON. The client
+// closing the stream cancels the call ("the client disconnected").
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
+	req, server, tool, params, err := h.readCall(r)
+	if err != nil {
+		return err
 	}
 
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
