@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 )
 
 func cmdDaemon() *command {
@@ -15,6 +16,7 @@ func cmdDaemon() *command {
 		background bool
 		logFile    string
 		logLevel   string
+		storeURL   string
 	)
 	return &command{
 		name:   "daemon",
@@ -29,17 +31,33 @@ prints). A daemon is keyed by its config file and by the mcpx build, so
 several run side by side. "mcpx serve" and the other commands start it when
 needed; it exits after a configured time with nothing to do
 (mcpx.daemonIdleExit, default 30m; never while it listens on TCP), on "mcpx
-stop", or on SIGINT/SIGTERM.`,
+stop", or on SIGINT/SIGTERM.
+
+With --store URL (or mcpx.store in the config) its jobs live in a PostgreSQL
+server shared with other mcpx replicas behind a load balancer: any replica
+reads, awaits and cancels any job, and takes a dead replica's jobs after
+its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
 			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr")
 			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
+			if storeURL != "" && !strings.HasPrefix(storeURL, "postgres://") && !strings.HasPrefix(storeURL, "postgresql://") {
+				return usagef("invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database")
+			}
+			if storeURL != "" && background {
+				// A detached daemon's arguments would show the password to ps.
+				return usagef("--store does not go with --background: name the store in the config (mcpx.store) instead")
+			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err
+			}
+			if storeURL != "" {
+				cfg.Store = storeURL
 			}
 			files := paths.Daemon(cfg.File, env.Build)
 			if background {

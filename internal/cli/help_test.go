@@ -161,6 +161,8 @@ func TestUsageErrors(t *testing.T) {
 		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`, verbHelp(cmdServe())},
 		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`, verbHelp(cmdDaemon())},
 		{"daemon log level", []string{"daemon", "--log-level", "loud"}, `mcpx daemon: invalid log level "loud"`, verbHelp(cmdDaemon())},
+		{"daemon store not postgres", []string{"daemon", "--store", "mysql://u:hunter2@db/x"}, "mcpx daemon: invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database", verbHelp(cmdDaemon())},
+		{"daemon store in background", []string{"daemon", "--store", "postgres://u:hunter2@db/x", "--background"}, "mcpx daemon: --store does not go with --background: name the store in the config (mcpx.store) instead", verbHelp(cmdDaemon())},
 		{"serve log level", []string{"serve", "--log-level", "loud"}, `mcpx serve: invalid log level "loud"`, verbHelp(cmdServe())},
 		{"version takes no argument", []string{"version", "x"}, `mcpx version: unexpected argument "x"`, verbHelp(cmdVersion())},
 		{"demo flag", []string{"demo", "--bogus"}, "mcpx demo: flag provided but not defined: -bogus", verbHelp(cmdDemo())},

@@ -40,7 +40,9 @@ until interrupted; it prints the URL on stderr. ADDR is host:port (a bare
 "Authorization: Bearer <token>": the token "mcpx token" prints, or a host's
 own ("mcpx token --name NAME"). --token none turns that off, on a loopback
 address only, for local tools that cannot send headers. To serve HTTP hosts
-from the shared daemon instead, set mcpx.http.listen in the config.`,
+from the shared daemon instead, set mcpx.http.listen in the config. When
+the config names a shared store (mcpx.store, a PostgreSQL URL), --http runs
+as one replica of several behind a load balancer (docs/replicas.md).`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&inProcess, "in-process", false, "run the upstreams in this process instead of the shared daemon")

@@ -88,6 +88,12 @@ type Config struct {
 	// value means nowhere.
 	HTTP HostHTTP
 
+	// Store is the job store several gateways share (replicas behind a
+	// load balancer): a PostgreSQL URL, its ${VAR}s expanded. "" means
+	// the embedded SQLite file under the state directory. It may hold a
+	// password: it goes into no error and no log but redacted.
+	Store string
+
 	// Hosts holds what the config says of MCP hosts, by the
 	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
 	// nothing. A reload applies it to calls that start from then on.
@@ -155,4 +161,8 @@ var KnownProtocolVersions = []string{
 type Jobs struct {
 	Retention      time.Duration
 	MaxResultBytes int
+	// LeaseTerm is how long a gateway's lease on its running jobs lasts
+	// (0: the jobs engine's default): after about this long, a replica's
+	// jobs are taken by another when it dies.
+	LeaseTerm time.Duration
 }

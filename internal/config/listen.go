@@ -14,6 +14,10 @@ type HostHTTP struct {
 	// or "" for none (the daemon then serves HTTP hosts on its unix socket
 	// only).
 	Listen string
+	// AllowedHosts are the Host header values a replica behind a load
+	// balancer answers for beside its own listen address: "name" (any
+	// port) or "name:port". Tokens and Origin rules are unchanged.
+	AllowedHosts []string
 }
 
 // ListenAddr checks a TCP listen address, host:port, and returns it
@@ -57,9 +61,14 @@ func IsLoopback(addr string) bool {
 
 // hostHTTP reads the mcpx.http block.
 func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
-	f, err := p.object(n, at, []string{"listen"})
+	f, err := p.object(n, at, []string{"listen", "allowedHosts"})
 	if err != nil {
 		return err
+	}
+	if v, ok := f["allowedHosts"]; ok {
+		if h.AllowedHosts, err = p.allowedHosts(v, at.key("allowedHosts")); err != nil {
+			return err
+		}
 	}
 	if v, ok := f["listen"]; ok {
 		s, err := p.str(v, at.key("listen"))

@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -15,6 +15,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
 		"codeMode":        into(&c.CodeMode, (*parser).boolean),
 		"jobs":            func(p *parser, v *node, at path) error { return p.jobs(v, at, &c.Jobs) },
+		"store":           into(&c.Store, (*parser).store),
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),
@@ -123,7 +124,7 @@ func validSeparator(s string) bool {
 }
 
 func (p *parser) jobs(n *node, at path, j *Jobs) error {
-	f, err := p.object(n, at, []string{"retention", "maxResultBytes"})
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "leaseTerm"})
 	if err != nil {
 		return err
 	}
@@ -133,6 +134,14 @@ func (p *parser) jobs(n *node, at path, j *Jobs) error {
 		}
 		if j.Retention <= 0 {
 			return p.errorf(v.off, at.key("retention"), "must be longer than 0s")
+		}
+	}
+	if v, ok := f["leaseTerm"]; ok {
+		if j.LeaseTerm, err = p.duration(v, at.key("leaseTerm")); err != nil {
+			return err
+		}
+		if j.LeaseTerm < time.Second {
+			return p.errorf(v.off, at.key("leaseTerm"), "must be at least 1s")
 		}
 	}
 	if v, ok := f["maxResultBytes"]; ok {

@@ -241,7 +241,7 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(nil)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens))), log)
+	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	var err error
@@ -267,8 +267,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 
 // tcpAccess is who may use the HTTP face on a TCP listener at addr: the
 // holders of tokens, or anyone if tokens is nil.
-func tcpAccess(addr string, tokens *config.HostTokens) hostserver.Access {
-	a := hostserver.Access{Addr: addr}
+func tcpAccess(addr string, tokens *config.HostTokens, allowed []string) hostserver.Access {
+	a := hostserver.Access{Addr: addr, AllowedHosts: allowed}
 	if tokens != nil { // never a nil pointer in the interface
 		a.Tokens = tokens
 	}

@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts *Options) error {
 	seen.api = api
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
-		access := tcpAccess(addr, tokens)
+		access := tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
 		tcp = httpServer(act.track(mux), log)

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
@@ -10,12 +12,48 @@ import (
 	"mcpx/internal/store"
 )
 
+// sealKeyName names the shared requestState key in the store.
+const sealKeyName = "relay.requestState.key"
+
+// openTimeout bounds the wait for a shared store's server at start.
+const openTimeout = 15 * time.Second
+
 // openJobs opens the job store of opts.Files, if it names one, and makes
 // c's job manager over it. The daemon that holds the store's lock is its
 // only user that may close every other owner's running jobs at start (a
 // kill -9 leaves them behind); one that cannot take it goes by leases. A
 // store that cannot be opened leaves c without jobs, and says why.
+//
+// A config that names a shared store (PostgreSQL) makes this gateway a
+// replica: it never holds the store alone, so it goes by leases, and it
+// hears the others' cancels.
 func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
+	cfg := opts.Config.Jobs
+	if url := opts.Config.Store; url != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		defer cancel()
+		st, err := store.OpenPostgres(ctx, url)
+		if err != nil {
+			log.Error("no jobs: opening the shared job store failed", "store", store.Redact(url), "err", err)
+			return
+		}
+		log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
+		// One requestState key for every replica: a retry sealed by one
+		// opens on another.
+		key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
+		if err == nil {
+			err = r.SetSealKey(key)
+		}
+		if err != nil {
+			log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
+		}
+		c.store = st
+		c.jobs = jobs.New(jobs.Options{
+			Store: st, Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,
+			Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes),
+		})
+		return
+	}
 	if opts.Files.Jobs == "" {
 		return
 	}
@@ -34,10 +72,9 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
 			log.Warn("locking the job store", "err", err)
 		}
 	}
-	cfg := opts.Config.Jobs
 	c.store = st
 	c.jobs = jobs.New(jobs.Options{
-		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log,
+		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log, LeaseTerm: cfg.LeaseTerm,
 		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes),
 	})
 }

@@ -59,6 +59,8 @@ func (r *reloader) reload() (apitype.ReloadResult, error) {
 		"mcpx.maxMessageBytes": cfg.MaxMessageBytes == r.cfg.MaxMessageBytes,
 		"mcpx.probeTimeout":    cfg.ProbeTimeout == r.cfg.ProbeTimeout,
 		"mcpx.daemonIdleExit":  cfg.DaemonIdleExit == r.cfg.DaemonIdleExit,
+		"mcpx.store":           cfg.Store == r.cfg.Store,
+		"mcpx.jobs":            cfg.Jobs == r.cfg.Jobs,
 	} {
 		if !same {
 			out.Ignored = append(out.Ignored, name)

@@ -22,6 +22,10 @@ type Access struct {
 	// Tokens, if not nil, are the bearer tokens a request must present one
 	// of, as "Authorization: Bearer <token>".
 	Tokens Tokens
+	// AllowedHosts are further Host header values the listener answers
+	// for, lower case: "name" (any port, or none) or "name:port". A
+	// replica behind a load balancer names the balancer here.
+	AllowedHosts []string
 }
 
 // Tokens says which bearer tokens open the HTTP face, and whose each is.
@@ -116,6 +120,9 @@ func namedPrincipal(name, tok string) string {
 // on every interface, any IP literal. A DNS name other than localhost is
 // what a DNS rebinding attack sends, and is refused.
 func (a Access) hostAllowed(host string) bool {
+	if a.namedHost(host) {
+		return true
+	}
 	lh, lp, err := net.SplitHostPort(a.Addr)
 	if err != nil {
 		return false
@@ -140,6 +147,28 @@ func (a Access) hostAllowed(host string) bool {
 	}
 	if lip := net.ParseIP(lh); lip != nil {
 		return lip.IsUnspecified() || lip.Equal(ip)
+	}
+	return false
+}
+
+// namedHost reports whether host is one of a.AllowedHosts: an entry
+// with a port matches that host and port, one without matches the name
+// with any port or none.
+func (a Access) namedHost(host string) bool {
+	host = strings.ToLower(host)
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	for _, e := range a.AllowedHosts {
+		if _, _, err := net.SplitHostPort(e); err == nil {
+			if e == host {
+				return true
+			}
+		} else if strings.Trim(e, "[]") == name {
+			return true
+		}
 	}
 	return false
 }

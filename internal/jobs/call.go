@@ -191,7 +191,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
-		LeaseUntil: time.Now().Add(LeaseTerm), Created: c.Start,
+		LeaseUntil: time.Now().Add(m.opts.LeaseTerm), Created: c.Start,
 	}
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)
@@ -266,7 +266,40 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 	}
 	m.writes.Add(1)
 	if _, err := m.st.Finish(ctx, id, m.owner, to, res, errText); err != nil {
-		m.log.Warn("writing a job's end", "job", id, "err", err)
+		// The store is down: the end is kept and written again at each
+		// flush until it is (the job stays running, under this owner's
+		// lease, meanwhile).
+		m.log.Warn("writing a job's end; trying again", "job", id, "err", err)
+		m.mu.Lock()
+		m.unwritten[id] = ending{to: to, res: res, errText: errText}
+		m.mu.Unlock()
+	}
+}
+
+// ending is a job's end that the store did not take yet.
+type ending struct {
+	to      store.Status
+	res     json.RawMessage
+	errText string
+}
+
+// writeEndings writes again the ends the store did not take.
+func (m *Manager) writeEndings(ctx context.Context) {
+	m.mu.Lock()
+	todo := make(map[string]ending, len(m.unwritten))
+	for id, e := range m.unwritten {
+		todo[id] = e
+	}
+	m.mu.Unlock()
+	for id, e := range todo {
+		m.writes.Add(1)
+		if _, err := m.st.Finish(ctx, id, m.owner, e.to, e.res, e.errText); err != nil {
+			return // still down: the next flush tries again
+		}
+		m.mu.Lock()
+		delete(m.unwritten, id)
+		m.mu.Unlock()
+		m.log.Info("wrote a job's end after the store came back", "job", id)
 	}
 }
 

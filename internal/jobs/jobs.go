@@ -11,6 +11,16 @@
 // ends. A cancel (CancelJob) reaches the upstream with a
 // relay.JobCancelled cause.
 //
+// A store shared by several gateways (replicas) makes them one cluster:
+// a cancel that any of them writes reaches the one running the job at
+// once (store.CancelWatcher), and every replica looks for orphans (jobs
+// whose owner's lease has lapsed: it died) every third of a lease, once
+// it has reached the store for a whole lease without a failure (so that
+// a store that comes back after an outage gives each owner the time to
+// renew before anyone takes its jobs). The store's compare-and-set
+// Claim gives each orphan to one replica, which closes it or runs it
+// again: never both, never twice.
+//
 // When the manager stops (Run's ctx ends), its jobs' calls end with
 // relay.Stopping and their leases are released: the rows stay running,
 // for the next start to decide. At start, Run finds the running jobs of
@@ -49,9 +59,9 @@ const (
 	DefaultMaxResultBytes = 4 << 20
 	// FlushInterval is how often at most a job's progress is written.
 	FlushInterval = time.Second
-	// LeaseTerm is how long an owner's lease lasts; it renews it every
-	// third of that.
-	LeaseTerm = 30 * time.Second
+	// DefaultLeaseTerm is how long an owner's lease lasts; it renews it
+	// every third of that.
+	DefaultLeaseTerm = 30 * time.Second
 	// forgetAfter is how long an expired id still reads "expired" rather
 	// than "unknown", in retention periods.
 	forgetAfter = 7
@@ -69,8 +79,13 @@ type Options struct {
 	Rerun Runner
 	// Exclusive: this manager is the store's only user (the embedded
 	// store, under the daemon's lock): at start, every running job of
-	// another owner is an orphan, whatever its lease says.
+	// another owner is an orphan, whatever its lease says. Otherwise the
+	// store may be shared (replicas): orphans are looked for all along.
 	Exclusive bool
+	// LeaseTerm is how long an owner's lease on its jobs lasts (0:
+	// DefaultLeaseTerm): a replica that dies leaves its jobs to the
+	// others after about this long.
+	LeaseTerm time.Duration
 	// Retention is how long a finished job's result is kept (0: 24 h).
 	Retention time.Duration
 	// MaxResultBytes is the largest result kept (0: 4 MiB).
@@ -95,13 +110,18 @@ type Manager struct {
 	byID    map[string]*Call
 	byKey   map[string]*Call // principal+"\x00"+key of live jobs
 	dirty   map[*Call]struct{}
-	started chan struct{} // closed once Run has recovered orphans
+	// unwritten are ends of jobs the store failed to take, by id.
+	unwritten map[string]ending
+	started   chan struct{} // closed once Run has recovered orphans
 }
 
 // New returns a manager over opts.Store; Run runs it.
 func New(opts Options) *Manager {
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
+	}
+	if opts.LeaseTerm <= 0 {
+		opts.LeaseTerm = DefaultLeaseTerm
 	}
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
@@ -113,7 +133,7 @@ func New(opts Options) *Manager {
 	return &Manager{
 		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), log: log,
 		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
-		started: make(chan struct{}),
+		unwritten: map[string]ending{}, started: make(chan struct{}),
 	}
 }
 
@@ -137,18 +157,34 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.recover(bg)
 	close(m.started)
 	m.expire(bg)
+	stopWatch := m.watchCancels(ctx)
+	defer stopWatch()
 	flush := time.NewTicker(FlushInterval)
 	defer flush.Stop()
-	renew := time.NewTicker(LeaseTerm / 3)
+	lease := m.opts.LeaseTerm
+	renew := time.NewTicker(lease / 3)
 	defer renew.Stop()
+	reachedSince := time.Now() // the store answered every renew since
 	expire := time.NewTicker(time.Minute)
 	defer expire.Stop()
 	for {
 		select {
 		case <-flush.C:
 			m.flush(bg)
+			m.writeEndings(bg)
 		case <-renew.C:
-			m.write(func() error { return m.st.Renew(bg, m.owner, time.Now().Add(LeaseTerm)) })
+			m.writes.Add(1)
+			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
+				m.log.Warn("renewing job leases", "err", err)
+				reachedSince = time.Time{}
+				continue
+			}
+			if reachedSince.IsZero() {
+				reachedSince = time.Now()
+			}
+			if !m.opts.Exclusive && time.Since(reachedSince) >= lease {
+				m.recover(bg)
+			}
 		case <-expire.C:
 			m.expire(bg)
 		case <-ctx.Done():
@@ -169,6 +205,7 @@ func (m *Manager) stop(ctx context.Context) {
 	m.mu.Unlock()
 	m.calls.Wait()
 	m.flush(ctx)
+	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
 }
 

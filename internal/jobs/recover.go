@@ -39,7 +39,7 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job) {
 		note = rerunNote
 	}
 	m.writes.Add(1)
-	ok, err := m.st.Claim(ctx, j.ID, m.owner, j.LeaseUntil, time.Now().Add(LeaseTerm), note)
+	ok, err := m.st.Claim(ctx, j.ID, m.owner, j.LeaseUntil, time.Now().Add(m.opts.LeaseTerm), note)
 	if err != nil || !ok {
 		return // another owner took it, or it ended meanwhile
 	}

@@ -30,8 +30,9 @@ type Relay struct {
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
 
-	sealer *sealer // requestState of held calls (hold.go)
-	holds  holds
+	sealer   atomic.Pointer[sealer] // requestState of held calls (hold.go)
+	instance string                 // names this relay in the states it seals
+	holds    holds
 
 	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
 }
@@ -41,7 +42,8 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Relay{pool: pool, reg: reg, log: log, sealer: newSealer()}
+	r := &Relay{pool: pool, reg: reg, log: log, instance: randomInstance()}
+	r.sealer.Store(newSealer())
 	r.cfg.Store(cfg)
 	r.hosts.Store(hostOverrides(cfg))
 	r.lim = newLimiter(r.callLimits)

@@ -149,8 +149,8 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 			r.expire(hc, fmt.Sprintf("the host did not retry within %s of mcpx's input_required", FormatDuration(d)))
 		}
 	})
-	state := r.sealer.seal(holdState{Hold: hc.id, Principal: hc.principal, Server: hc.server, Tool: hc.tool,
-		Digest: hc.digest, Expires: time.Now().Add(d).UnixMilli()})
+	state := r.sealer.Load().seal(holdState{Hold: hc.id, Principal: hc.principal, Server: hc.server, Tool: hc.tool,
+		Digest: hc.digest, Expires: time.Now().Add(d).UnixMilli(), Instance: r.instance})
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
 		keys = append(keys, k)
@@ -224,7 +224,7 @@ func (hc *heldCall) finish(why string) {
 // the call is awaited as any other, under the retry's timers.
 func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	args, _ := c.Params.Get("arguments")
-	st, err := r.sealer.open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
+	st, err := r.sealer.Load().open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
 	if err != nil {
 		if errors.Is(err, errStateOther) {
 			// Both principals, never a token: which host tried another's state.
@@ -234,6 +234,10 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	}
 	if len(st.URL) > 0 {
 		return r.reissue(ctx, e, c, st)
+	}
+	if st.Instance != r.instance {
+		r.log.Info("refused a requestState of a call another replica holds", "server", c.Server, "tool", c.Tool)
+		return nil, stateError(errStateReplica)
 	}
 	hc := r.holds.take(st.Hold)
 	if hc == nil {

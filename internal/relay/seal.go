@@ -35,27 +35,50 @@ type holdState struct {
 	Tool      string   `json:"t"`
 	Digest    string   `json:"d"`
 	Expires   int64    `json:"e"` // unix ms
+	// Instance names the relay that holds the call Hold names: replicas
+	// that share a key open each other's states, but a held call lives
+	// in one process.
+	Instance string `json:"i,omitempty"`
 }
 
 // sealer seals and opens requestState with AES-256-GCM under a key made
-// when the relay starts: state outlives neither the process nor a held
-// call, so the key need not either.
+// when the relay starts (state outlives neither the process nor a held
+// call, so the key need not either), or one replicas share (SetSealKey).
 type sealer struct{ aead cipher.AEAD }
 
-func newSealer() *sealer {
-	key := make([]byte, 32)
+// SealKeySize is the size of a requestState sealing key (AES-256).
+const SealKeySize = 32
+
+// NewSealKey returns a fresh random sealing key.
+func NewSealKey() []byte {
+	key := make([]byte, SealKeySize)
 	if _, err := rand.Read(key); err != nil {
 		panic(fmt.Sprintf("relay: making a sealing key: %v", err)) // crypto/rand does not fail on Linux
 	}
-	block, err := aes.NewCipher(key)
+	return key
+}
+
+func newSealer() *sealer {
+	s, err := sealerWithKey(NewSealKey())
 	if err != nil {
 		panic(err)
+	}
+	return s
+}
+
+func sealerWithKey(key []byte) (*sealer, error) {
+	if len(key) != SealKeySize {
+		return nil, fmt.Errorf("a sealing key is %d bytes, not %d", SealKeySize, len(key))
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &sealer{aead: aead}
+	return &sealer{aead: aead}, nil
 }
 
 func (s *sealer) seal(st holdState) string {
@@ -74,6 +97,7 @@ var (
 	errStateOther   = errors.New("requestState was issued to another host")
 	errStateRequest = errors.New("requestState was issued for a different request")
 	errStateGone    = errors.New("requestState names a call that is no longer held")
+	errStateReplica = errors.New("requestState names a call held by another mcpx replica: the retry must reach the replica that asked (see the load balancer's affinity)")
 )
 
 // open checks and reads a sealed state: authentic, unexpired at now, for

@@ -93,7 +93,7 @@ func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessag
 	}
 	d := r.inputTimeout()
 	args, _ := c.Params.Get("arguments")
-	state := r.sealer.seal(holdState{URL: keys, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
+	state := r.sealer.Load().seal(holdState{URL: keys, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
 		Digest: requestDigest(c.Server, c.Tool, args), Expires: time.Now().Add(d).UnixMilli()})
 	r.log.Info("upstream needs a URL elicitation: asking the host with input_required", "server", c.Server, "tool", c.Tool, "elicitationIds", ids, "keys", keys)
 	return inputRequiredResult(requests, state), nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/store"
+	"mcpx/internal/store/storetest"
 )
 
 // BenchmarkSQLiteJob is one job's writes and one read: its row, its end,
@@ -18,6 +19,21 @@ func BenchmarkSQLiteJob(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
+	benchJob(b, s)
+}
+
+// BenchmarkPostgresJob is BenchmarkSQLiteJob against the test server
+// (MCPX_TEST_POSTGRES): a round trip to PostgreSQL per statement.
+func BenchmarkPostgresJob(b *testing.B) {
+	s, err := store.OpenPostgres(context.Background(), storetest.PostgresURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	benchJob(b, s)
+}
+
+func benchJob(b *testing.B, s store.Store) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	i := 0

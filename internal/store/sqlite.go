@@ -21,8 +21,9 @@ import (
 
 // SQLite is the embedded store: one SQLite file, WAL, mode 0600.
 type SQLite struct {
-	db   *sql.DB
-	path string
+	db      *sql.DB
+	path    string
+	cancels cancels // this process's watchers of cancels
 }
 
 // FileName is the store's file name in the state directory.
@@ -256,8 +257,18 @@ func (s *SQLite) Finish(ctx context.Context, id, owner string, to Status, result
 
 func (s *SQLite) Cancel(ctx context.Context, id, why string) (bool, error) {
 	now := ms(time.Now())
-	return s.changed(ctx, "cancelling job "+id, `UPDATE jobs SET status = 'cancelled', error = ?, updated = ?, finished = ?, lease_until = 0
+	ok, err := s.changed(ctx, "cancelling job "+id, `UPDATE jobs SET status = 'cancelled', error = ?, updated = ?, finished = ?, lease_until = 0
 		WHERE id = ? AND status = 'running'`, why, now, now, id)
+	if ok {
+		s.cancels.tell(id, why)
+	}
+	return ok, err
+}
+
+// WatchCancels hears the cancels made through this SQLite value (this
+// process): see [CancelWatcher].
+func (s *SQLite) WatchCancels(ctx context.Context, fn func(id, why string)) error {
+	return s.cancels.watch(ctx, fn)
 }
 
 func (s *SQLite) Release(ctx context.Context, owner string) error {

@@ -3,9 +3,11 @@
 // job's params, progress and result are opaque bytes to it.
 //
 // [Store] is the one interface the gateway uses; [OpenSQLite] is the
-// embedded default (one file under the state directory). A store shared
-// by several gateways (PostgreSQL) implements the same interface and runs
-// the same contract tests (package storetest).
+// embedded default (one file under the state directory), [OpenPostgres]
+// the store several gateways share (replicas behind a load balancer); both
+// run the same contract tests (package storetest). Two optional
+// interfaces: [CancelWatcher] (a cancel made by any gateway reaches the
+// one running the job) and [Secrets] (keys every replica reads alike).
 //
 // The rules every Store keeps:
 //
@@ -145,4 +147,13 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%d bytes is over the limit %s of %d bytes", e.Got, e.Limit, e.Max)
+}
+
+// Open opens the store spec names: a PostgreSQL URL (postgres://…) or the
+// path of a SQLite file.
+func Open(ctx context.Context, spec string) (Store, error) {
+	if IsPostgresURL(spec) {
+		return OpenPostgres(ctx, spec)
+	}
+	return OpenSQLite(spec)
 }

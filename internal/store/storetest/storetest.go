@@ -28,6 +28,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		"Expire":            testExpire,
 		"ConcurrentFinish":  testConcurrentFinish,
 		"RejectsBadCreates": testBadCreates,
+		"ClaimRace":         testClaimRace,
+		"CancelWatch":       testCancelWatch,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -353,5 +355,134 @@ func testBadCreates(t *testing.T, s store.Store) {
 	j.Status = store.Completed
 	if err := s.Create(ctx, j); err == nil {
 		t.Fatal("a finished job was created")
+	}
+}
+
+// testClaimRace: two owners (replicas) find the same orphans at once and
+// race to claim each; every orphan goes to exactly one of them, and only
+// that one can end it.
+func testClaimRace(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	const n = 20
+	for i := range n {
+		j := newJob(fmt.Sprint("o", i), "alice")
+		j.Owner, j.LeaseUntil = "owner-dead", time.Now().Add(-time.Second)
+		create(t, s, j)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won := map[string]string{}
+	for _, who := range []string{"owner-b", "owner-c"} {
+		wg.Go(func() {
+			orphans, err := s.Orphans(ctx, who, time.Now())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, o := range orphans {
+				ok, err := s.Claim(ctx, o.ID, who, o.LeaseUntil, time.Now().Add(time.Minute), "claimed by "+who)
+				if err != nil {
+					t.Error(err)
+				}
+				if !ok {
+					continue
+				}
+				mu.Lock()
+				if prev, dup := won[o.ID]; dup {
+					t.Errorf("%s claimed by %s and %s", o.ID, prev, who)
+				}
+				won[o.ID] = who
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(won) != n {
+		t.Fatalf("%d of %d orphans claimed", len(won), n)
+	}
+	for id, who := range won {
+		other := "owner-b"
+		if who == other {
+			other = "owner-c"
+		}
+		if ok, _ := s.Finish(ctx, id, other, store.Interrupted, nil, "x"); ok {
+			t.Errorf("%s ended by %s, which lost the claim", id, other)
+		}
+		if ok, err := s.Finish(ctx, id, who, store.Interrupted, nil, "x"); !ok || err != nil {
+			t.Errorf("%s not ended by its claimant %s: %v", id, who, err)
+		}
+	}
+}
+
+// testCancelWatch: a store that tells of cancels tells a watcher of each
+// cancel made through it, and of no cancel that changed nothing.
+func testCancelWatch(t *testing.T, s store.Store) {
+	w, ok := s.(store.CancelWatcher)
+	if !ok {
+		t.Skip("this store does not tell of cancels")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	heard := make(chan string, 16)
+	done := make(chan error, 1)
+	go func() { done <- w.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Error(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("WatchCancels did not return after its ctx ended")
+		}
+	}()
+	// The watcher may not listen yet: cancel probes until one is heard.
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		id := fmt.Sprint("probe", i)
+		create(t, s, newJob(id, "alice"))
+		if _, err := s.Cancel(ctx, id, "probe"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-heard:
+		case <-time.After(50 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no cancel was heard")
+			}
+			continue
+		}
+		break
+	}
+	drain := func() {
+		for {
+			select {
+			case <-heard:
+			case <-time.After(100 * time.Millisecond):
+				return
+			}
+		}
+	}
+	drain()
+	create(t, s, newJob("j", "alice"))
+	if ok, err := s.Cancel(ctx, "j", "job cancelled with a test"); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	select {
+	case id := <-heard:
+		if id != "j" {
+			t.Fatalf("heard %q, want j", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancel was not heard")
+	}
+	if ok, _ := s.Cancel(ctx, "j", "again"); ok {
+		t.Fatal("an ended job was cancelled")
+	}
+	s.Finish(ctx, "none", "owner-a", store.Completed, nil, "")
+	select {
+	case id := <-heard:
+		t.Fatalf("heard %q of a cancel that changed nothing", id)
+	case <-time.After(100 * time.Millisecond):
 	}
 }
