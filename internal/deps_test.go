@@ -45,6 +45,7 @@ var rules = []rule{
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
+	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},
 	{pkg: "conformfixture", allowed: []string{}, why: "conformfixture is the conformance suite's fixture server, on the go-sdk alone: nothing of mcpx grades mcpx"},

@@ -73,7 +73,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdDemo(), cmdVersion()}
+	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdImport(), cmdInstall(), cmdUninstall(), cmdDoctor(), cmdDemo(), cmdVersion()}
 }
 
 // usageError is a mistake in the command line: exit 2, with the verb's help.
@@ -236,7 +236,7 @@ func mainHelp() string {
 	var b strings.Builder
 	b.WriteString("mcpx is an MCP gateway: many upstream MCP servers behind one endpoint,\nwith long-running tool calls done right.\n\nUsage:\n\n\tmcpx <command> [arguments]\n\nCommands:\n\n")
 	for _, c := range commands() {
-		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.short)
+		fmt.Fprintf(&b, "\t%-10s %s\n", c.name, c.short)
 	}
 	b.WriteString("\nRun \"mcpx help <command>\" for a command's flags.\n")
 	return b.String()

@@ -63,6 +63,10 @@ type Script struct {
 	// Progress receives the script's progress() calls whose value
 	// increases, in order; nil drops them. It must not block.
 	Progress func(value float64, total *float64, message string)
+	// Allow, if not nil, says whether the script may call server's tool
+	// and find it with mcpx.search: its host's tool filter. The error is
+	// what the script's call throws.
+	Allow func(server, tool string) error
 }
 
 // Outcome is how a script ended, short of its caller giving up.

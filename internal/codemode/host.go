@@ -75,6 +75,11 @@ func (h *host) call(ctx context.Context, server, tool string, args json.RawMessa
 	if server == "" || tool == "" {
 		return nil, errors.New("a tool call needs a server and a tool")
 	}
+	if h.s.Allow != nil {
+		if err := h.s.Allow(server, tool); err != nil {
+			return nil, err
+		}
+	}
 	params := &jsonrpc.Object{}
 	if len(args) > 0 && string(args) != "null" {
 		if args[0] != '{' {
@@ -156,7 +161,16 @@ func (h *host) search(ctx context.Context, query string, limit int) (json.RawMes
 	}
 	snap := h.e.o.Catalog.Snapshot(ctx)
 	hits := []hit{}
-	for _, t := range snap.Search(query, limit) {
+	found := snap.Search(query, limit)
+	if h.s.Allow != nil { // the host's filter: search all, keep the allowed
+		found = found[:0:0]
+		for _, t := range snap.Search(query, len(snap.Tools)) {
+			if len(found) < limit && h.s.Allow(t.Server, t.Tool) == nil {
+				found = append(found, t)
+			}
+		}
+	}
+	for _, t := range found {
 		hits = append(hits, hit{Name: t.Name, Server: t.Server, Tool: t.Tool, Call: accessPath(t.Server, t.Tool),
 			Description: t.Description, InputSchema: t.InputSchema()})
 	}

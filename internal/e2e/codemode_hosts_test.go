@@ -29,20 +29,25 @@ func TestCodeModeHeartbeats(t *testing.T) {
 		if err != nil || scriptText(res) != "1" {
 			t.Fatalf("%v %s", err, scriptText(res))
 		}
+		// A heartbeat may come before "started" when the script's child
+		// starts slowly: the host's timer runs from its request.
 		notes := prog.of("beats")
-		beats := 0
+		beats, started := 0, false
 		prev := 0.0
 		for i, n := range notes {
 			if i > 0 && n.Progress <= prev {
 				t.Errorf("progress %v after %v", n.Progress, prev)
 			}
 			prev = n.Progress
-			if strings.HasPrefix(n.Message, "waiting on script host-") {
+			switch {
+			case n.Message == "started":
+				started = true
+			case started && strings.HasPrefix(n.Message, "waiting on script host-"):
 				beats++
 			}
 		}
-		if len(notes) == 0 || notes[0].Message != "started" || beats < 2 {
-			t.Errorf("%d heartbeats in %d notifications, want 2 or more after \"started\"", beats, len(notes))
+		if !started || beats < 2 {
+			t.Errorf("%d heartbeats after \"started\" (seen: %v) in %d notifications, want 2 or more", beats, started, len(notes))
 		}
 	})
 }

@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -81,6 +82,14 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		Host:       hs.id,
 		SessionKey: hs.sessionKey(),
 	}
+	if filter := hs.toolFilter(req); filter.f != nil {
+		s.Allow = func(server, tool string) error {
+			if why := filter.refusal(server+filter.sep+tool, server, tool); why != "" {
+				return errors.New(why)
+			}
+			return nil
+		}
+	}
 	var sp *scriptProgress
 	if token, ok := mcp.Meta(req.params).Get(mcp.MetaProgressToken); ok {
 		key := string(token)
@@ -113,7 +122,8 @@ func (hs *hostSession) describe(ctx context.Context, req *request) {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_describe needs tools: a list of tool or server names")), hs.srv.info))
 		return
 	}
-	decls, unknown := hs.srv.opts.Scripts.Describe(ctx, args.Tools)
+	names, refused := hs.describable(ctx, req, args.Tools)
+	decls, unknown := hs.srv.opts.Scripts.Describe(ctx, names)
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return
@@ -121,6 +131,43 @@ func (hs *hostSession) describe(ctx context.Context, req *request) {
 	if len(unknown) > 0 {
 		decls += "\n// unknown (use mcpx_search): " + strings.Join(unknown, ", ") + "\n"
 	}
+	for _, why := range refused {
+		decls += "\n// " + why + "\n"
+	}
 	res := jsonrpc.MustMarshal(map[string]any{"content": []map[string]string{{"type": "text", "text": decls}}})
 	reply(req.sink, req.msg.ID, req.result(res, hs.srv.info))
+}
+
+// describable returns the names of mcpx_describe's request that the
+// host's tool filter lets it see: a tool it may not use is left out with
+// the reason; a server stands for the tools of it the host may use.
+func (hs *hostSession) describable(ctx context.Context, req *request, names []string) (allowed, refused []string) {
+	filter := hs.toolFilter(req)
+	if filter.f == nil {
+		return names, nil
+	}
+	snap := hs.srv.catalog.Snapshot(ctx)
+	for _, n := range names {
+		if t, ok := snap.Lookup(n); ok {
+			if why := filter.refusal(n, t.Server, t.Tool); why != "" {
+				refused = append(refused, why)
+			} else {
+				allowed = append(allowed, n)
+			}
+			continue
+		}
+		server := false
+		for _, t := range snap.Tools {
+			if t.Server == n {
+				server = true
+				if filter.allows(t.Server, t.Tool) {
+					allowed = append(allowed, t.Name)
+				}
+			}
+		}
+		if !server {
+			allowed = append(allowed, n) // for Describe to call unknown
+		}
+	}
+	return allowed, refused
 }

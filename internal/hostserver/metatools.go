@@ -45,7 +45,17 @@ func (hs *hostSession) search(ctx context.Context, req *request) {
 	}
 	hits := []searchHit{}
 	var text strings.Builder
-	for _, t := range snap.Search(args.Query, args.Limit) {
+	filter := hs.toolFilter(req)
+	found := snap.Search(args.Query, args.Limit)
+	if filter.f != nil {
+		found = found[:0:0]
+		for _, t := range snap.Search(args.Query, len(snap.Tools)) {
+			if len(found) < args.Limit && filter.allows(t.Server, t.Tool) {
+				found = append(found, t)
+			}
+		}
+	}
+	for _, t := range found {
 		hits = append(hits, searchHit{Name: t.Name, Server: t.Server, Description: t.Description, InputSchema: t.InputSchema()})
 		text.WriteString(t.Name)
 		if t.Description != "" {
@@ -100,6 +110,10 @@ func (hs *hostSession) metaCall(ctx context.Context, req *request) {
 	server, tool, ok := hs.resolve(ctx, args.Name)
 	if !ok || !hs.upstreamHasTool(ctx, server, tool) {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("unknown tool "+jsonString(args.Name)+"; use mcpx_search to find tools")), hs.srv.info))
+		return
+	}
+	if why := hs.toolFilter(req).refusal(args.Name, server, tool); why != "" {
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_call: "+why)), hs.srv.info))
 		return
 	}
 	params := &jsonrpc.Object{}

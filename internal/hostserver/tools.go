@@ -47,7 +47,11 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 		buf = append(buf, describeToolJSON...)
 	}
 	if !hs.srv.relay.CodeMode() { // code mode shows the meta-tools alone
+		filter := hs.toolFilter(req)
 		for _, t := range snap.Tools {
+			if filter.f != nil && !filter.allows(t.Server, t.Tool) {
+				continue
+			}
 			buf = append(buf, ',')
 			buf = append(buf, t.Raw...)
 		}
@@ -100,6 +104,10 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	server, tool, ok := hs.resolve(ctx, name)
 	if !ok {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown tool: %s", name))
+		return
+	}
+	if why := hs.toolFilter(req).refusal(name, server, tool); why != "" {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why))
 		return
 	}
 	hs.relayCall(ctx, req, server, tool, req.params, false)
