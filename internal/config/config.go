@@ -158,9 +158,17 @@ var KnownProtocolVersions = []string{
 
 // Jobs is the "jobs" block of the mcpx settings: a job's result is kept
 // for Retention after it ended, if it is at most MaxResultBytes.
+//
+// A task a host asks for is a job: it is granted the ttl it asks for, at
+// most TaskMaxTTL (0: the retention), and told to poll every
+// TaskPollInterval (0: a second). A 2026-07-28 host that takes tasks gets
+// one for a call still running after TaskAfter.
 type Jobs struct {
-	Retention      time.Duration
-	MaxResultBytes int
+	Retention        time.Duration
+	MaxResultBytes   int
+	TaskMaxTTL       time.Duration
+	TaskPollInterval time.Duration
+	TaskAfter        time.Duration
 	// LeaseTerm is how long a gateway's lease on its running jobs lasts
 	// (0: the jobs engine's default): after about this long, a replica's
 	// jobs are taken by another when it dies.

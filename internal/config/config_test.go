@@ -182,19 +182,43 @@ func TestDefault(t *testing.T) {
 	}
 }
 
-var defaultJobs = Jobs{Retention: 24 * time.Hour, MaxResultBytes: 4 << 20}
+var defaultJobs = Jobs{Retention: 24 * time.Hour, MaxResultBytes: 4 << 20, TaskAfter: time.Second}
 
 func TestParseJobs(t *testing.T) {
 	c, err := Parse([]byte(`{"mcpx":{"jobs":{"retention":"2h","maxResultBytes":65536}},"mcpServers":{}}`), "x.json", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Jobs != (Jobs{Retention: 2 * time.Hour, MaxResultBytes: 65536}) {
+	if c.Jobs != (Jobs{Retention: 2 * time.Hour, MaxResultBytes: 65536, TaskAfter: time.Second}) {
 		t.Fatalf("jobs %+v", c.Jobs)
 	}
 	for _, bad := range []string{`{"retention":"0s"}`, `{"maxResultBytes":10}`, `{"keep":"1h"}`} {
 		if _, err := Parse([]byte(`{"mcpx":{"jobs":`+bad+`},"mcpServers":{}}`), "x.json", nil); err == nil || !strings.Contains(err.Error(), "mcpx.jobs") {
 			t.Errorf("%s: %v, want an error naming mcpx.jobs", bad, err)
+		}
+	}
+}
+
+func TestParseJobsTasks(t *testing.T) {
+	c, err := Parse([]byte(`{"mcpx":{"jobs":{"taskMaxTtl":"1h","taskPollInterval":"250ms","taskAfter":"0s"}},
+		"mcpServers":{"s":{"command":"x","taskTools":{"a":"required","b":"forbidden"}}}}`), "x.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Jobs.TaskMaxTTL != time.Hour || c.Jobs.TaskPollInterval != 250*time.Millisecond || c.Jobs.Retention != 24*time.Hour || c.Jobs.TaskAfter != 0 {
+		t.Fatalf("jobs %+v", c.Jobs)
+	}
+	if s := c.Servers["s"]; s.TaskSupport("a") != TaskRequired || s.TaskSupport("b") != TaskForbidden || s.TaskSupport("c") != TaskOptional {
+		t.Fatalf("taskTools %v", s.TaskTools)
+	}
+	for _, bad := range []string{`["a"]`, `{"a":"sometimes"}`, `{"a":true}`} {
+		if _, err := Parse([]byte(`{"mcpServers":{"s":{"command":"x","taskTools":`+bad+`}}}`), "x.json", nil); err == nil || !strings.Contains(err.Error(), "taskTools") {
+			t.Errorf("taskTools %s: %v, want an error naming taskTools", bad, err)
+		}
+	}
+	for _, bad := range []string{`{"taskMaxTtl":"0s"}`, `{"taskPollInterval":"10us"}`, `{"taskPollInterval":"soon"}`} {
+		if _, err := Parse([]byte(`{"mcpx":{"jobs":`+bad+`},"mcpServers":{}}`), "x.json", nil); err == nil || !strings.Contains(err.Error(), "mcpx.jobs.task") {
+			t.Errorf("%s: %v, want an error naming the key", bad, err)
 		}
 	}
 }

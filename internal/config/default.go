@@ -17,6 +17,7 @@ const (
 	DefaultQueueTimeout       = 60 * time.Second // per queued call
 	DefaultMaxCallsPerHost    = 256              // per host connection
 	DefaultJobRetention       = 24 * time.Hour   // a finished job's result is kept this long
+	DefaultTaskAfter          = time.Second      // a 2026-07-28 call still running this long becomes a task
 	DefaultJobMaxResultBytes  = 4 << 20          // the largest result a job keeps
 	// DefaultMaxConcurrentRequests is an HTTP server's limit of requests
 	// in flight when its config sets none.
@@ -67,6 +68,6 @@ func defaults() *Config {
 		QueueLength:        DefaultQueueLength,
 		QueueTimeout:       DefaultQueueTimeout,
 		MaxCallsPerHost:    DefaultMaxCallsPerHost,
-		Jobs:               Jobs{Retention: DefaultJobRetention, MaxResultBytes: DefaultJobMaxResultBytes},
+		Jobs:               Jobs{Retention: DefaultJobRetention, MaxResultBytes: DefaultJobMaxResultBytes, TaskAfter: DefaultTaskAfter},
 	}
 }

@@ -50,6 +50,12 @@ type Server struct {
 	MaxTimeout     time.Duration
 	StartupTimeout time.Duration
 
+	// TaskTools says, by tool name (the server's own), how a tool runs as
+	// an MCP task: TaskOptional (the default for every tool), TaskRequired
+	// (only as a task: a host that takes no tasks is refused) or
+	// TaskForbidden (never). Nil when the file sets none.
+	TaskTools map[string]string
+
 	// Eager starts the server when mcpx starts, and again after it ends,
 	// instead of on first use. (A crash loop still backs off.)
 	Eager bool
@@ -113,7 +119,7 @@ var (
 	stdioFields  = []string{"command", "args", "env", "cwd"}
 	httpFields   = []string{"url", "headers", "maxConcurrentRequests", "oauth"}
 	serverFields = slices.Concat([]string{"type", "disabled", "protocolVersion",
-		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop", "perHost"},
+		"idleTimeout", "maxTimeout", "startupTimeout", "maxConcurrentCalls", "queueLength", "queueTimeout", "eager", "idleStop", "perHost", "taskTools"},
 		stdioFields, httpFields)
 )
 
@@ -152,6 +158,7 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 		"url": into(&s.URL, (*parser).url), "headers": into(&s.Headers, (*parser).headers),
 		"maxConcurrentRequests": into(&s.MaxConcurrentRequests, intIn(1, maxConcurrentRequests)),
 		"oauth":                 into(&s.OAuth, (*parser).oauth),
+		"taskTools":             into(&s.TaskTools, (*parser).taskTools),
 	}
 	s.inheritedFields().add(set)
 	for _, m := range n.members {
@@ -246,4 +253,40 @@ func (p *parser) protocolVersion(n *node, at path) (string, error) {
 		return v, nil
 	}
 	return "", p.errorf(n.off, at, "unknown protocol version %q (want auto or one of %s)", v, strings.Join(KnownProtocolVersions, ", "))
+}
+
+// How a tool runs as an MCP task (Server.TaskTools).
+const (
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+	TaskForbidden = "forbidden"
+)
+
+// TaskSupport returns how tool runs as a task: TaskOptional unless the
+// server's taskTools say otherwise.
+func (s *Server) TaskSupport(tool string) string {
+	if ts, ok := s.TaskTools[tool]; ok {
+		return ts
+	}
+	return TaskOptional
+}
+
+func (p *parser) taskTools(n *node, at path) (map[string]string, error) {
+	if n.kind != kindObject {
+		return nil, p.errorf(n.off, at, "must be an object of tool names to %q, %q or %q", TaskOptional, TaskRequired, TaskForbidden)
+	}
+	out := make(map[string]string, len(n.members))
+	for _, m := range n.members {
+		s, err := p.str(m.val, at.key(m.key))
+		if err != nil {
+			return nil, err
+		}
+		switch s {
+		case TaskOptional, TaskRequired, TaskForbidden:
+			out[m.key] = s
+		default:
+			return nil, p.errorf(m.val.off, at.key(m.key), "must be %q, %q or %q", TaskOptional, TaskRequired, TaskForbidden)
+		}
+	}
+	return out, nil
 }

@@ -124,7 +124,7 @@ func validSeparator(s string) bool {
 }
 
 func (p *parser) jobs(n *node, at path, j *Jobs) error {
-	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "leaseTerm"})
+	f, err := p.object(n, at, []string{"retention", "maxResultBytes", "leaseTerm", "taskMaxTtl", "taskPollInterval", "taskAfter"})
 	if err != nil {
 		return err
 	}
@@ -147,6 +147,23 @@ func (p *parser) jobs(n *node, at path, j *Jobs) error {
 	if v, ok := f["maxResultBytes"]; ok {
 		if j.MaxResultBytes, err = p.integer(v, at.key("maxResultBytes"), 1024, 1<<30); err != nil {
 			return err
+		}
+	}
+	if v, ok := f["taskAfter"]; ok {
+		if j.TaskAfter, err = p.duration(v, at.key("taskAfter")); err != nil {
+			return err
+		}
+	}
+	for key, d := range map[string]*time.Duration{"taskMaxTtl": &j.TaskMaxTTL, "taskPollInterval": &j.TaskPollInterval} {
+		v, ok := f[key]
+		if !ok {
+			continue
+		}
+		if *d, err = p.duration(v, at.key(key)); err != nil {
+			return err
+		}
+		if *d < time.Millisecond {
+			return p.errorf(v.off, at.key(key), "must be at least 1ms")
 		}
 	}
 	return nil

@@ -19,7 +19,10 @@
 //     JSON Schema 2020-12, the input_required tools of SEP-2322 and the
 //     2026-07-28 diagnostic tools test_missing_capability,
 //     test_streaming_elicitation, test_logging_tool,
-//     test_trigger_tool_change, test_trigger_prompt_change), prompts
+//     test_trigger_tool_change, test_trigger_prompt_change, and the plain
+//     tools the tasks extension's scenarios name: greet, slow_compute,
+//     failing_job, protocol_error_job, confirm_delete, multi_input,
+//     test_tool_with_task, which a gateway in front makes tasks), prompts
 //     test_*, resources test://static-text, test://static-binary,
 //     test://watched-resource and the template test://template/{id}/data,
 //     completion for prompt and template arguments, logging.

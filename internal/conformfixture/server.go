@@ -52,6 +52,7 @@ func New(opts *Options) *Fixture {
 	})
 	f.addTools()
 	f.addInputRequiredTools()
+	f.addTaskTools()
 	f.addPrompts()
 	f.addResources()
 	return f

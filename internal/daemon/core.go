@@ -137,7 +137,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
 	}
 	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
-		Scripts: c.scripts, Jobs: c.jobs})
+		Scripts: c.scripts, Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(c.hosts)
 	if dir := opts.oauthDir(log); dir != "" {
 		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}

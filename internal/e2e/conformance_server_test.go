@@ -83,8 +83,12 @@ func (f conformanceFront) String() string {
 func writeConformanceConfig(t *testing.T, e *mcpxtest.Env, server map[string]any) string {
 	doc := map[string]any{
 		"mcpServers": map[string]any{"fixture": server},
-		"mcpx":       map[string]any{"toolNames": map[string]any{"prefix": "auto"}},
+		// The tasks extension's scenarios: mcpx makes the fixture's plain
+		// tools tasks, one still running after 200 ms; two of them only
+		// as tasks, and greet never.
+		"mcpx": map[string]any{"toolNames": map[string]any{"prefix": "auto"}, "jobs": map[string]any{"taskAfter": "200ms"}},
 	}
+	server["taskTools"] = map[string]any{"failing_job": "required", "test_tool_with_task": "required", "greet": "forbidden"}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)

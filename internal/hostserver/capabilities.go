@@ -73,5 +73,16 @@ func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 	if f.logging {
 		caps.Set("logging", json.RawMessage(`{}`))
 	}
+	if modern && hs.srv.opts.Jobs != nil {
+		caps.Set("extensions", tasksExtension)
+	}
+	if !modern {
+		hs.mu.Lock()
+		version := hs.version
+		hs.mu.Unlock()
+		if hs.srv.legacyTasks(version) {
+			caps.Set("tasks", tasksCapability)
+		}
+	}
 	return caps.Bytes()
 }

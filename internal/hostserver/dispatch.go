@@ -96,6 +96,16 @@ func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
 			handle = (*hostSession).toolsList
 		}
 		admitted = hs.admit(req, handle)
+	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel, methodTasksUpdate:
+		if h := modernTaskHandler(msg.Method); req.modern && h != nil && hs.srv.opts.Jobs != nil {
+			admitted = hs.admit(req, h)
+			break
+		}
+		if req.modern || !hs.srv.legacyTasks(req.version) || msg.Method == methodTasksUpdate {
+			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (mcpx gives tasks to hosts of %s)", msg.Method, mcp.Version20251125))
+			break
+		}
+		admitted = hs.admit(req, taskHandlers[msg.Method])
 	case mcp.MethodSubscriptionsListen:
 		if !req.modern {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (a 2026-07-28 method)", msg.Method))

@@ -161,7 +161,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, principal string, 
 // subscriptions/listen carries the tools.listChanged that server/discover
 // advertises: its response stream stays open until the host closes it.
 var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
-	mcp.MethodSubscriptionsListen: true}
+	mcp.MethodSubscriptionsListen: true, methodTasksGet: true, methodTasksUpdate: true, methodTasksCancel: true}
 
 // checkModern validates a 2026-07-28 request's headers against its body and
 // returns the status and error it is refused with, if it is.
@@ -216,6 +216,8 @@ func nameParam(method string) string {
 		return "name"
 	case "resources/read":
 		return "uri"
+	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+		return "taskId"
 	}
 	return ""
 }

@@ -54,7 +54,11 @@ const maxJobWait = 60 * time.Second
 // job, and so do its questions and log messages (progressGate).
 func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.Call, timer time.Duration, background bool, key string) {
 	m := hs.srv.opts.Jobs
-	if key == "" && m.HasJobs() {
+	switch {
+	case req.task != nil:
+		// A task is its own: no other call attaches to it, nor it to one.
+		key = "task:" + jobs.NewID()
+	case key == "" && m.HasJobs():
 		args, _ := call.Params.Get("arguments")
 		key = jobs.Key(call.Server, call.Tool, args)
 	}
@@ -103,6 +107,12 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	}
 	// No heartbeats: a job's progress is its server's own.
 	call.HostProfile = hostprofile.Profile{}
+	var taskCall *jobs.Call // set before the call starts, on its goroutine
+	if req.task != nil && req.task.modern {
+		// A 2026-07-28 task's questions wait in the task for its host's
+		// tasks/update (taskinput.go), not held for a retry.
+		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: func() *jobs.Call { return taskCall }}, false
+	}
 	entry := req.entry
 	var started chan struct{} // a background call waits for its job's row
 	if background {
@@ -115,7 +125,7 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 				return nil, err
 			}
 		}
-		fwd.job = c
+		fwd.job, taskCall = c, c
 		call.Progress = fwd.progress
 		// The call's context is its own: its timers end it directly
 		// (no context of the relay's as well).
@@ -250,6 +260,12 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 			hs.replyRunningID(req, c, c.ID(), timer)
 			return
 		}
+	case req.task != nil:
+		// A 2026-07-28 call the host takes a task for: a task once it
+		// has run the configured time.
+		t := time.NewTimer(max(req.task.after-time.Since(c.Start), 0))
+		defer t.Stop()
+		fire = t.C
 	case timer > 0:
 		since := c.Start // the host's timer runs from its request
 		if req.entry != nil {
@@ -312,6 +328,10 @@ func (hs *hostSession) awaitCall(ctx context.Context, req *request, c *jobs.Call
 // with the running job id that c has become.
 func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string, timer time.Duration) {
 	p, moved := c.LastProgress()
+	if req.task != nil {
+		hs.replyTask(req, c, id)
+		return
+	}
 	var pp *jobs.Progress
 	if moved {
 		pp = &p

@@ -42,6 +42,9 @@ type request struct {
 	// is an allocation of its own, rather than storage in request, which
 	// would make every legacy request 300 bytes larger.)
 	meta *jsonrpc.Object
+
+	// task is set for a task-augmented tools/call (tasks.go).
+	task *taskRequest
 }
 
 // handler serves one request that admit dispatches to a handler goroutine. A
@@ -95,7 +98,11 @@ func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
 		Capabilities      json.RawMessage `json:"capabilities"`
 		Meta              json.RawMessage `json:"_meta"`
 		Instructions      string          `json:"instructions"`
-	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions()}))
+		// What mcpx serves follows its upstreams and their config, and is
+		// this user's: not to be kept, nor shared.
+		TTLMs      int64  `json:"ttlMs"`
+		CacheScope string `json:"cacheScope"`
+	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(), 0, "private"}))
 }
 
 func (hs *hostSession) serverInfoMeta() json.RawMessage {

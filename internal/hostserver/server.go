@@ -34,6 +34,11 @@ type Options struct {
 	// Scripts runs mcpx_exec's scripts; nil leaves mcpx_exec and
 	// mcpx_describe out.
 	Scripts *codemode.Engine
+	// TaskMaxTTL bounds the ttl a task is granted (0, or longer than
+	// the jobs' retention: the retention); TaskPollInterval is the poll
+	// interval tasks suggest (0: DefaultTaskPollInterval).
+	TaskMaxTTL       time.Duration
+	TaskPollInterval time.Duration
 }
 
 // Server serves hosts on byte streams.
@@ -47,6 +52,12 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
+	// taskTTLs holds the ttl granted to each task this server created
+	// (task id to time.Duration).
+	taskTTLs sync.Map
+	// taskInputs holds the questions of live 2026-07-28 tasks (task id
+	// to *taskInput, taskinput.go).
+	taskInputs sync.Map
 
 	hostsMu sync.Mutex                // for Hosts
 	streams map[*hostSession]struct{} // stream connections being served

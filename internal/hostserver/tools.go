@@ -46,6 +46,7 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 		buf = append(buf, ',')
 		buf = append(buf, describeToolJSON...)
 	}
+	tasks := !req.modern && hs.srv.legacyTasks(req.version)
 	if !hs.srv.relay.CodeMode() { // code mode shows the meta-tools alone
 		filter := hs.toolFilter(req)
 		for _, t := range snap.Tools {
@@ -53,6 +54,10 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 				continue
 			}
 			buf = append(buf, ',')
+			if tasks {
+				buf = append(buf, withTaskSupport(t.Raw)...)
+				continue
+			}
 			buf = append(buf, t.Raw...)
 		}
 	}
@@ -73,6 +78,17 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	if !ok || name == "" {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs a tool name"))
 		return
+	}
+	if !req.modern && hs.srv.legacyTasks(req.version) {
+		task, rpcErr := hs.srv.taskParams(req.params)
+		if rpcErr == nil && task != nil && isMetaTool(name) {
+			rpcErr = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx's own tool %s does not run as a task (its taskSupport is forbidden)", name)
+		}
+		if rpcErr != nil {
+			fail(req.sink, req.msg.ID, rpcErr)
+			return
+		}
+		req.task = task
 	}
 	switch name {
 	case "mcpx_search":
@@ -110,7 +126,13 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", why))
 		return
 	}
-	hs.relayCall(ctx, req, server, tool, req.params, false)
+	if req.modern && hs.srv.opts.Jobs != nil {
+		if rpcErr := hs.modernTaskCall(req, server, tool); rpcErr != nil {
+			fail(req.sink, req.msg.ID, rpcErr)
+			return
+		}
+	}
+	hs.relayCall(ctx, req, server, tool, req.params, req.task != nil && !req.task.modern)
 }
 
 func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
@@ -195,7 +217,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 				key = ""
 			}
 		}
-		if timer > 0 || background || key != "" {
+		if timer > 0 || background || key != "" || req.task != nil {
 			hs.relayAsJob(ctx, req, call, timer, background, key)
 			return
 		}

@@ -52,6 +52,7 @@ type Call struct {
 	progress Progress
 	moved    bool // progress has been reported
 	ended    bool // end has taken the result: too late to promote
+	after    []func()
 }
 
 // Start runs run on a goroutine of the manager's, under a context that
@@ -228,7 +229,31 @@ func (c *Call) end(res json.RawMessage, err error) {
 	if id != "" {
 		m.finish(c, id, res, err)
 	}
+	m.mu.Lock()
+	after := c.after
+	c.after = nil
+	m.mu.Unlock()
 	close(c.done)
+	for _, f := range after {
+		f()
+	}
+}
+
+// AfterEnd calls f once the call has ended and its end is written, on the
+// goroutine that ended it (at once, on the caller's, if it has ended
+// already). f must not block: it runs before the manager counts the call
+// as gone.
+func (c *Call) AfterEnd(f func()) {
+	m := c.m
+	m.mu.Lock()
+	if !c.ended || c.after != nil {
+		c.after = append(c.after, f)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	<-c.done
+	f()
 }
 
 // finish writes a job's end.

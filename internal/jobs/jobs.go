@@ -137,6 +137,9 @@ func New(opts Options) *Manager {
 	}
 }
 
+// Retention is how long a finished job's result is kept.
+func (m *Manager) Retention() time.Duration { return m.opts.Retention }
+
 // Owner names this manager in the store's leases.
 func (m *Manager) Owner() string { return m.owner }
 

@@ -231,6 +231,9 @@ func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage
 }
 
 func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	if c.Resume == nil && r.upstreamTaskRequired(ctx, c.Server, c.Tool) {
+		return r.callAsTask(ctx, e, c) // upstreamtask.go
+	}
 	res, err := r.callTool(ctx, e, c)
 	if sres, serr, ok := r.signInElicitation(&c, err); ok {
 		return sres, serr
@@ -366,7 +369,10 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		if round > maxInputRounds {
 			return toolError(fmt.Sprintf("upstream %q still asked for input after %d rounds; mcpx gave up", c.Server, maxInputRounds)), nil
 		}
-		answers, failed, err := a.answerInputRequests(ctx, ir)
+		answers, failed, pass, err := answerRound(ctx, c.Asker, a, ir)
+		if pass {
+			return res, nil
+		}
 		if err != nil || failed != nil {
 			return failed, err
 		}

@@ -171,3 +171,50 @@ func elicitationMode(method string, params json.RawMessage) string {
 	}
 	return p.Mode
 }
+
+// InputRequest is one request of an upstream's input_required result.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// InputAsker is an Asker that takes an input_required round's requests
+// all at once, rather than one by one (a task's, whose host answers
+// them when it polls). pass reports that the call is to answer the
+// input_required as it is, for its host to retry.
+type InputAsker interface {
+	Asker
+	AskInput(ctx context.Context, keys []string, reqs map[string]InputRequest) (answers map[string]json.RawMessage, pass bool, err error)
+}
+
+// askInput puts ir to ia and returns its answers as the retry's
+// inputResponses.
+func askInput(ctx context.Context, ia InputAsker, ir *inputReq) (*jsonrpc.Object, bool, error) {
+	reqs := make(map[string]InputRequest, len(ir.keys))
+	for _, k := range ir.keys {
+		reqs[k] = InputRequest{Method: ir.requests[k].Method, Params: ir.requests[k].Params}
+	}
+	got, pass, err := ia.AskInput(ctx, ir.keys, reqs)
+	if pass || err != nil {
+		return nil, pass, err
+	}
+	answers := &jsonrpc.Object{}
+	for _, k := range ir.keys {
+		if a, ok := got[k]; ok {
+			answers.Set(k, a)
+		}
+	}
+	return answers, false, nil
+}
+
+// answerRound answers one input_required round: through asker if it is
+// an InputAsker (pass: the call answers the input_required as it is),
+// else by asking the host one request at a time.
+func answerRound(ctx context.Context, asker Asker, a *asks, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, pass bool, err error) {
+	if ia, ok := asker.(InputAsker); ok {
+		answers, pass, err = askInput(ctx, ia, ir)
+		return answers, nil, pass, err
+	}
+	answers, failed, err = a.answerInputRequests(ctx, ir)
+	return answers, failed, false, err
+}

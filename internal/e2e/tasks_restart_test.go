@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/demo"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcpxtest"
+)
+
+// TestTasksSurviveKill: `mcpx serve --http` killed with one task done and
+// one running. The next gateway, on the same job store, answers the same
+// token holder's tasks/get for both: the done one completed, its
+// tasks/result the tool's; the running one failed, saying it was
+// interrupted, and never run again.
+func TestTasksSurviveKill(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	first, cmd := spawnServeHTTP(t, e, cfg)
+	h := newRawHost(t, first)
+	h.initialize("2025-11-25")
+	done := createTask(t, h, "demo__sleep_then", map[string]any{"seconds": 0.1, "text": "kept"})
+	if res := taskCall(t, h, "tasks/result", done); resultText(t, res.Result) != "kept" {
+		t.Fatalf("tasks/result before the kill: %s", res.Result)
+	}
+	running := createTask(t, h, "demo__wait", map[string]any{"seconds": 60})
+	e.WaitRecord("demo", waitLong, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	second, _ := spawnServeHTTP(t, e, cfg)
+	h2 := newRawHost(t, second)
+	h2.initialize("2025-11-25")
+	var task struct {
+		Status, StatusMessage string
+	}
+	if err := json.Unmarshal(taskCall(t, h2, "tasks/get", done).Result, &task); err != nil || task.Status != "completed" {
+		t.Fatalf("the done task after the kill: %+v %v", task, err)
+	}
+	if res := taskCall(t, h2, "tasks/result", done); resultText(t, res.Result) != "kept" {
+		t.Fatalf("tasks/result after the kill: %s", res.Result)
+	}
+	if err := json.Unmarshal(taskCall(t, h2, "tasks/get", running).Result, &task); err != nil || task.Status != "failed" ||
+		!strings.Contains(task.StatusMessage, "interrupted") || !strings.Contains(task.StatusMessage, "not run again") {
+		t.Fatalf("the running task after the kill: %+v %v", task, err)
+	}
+	if res := taskCall(t, h2, "tasks/result", running); res.Error == nil || !strings.Contains(res.Error.Message, "interrupted") {
+		t.Fatalf("tasks/result of the interrupted task: %+v", res)
+	}
+	if n := executions(e, "demo", "wait"); n != 1 {
+		t.Fatalf("the interrupted tool ran %d times, want 1", n)
+	}
+	t.Logf("after the kill: done task %s completed, running task %s: %s", done, running, task.StatusMessage)
+}
+
+// createTask makes a task-augmented tools/call and returns the task id.
+func createTask(t *testing.T, h *rawHost, tool string, args map[string]any) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "c", "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args, "task": map[string]any{"ttl": 60000}}})
+	r := h.do(string(body), map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	var res struct {
+		Task struct{ TaskID, Status string }
+	}
+	if len(r.Msgs) != 1 || r.Msgs[0].Error != nil || json.Unmarshal(r.Msgs[0].Result, &res) != nil || res.Task.Status != "working" {
+		t.Fatalf("task-augmented tools/call: %d %s", r.Status, r.Body)
+	}
+	return res.Task.TaskID
+}
+
+// taskCall sends a tasks/* request for id and returns its answer.
+func taskCall(t *testing.T, h *rawHost, method, id string) *jsonrpc.Message {
+	t.Helper()
+	r := h.do(fmt.Sprintf(`{"jsonrpc":"2.0","id":"t","method":%q,"params":{"taskId":%q}}`, method, id),
+		map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
+	if len(r.Msgs) == 0 {
+		t.Fatalf("%s: %d %s", method, r.Status, r.Body)
+	}
+	return r.Msgs[len(r.Msgs)-1]
+}
+
+// spawnServeHTTP starts `mcpx serve --http` on the user's job store and
+// returns it with its process, for a test to kill; it is stopped at the
+// test's end if still running.
+func spawnServeHTTP(t *testing.T, e *mcpxtest.Env, cfg string) (*httpMCPX, *exec.Cmd) {
+	t.Helper()
+	tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &httpMCPX{logs: &syncBuffer{}, Token: tok}
+	cmd := exec.Command(e.Bin, "serve", "--config", cfg, "--http", "127.0.0.1:0", "--log-level", "info")
+	cmd.Env = e.Environ()
+	cmd.WaitDelay = 5 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlc := make(chan string, 1)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			m.logs.Write([]byte(sc.Text() + "\n"))
+			if u, ok := strings.CutPrefix(sc.Text(), "mcpx: serving MCP at "); ok {
+				urlc <- u
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		<-copied
+	})
+	select {
+	case m.URL = <-urlc:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("mcpx serve --http printed no URL within 30s; stderr:\n%s", m.logs)
+	}
+	return m, cmd
+}

@@ -1,0 +1,213 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
+	"mcpx/internal/store"
+)
+
+// The 2026-07-28 tasks extension toward hosts. A host that names the
+// extension in a request's clientCapabilities (per request: there is no
+// session) may get a task for a tools/call: mcpx decides, making one of
+// a call still running after mcpx.jobs.taskAfter, and answering at once a
+// call that ends sooner. The task is the call's job, as for 2025-11-25;
+// only the wire differs: a flat CreateTaskResult, tasks/get with the
+// result or error inlined, empty acks for tasks/update and tasks/cancel,
+// no tasks/result and no tasks/list.
+
+// extTasks names the extension.
+const extTasks = "io.modelcontextprotocol/tasks"
+
+const methodTasksUpdate = "tasks/update"
+
+// tasksExtension is the capabilities.extensions a 2026-07-28 host is told
+// of when mcpx keeps jobs.
+var tasksExtension = json.RawMessage(`{"` + extTasks + `":{}}`)
+
+// takesTasks reports whether a 2026-07-28 request's clientCapabilities
+// name the tasks extension.
+func takesTasks(caps json.RawMessage) bool {
+	var c struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	}
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	_, ok := c.Extensions[extTasks]
+	return ok
+}
+
+// needsTasks is the -32021 a request gets that only a host taking tasks
+// may make.
+func needsTasks(what string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability,
+		Message: "Missing required client capability: " + what + " needs the " + extTasks + " extension in the request's clientCapabilities",
+		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + extTasks + `":{}}}}`)}
+}
+
+// taskSupport returns how server's tool runs as a task, per the config.
+func (s *Server) taskSupport(server, tool string) string {
+	if cfg := s.relay.Config(); cfg != nil {
+		if srv := cfg.Servers[server]; srv != nil {
+			return srv.TaskSupport(tool)
+		}
+	}
+	return config.TaskOptional
+}
+
+// taskAfter is how long a 2026-07-28 call runs before it becomes a task.
+func (s *Server) taskAfter() time.Duration {
+	if cfg := s.relay.Config(); cfg != nil {
+		return cfg.Jobs.TaskAfter
+	}
+	return config.DefaultTaskAfter
+}
+
+// modernTaskCall settles how a 2026-07-28 tools/call of server's tool
+// runs: as a task once it has run taskAfter, if the host takes tasks and
+// the tool may be one; refused with -32021 if the tool must be one and
+// the host takes none. A 2025-11-25 task member is tolerated, and
+// ignored.
+func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrpc.Error {
+	req.params.Delete("task")
+	ts := hs.srv.taskSupport(server, tool)
+	takes := takesTasks(req.caps)
+	switch {
+	case ts == config.TaskRequired && !takes:
+		return needsTasks("the tool " + tool + ", which runs only as a task,")
+	case takes && ts != config.TaskForbidden:
+		req.task = &taskRequest{ttl: hs.srv.taskMaxTTL(), modern: true, after: hs.srv.taskAfter()}
+	}
+	return nil
+}
+
+// detailedTask is a 2026-07-28 tasks/get result (or CreateTaskResult,
+// without result and error).
+type detailedTask struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          int64           `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	// InputRequests are an input_required task's questions.
+	InputRequests map[string]relay.InputRequest `json:"inputRequests,omitempty"`
+}
+
+// detailedOf is job j as the extension's DetailedTask. A tool result
+// with isError is a completed task here (unlike 2025-11-25); failed is
+// for calls that ended in a JSON-RPC error, or that a stop of mcpx
+// interrupted.
+func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
+	t := hs.srv.taskOf(j)
+	d := detailedTask{ResultType: "complete", TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
+	switch j.Status {
+	case store.Running:
+		if q := hs.srv.pendingOf(j.ID); q != nil {
+			d.Status, d.InputRequests = "input_required", q
+		}
+	case store.Completed:
+		d.Status, d.StatusMessage = "completed", ""
+		d.Result = hs.toolResult(req, j.Result)
+	case store.Failed:
+		d.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: j.Error}
+	case store.Interrupted:
+		d.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: t.StatusMessage}
+	}
+	return d
+}
+
+// modernTaskHandler returns the handler of a 2026-07-28 tasks method,
+// gated on the request naming the extension; nil for a method the
+// extension does not have (tasks/result and tasks/list are 2025-11-25's).
+func modernTaskHandler(method string) handler {
+	var h handler
+	switch method {
+	case methodTasksGet:
+		h = (*hostSession).extTasksGet
+	case methodTasksUpdate:
+		h = (*hostSession).extTasksUpdate
+	case methodTasksCancel:
+		h = (*hostSession).extTasksCancel
+	default:
+		return nil
+	}
+	return func(hs *hostSession, ctx context.Context, req *request) {
+		if !takesTasks(req.caps) {
+			fail(req.sink, req.msg.ID, needsTasks(req.msg.Method))
+			return
+		}
+		h(hs, ctx, req)
+	}
+}
+
+func (hs *hostSession) extTasksGet(ctx context.Context, req *request) {
+	id, rpcErr := taskID(req)
+	if rpcErr != nil {
+		fail(req.sink, req.msg.ID, rpcErr)
+		return
+	}
+	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
+	if err != nil {
+		fail(req.sink, req.msg.ID, taskError(id, err))
+		return
+	}
+	reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hs.detailedOf(req, j)))
+}
+
+// extTasksCancel cancels a running task and acknowledges with an empty
+// result; a task that has ended is acknowledged alike (the cancel is
+// idempotent), an unknown or foreign id is -32602.
+func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
+	id, rpcErr := taskID(req)
+	if rpcErr != nil {
+		fail(req.sink, req.msg.ID, rpcErr)
+		return
+	}
+	m := hs.srv.opts.Jobs
+	j, err := m.Get(ctx, hs.jobPrincipal(), id)
+	if err == nil && !j.Status.Final() {
+		_, err = m.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), id, "the host's tasks/cancel")
+	}
+	if err != nil {
+		fail(req.sink, req.msg.ID, taskError(id, err))
+		return
+	}
+	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
+}
+
+// extTasksUpdate hands a task's call the host's answers to its
+// outstanding questions, and acknowledges; answers to questions that are
+// not outstanding are ignored, as the extension says.
+func (hs *hostSession) extTasksUpdate(ctx context.Context, req *request) {
+	id, rpcErr := taskID(req)
+	if rpcErr != nil {
+		fail(req.sink, req.msg.ID, rpcErr)
+		return
+	}
+	raw, ok := req.params.Get("inputResponses")
+	var responses map[string]json.RawMessage
+	if !ok || json.Unmarshal(raw, &responses) != nil || responses == nil {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs an inputResponses object"))
+		return
+	}
+	if _, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id); err != nil {
+		fail(req.sink, req.msg.ID, taskError(id, err))
+		return
+	}
+	if v, ok := hs.srv.taskInputs.Load(id); ok {
+		v.(*taskInput).answer(responses)
+	}
+	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
+}
