@@ -112,15 +112,23 @@ type Status struct {
 	Connected []ConnectedHost `json:"connected"`
 	// HTTP is the MCP endpoint's URL on TCP, "" when the daemon listens on
 	// its socket only; TokenFile holds the bearer token it requires.
-	HTTP         string         `json:"http,omitempty"`
-	TokenFile    string         `json:"tokenFile,omitempty"`
-	HTTPSessions int            `json:"httpSessions"` // open legacy HTTP sessions
-	Upstreams    []Upstream     `json:"upstreams"`
-	Calls        []InFlightCall `json:"calls"`
+	HTTP         string `json:"http,omitempty"`
+	TokenFile    string `json:"tokenFile,omitempty"`
+	HTTPSessions int    `json:"httpSessions"` // open legacy HTTP sessions
+	// Goroutines is how many goroutines the daemon runs: a leak shows as
+	// a count that grows with nothing in flight.
+	Goroutines int `json:"goroutines"`
+	// ToolNameCollisions, from the latest listing, say which tools share an
+	// exposed name (one is hidden) and the way out.
+	ToolNameCollisions []string       `json:"toolNameCollisions,omitempty"`
+	Upstreams          []Upstream     `json:"upstreams"`
+	Calls              []InFlightCall `json:"calls"`
 	// Jobs are the jobs this daemon runs (see Job); JobStoreWrites counts
 	// its writes to the job store since it started.
-	Jobs           []Job `json:"jobs,omitempty"`
-	JobStoreWrites int64 `json:"jobStoreWrites,omitempty"`
+	Jobs []Job `json:"jobs,omitempty"`
+	// SignIns are the OAuth sign-ins of the HTTP servers, by name.
+	SignIns        []SignIn `json:"signIns,omitempty"`
+	JobStoreWrites int64    `json:"jobStoreWrites,omitempty"`
 }
 
 // ConnectedHost is one connected host.
@@ -213,9 +221,13 @@ type CallRequest struct {
 // ExecRequest is the body of POST PathExec: a script run as mcpx_exec
 // runs it. Its answer is the stream of CallEvents a call's is, the
 // result being the script's.
+//
+// With Background set the script runs as a job instead, and the answer is
+// that Job (JSON, not a stream), as POST PathJobs answers a call's.
 type ExecRequest struct {
-	Code      string `json:"code"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty"`
+	Code       string `json:"code"`
+	TimeoutMs  int64  `json:"timeoutMs,omitempty"`
+	Background bool   `json:"background,omitempty"`
 }
 
 // CallEvent is one line of the NDJSON stream answering POST PathCall:
@@ -311,3 +323,18 @@ type UILink struct {
 // PathMetrics serves the Prometheus metrics page (GET), on the socket and,
 // behind the token, on the HTTP listener.
 const PathMetrics = "/metrics"
+
+// SignIn is one HTTP server's OAuth sign-in (never its tokens).
+type SignIn struct {
+	Server string `json:"server"`
+	// State: signed_in, not_signed_in, old_url (signed in to a URL the
+	// config no longer names: mcpx login again), unreadable.
+	State    string    `json:"state"`
+	SignedIn time.Time `json:"signedIn,omitzero"`
+	// Expiry is the access token's; absent when the server gave none.
+	Expiry time.Time `json:"expiry,omitzero"`
+	// Refreshable: a refresh token is kept, so an expired access token is
+	// renewed on the next request without a new sign-in.
+	Refreshable bool   `json:"refreshable,omitempty"`
+	Error       string `json:"error,omitempty"`
+}

@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -57,7 +59,25 @@ func (t *Tool) InputSchema() json.RawMessage {
 type Snapshot struct {
 	Tools  []*Tool           // sorted by exposed name
 	Errors map[string]string // servers that could not be listed, and why
-	byName map[string]*Tool
+	// Collisions are the tools left out because another server's tool
+	// has their exposed name (first server in name order wins).
+	Collisions []Collision
+	byName     map[string]*Tool
+}
+
+// Collision is two servers' tools exposed under one name: Server's Tool is
+// listed and called under it, HiddenServer's HiddenTool is unreachable.
+type Collision struct {
+	Name         string
+	Server, Tool string
+	HiddenServer string
+	HiddenTool   string
+}
+
+// String says what collided and the way out.
+func (c Collision) String() string {
+	return fmt.Sprintf("tool name %q is both %s's %q (listed and called) and %s's %q (hidden): rename a server, or set mcpx.toolNames.separator to one neither name holds",
+		c.Name, c.Server, c.Tool, c.HiddenServer, c.HiddenTool)
 }
 
 // Lookup returns the tool exposed under name.
@@ -71,6 +91,37 @@ type Catalog struct {
 	pool   *upstream.Pool
 	naming Naming
 	log    *slog.Logger
+
+	mu         sync.Mutex
+	collisions []Collision     // of the latest listing
+	warned     map[string]bool // collisions logged, by String
+}
+
+// Collisions returns the name collisions of the latest listing.
+func (c *Catalog) Collisions() []Collision {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.collisions)
+}
+
+// noteCollisions keeps a listing's collisions and logs each new one once.
+func (c *Catalog) noteCollisions(cs []Collision) {
+	c.mu.Lock()
+	c.collisions = cs
+	var fresh []Collision
+	for _, col := range cs {
+		if k := col.String(); !c.warned[k] {
+			if c.warned == nil {
+				c.warned = map[string]bool{}
+			}
+			c.warned[k] = true
+			fresh = append(fresh, col)
+		}
+	}
+	c.mu.Unlock()
+	for _, col := range fresh {
+		c.log.Warn("two servers' tools share an exposed name", "name", col.Name, "listed", col.Server, "hidden", col.HiddenServer, "why", col.String())
+	}
 }
 
 // New returns a catalog over pool.
@@ -102,6 +153,12 @@ func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 		}()
 	}
 	wg.Wait()
+	return c.build(names, lists, errs)
+}
+
+// build makes a snapshot of the servers' listings (errs[i] when server
+// names[i] could not be listed).
+func (c *Catalog) build(names []string, lists [][]upstream.Tool, errs []error) *Snapshot {
 	snap := &Snapshot{Errors: map[string]string{}, byName: map[string]*Tool{}}
 	count := map[string]int{}
 	for i := range names {
@@ -117,8 +174,8 @@ func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 	for i, server := range names {
 		for _, t := range lists[i] {
 			name := c.exposedName(server, t.Name, count[t.Name] > 1)
-			if _, taken := snap.byName[name]; taken {
-				c.log.Warn("two tools share an exposed name; keeping the first", "name", name, "server", server)
+			if kept, taken := snap.byName[name]; taken {
+				snap.Collisions = append(snap.Collisions, Collision{Name: name, Server: kept.Server, Tool: kept.Tool, HiddenServer: server, HiddenTool: t.Name})
 				continue
 			}
 			tool := &Tool{Name: name, Server: server, Tool: t.Name, Title: t.Title, Description: t.Description, up: t}
@@ -128,6 +185,7 @@ func (c *Catalog) Snapshot(ctx context.Context) *Snapshot {
 		}
 	}
 	sort.Slice(snap.Tools, func(i, j int) bool { return snap.Tools[i].Name < snap.Tools[j].Name })
+	c.noteCollisions(snap.Collisions)
 	return snap
 }
 
@@ -162,16 +220,21 @@ func renamed(def json.RawMessage, name string) json.RawMessage {
 
 // Route finds the server and upstream tool behind an exposed name without
 // listing anything, when the name has the server prefix. It returns false
-// for names only a snapshot can resolve (bare or shortened names).
+// for names only a snapshot can resolve (bare, shortened or ambiguous
+// names).
 func (c *Catalog) Route(name string) (server, tool string, ok bool) {
-	// The longest server name that, with the separator, starts name: each
-	// place the separator occurs in name, longest first, is a candidate
-	// (a name may hold the separator; candidates may overlap).
+	// The server name that, with the separator, starts name: each place
+	// the separator occurs in name is a candidate (a name may hold the
+	// separator; candidates may overlap). Where two servers' names fit ("a___x" is a's "_x" and a_'s "x"),
+	// the name is ambiguous and the listing decides, as it does for
+	// listing: routing and listing never disagree.
 	best, sep := "", c.naming.Separator
 	for i := len(name) - len(sep); i >= 0; i-- {
 		if strings.HasPrefix(name[i:], sep) && c.pool.Has(name[:i]) {
+			if best != "" {
+				return "", "", false
+			}
 			best = name[:i]
-			break
 		}
 	}
 	if best == "" || len(name) == len(best)+len(sep) {
@@ -232,4 +295,20 @@ func (c *Catalog) HasServer(name string) bool {
 		}
 	}
 	return false
+}
+
+// HasTool reports whether server lists tool (by its upstream name), from
+// its cached listing (listing it if needed); listed is false when the
+// server could not be listed, and then has says nothing.
+func (c *Catalog) HasTool(ctx context.Context, server, tool string) (has, listed bool) {
+	tools, err := c.pool.Tools(ctx, server)
+	if err != nil {
+		return false, false
+	}
+	for i := range tools {
+		if tools[i].Name == tool {
+			return true, true
+		}
+	}
+	return false, true
 }

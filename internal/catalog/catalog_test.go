@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -211,7 +212,7 @@ func TestRoute(t *testing.T) {
 		{"another server sharing a prefix", "__", "gitlab__issues", "gitlab", "issues", true},
 		{"the tool may contain the separator", "__", "git__log__all", "git", "log__all", true},
 		{"the tool may start with another server's name", "__", "files__git__log", "files", "git__log", true},
-		{"longest server prefix wins", "__", "a___x", "a_", "x", true},
+		{"two servers fit: the listing decides", "__", "a___x", "", "", false},
 		{"bare name", "__", "status", "", "", false},
 		{"unknown server", "__", "svn__status", "", "", false},
 		{"disabled server", "__", "off__status", "", "", false},
@@ -256,5 +257,37 @@ func TestSnapshotLookup(t *testing.T) {
 	}
 	if got, ok := s.Lookup("status"); ok {
 		t.Errorf("Lookup(status) = %v, want none", got)
+	}
+}
+
+// TestCollisionListingAndRoutingAgree: server a's tool "_x" and server
+// a_'s tool "x" are both a___x. The listing shows a's, and routing the
+// name finds a's too (or leaves it to the listing), never a_'s; the
+// collision is reported, with the way out, and logged once.
+func TestCollisionListingAndRoutingAgree(t *testing.T) {
+	var log strings.Builder
+	c := newCatalog(t, Naming{Prefix: "always", Separator: "__"}, "a", "a_", "b")
+	c.log = slog.New(slog.NewTextHandler(&log, nil))
+	lists := [][]upstream.Tool{{{Name: "_x", Raw: json.RawMessage(`{"name":"_x"}`)}}, {{Name: "x", Raw: json.RawMessage(`{"name":"x"}`)}}, {{Name: "y", Raw: json.RawMessage(`{"name":"y"}`)}}}
+	for range 3 {
+		snap := c.build([]string{"a", "a_", "b"}, lists, make([]error, 3))
+		listed, ok := snap.Lookup("a___x")
+		if !ok || listed.Server != "a" || listed.Tool != "_x" {
+			t.Fatalf("listed a___x = %+v, want a's _x", listed)
+		}
+		for _, tool := range snap.Tools {
+			if server, name, ok := c.Route(tool.Name); ok && (server != tool.Server || name != tool.Tool) {
+				t.Errorf("%s is listed as %s's %q but routes to %s's %q", tool.Name, tool.Server, tool.Tool, server, name)
+			}
+		}
+		if len(snap.Collisions) != 1 || snap.Collisions[0].HiddenServer != "a_" {
+			t.Fatalf("collisions %+v, want a_'s x hidden", snap.Collisions)
+		}
+	}
+	if got := c.Collisions(); len(got) != 1 || !strings.Contains(got[0].String(), "toolNames.separator") {
+		t.Errorf("Collisions() = %v, want one naming the way out", got)
+	}
+	if n := strings.Count(log.String(), "share an exposed name"); n != 1 {
+		t.Errorf("the collision was logged %d times over three listings, want once:\n%s", n, log.String())
 	}
 }

@@ -5,16 +5,17 @@ import (
 	"testing"
 )
 
-// routeByList is how Route found the server before it looked names up:
-// the longest configured name that, with the separator, starts name.
+// routeByList is Route by scanning the list of servers: the one
+// configured name that, with the separator, starts name; none when two do
+// (the listing decides those).
 func routeByList(c *Catalog, name string) (server, tool string, ok bool) {
-	best := ""
+	best, n := "", 0
 	for _, s := range c.pool.Names() {
-		if strings.HasPrefix(name, s+c.naming.Separator) && len(s) > len(best) {
-			best = s
+		if strings.HasPrefix(name, s+c.naming.Separator) {
+			best, n = s, n+1
 		}
 	}
-	if best == "" || len(name) == len(best)+len(c.naming.Separator) || len(name) == MaxNameLen {
+	if n != 1 || len(name) == len(best)+len(c.naming.Separator) || len(name) == MaxNameLen {
 		return "", "", false
 	}
 	return best, name[len(best)+len(c.naming.Separator):], true

@@ -69,10 +69,13 @@ daemon or timeout, 130 interrupted.`,
 					raw = b
 				}
 				raw = bytes.TrimSpace(raw)
-				if !json.Valid(raw) || len(raw) == 0 || raw[0] != '{' {
-					return usagef("arguments must be a JSON object")
+				if err := argumentsObject(raw); err != nil {
+					return &exitError{ExitUsage, err}
 				}
 				req.Arguments = raw
+			}
+			if timeout < 0 || idleTimeout < 0 {
+				return usagef("--timeout and --idle-timeout must not be negative")
 			}
 			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
@@ -87,6 +90,30 @@ daemon or timeout, 130 interrupted.`,
 			return runCall(ctx, env, c, req.Tool, call, rawJSON, quiet)
 		},
 	}
+}
+
+// argumentsObject says what is wrong with arguments that are not one
+// JSON object, with the parse error and where it is.
+func argumentsObject(raw []byte) error {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	err := dec.Decode(&v)
+	if err == nil && dec.More() {
+		err = fmt.Errorf("more after the object at byte %d", dec.InputOffset())
+	}
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("arguments are not valid JSON: %v (at byte %d of %d)", err, syn.Offset, len(raw))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("arguments are not valid JSON: it ends early (%d bytes)", len(raw))
+	case err != nil:
+		return fmt.Errorf("arguments are not valid JSON: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Errorf("arguments must be a JSON object, as '{\"name\": \"value\"}'")
+	}
+	return nil
 }
 
 // runCall streams one call (or script), labelled label on the progress

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 )
 
@@ -40,7 +38,7 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
-			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr")
+			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr (at 10 MiB it becomes file.1)")
 			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
@@ -69,9 +67,9 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 			}
 			w := env.Stderr
 			if logFile != "" {
-				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+				f, err := openLogFile(logFile, maxLogBytes)
 				if err != nil {
-					return fmt.Errorf("opening the log: %w", err)
+					return err
 				}
 				defer f.Close()
 				w = f

@@ -18,6 +18,7 @@ func cmdExec() *command {
 		rawJSON    bool
 		quiet      bool
 		timeout    time.Duration
+		background bool
 	)
 	return &command{
 		name:  "exec",
@@ -37,6 +38,9 @@ return work; the returned value is the result.
 Ctrl-C stops the script and cancels its calls upstream with the reason
 "interrupted by user". --timeout can only shorten the configured maximum.
 
+--background starts the script as a job and prints its id at once (with
+--json, {"job_id": ...}); mcpx jobs show, wait and cancel take it from there.
+
 Exit status: 0 ok, 1 the script failed, 2 usage, 3 transport, daemon or
 timeout, 130 interrupted.`,
 		setFlags: func(fs *flag.FlagSet) {
@@ -44,6 +48,7 @@ timeout, 130 interrupted.`,
 			fs.BoolVar(&rawJSON, "json", false, "print the raw result JSON")
 			fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
 			fs.DurationVar(&timeout, "timeout", 0, "hard maximum for this script")
+			fs.BoolVar(&background, "background", false, "start the script as a job and print its id")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if len(args) != 1 {
@@ -71,6 +76,13 @@ timeout, 130 interrupted.`,
 				return err
 			}
 			req := apitype.ExecRequest{Code: string(code), TimeoutMs: timeout.Milliseconds()}
+			if background {
+				j, err := c.StartExecJob(ctx, req)
+				if err != nil {
+					return err
+				}
+				return printJobID(env, j.ID, rawJSON)
+			}
 			call := func(ctx context.Context, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
 				return c.Exec(ctx, req, onEvent)
 			}

@@ -147,11 +147,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bad duration", []string{"call", "--idle-timeout", "soon", "demo.echo"}, `mcpx call: invalid value "soon" for flag -idle-timeout: parse error`, verbHelp(cmdCall())},
 		{"missing tool", []string{"call"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
 		{"too many arguments", []string{"call", "demo.echo", "{}", "{}"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
-		{"arguments are an array", []string{"call", "demo.echo", "[1]"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
-		{"arguments are a string", []string{"call", "demo.echo", `"x"`}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
-		{"arguments are not JSON", []string{"call", "demo.echo", "{n:1}"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
-		{"arguments are empty", []string{"call", "demo.echo", ""}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
-		{"-- ends the flags", []string{"call", "--", "demo.echo", "--json"}, "mcpx call: arguments must be a JSON object", verbHelp(cmdCall())},
+		{"negative timeout", []string{"call", "--timeout", "-1s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
+		{"negative idle timeout", []string{"call", "--idle-timeout", "-5s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
 		{"status takes no argument", []string{"status", "now"}, `mcpx status: unexpected argument "now"`, verbHelp(cmdStatus())},
 		{"status watch and json", []string{"status", "--watch", "--json"}, "mcpx status: --watch and --json do not go together", verbHelp(cmdStatus())},
 		{"restart needs a server", []string{"restart"}, "mcpx restart: restart takes one server name", verbHelp(cmdRestart())},
@@ -286,5 +283,35 @@ func TestParseInterspersed(t *testing.T) {
 		if *jsonFlag != tc.json || *configFlag != tc.config || *timeout != tc.timeout {
 			t.Errorf("%q: json=%v config=%q timeout=%v; want %v %q %v", tc.args, *jsonFlag, *configFlag, *timeout, tc.json, tc.config, tc.timeout)
 		}
+	}
+}
+
+// TestCallArgumentErrors: arguments that are not one JSON object exit 2
+// with one line saying what is wrong and where (the parse error), not the
+// whole usage.
+func TestCallArgumentErrors(t *testing.T) {
+	vars := xdgVars(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // all of stderr
+	}{
+		{"cut short", []string{"call", "demo.export", `{"seconds":`}, "mcpx: arguments are not valid JSON: it ends early (11 bytes)\n"},
+		{"not JSON", []string{"call", "demo.echo", "{n:1}"}, "mcpx: arguments are not valid JSON: invalid character 'n' looking for beginning of object key string (at byte 2 of 5)\n"},
+		{"an array", []string{"call", "demo.echo", "[1]"}, "mcpx: arguments must be a JSON object, as '{\"name\": \"value\"}'\n"},
+		{"a string", []string{"call", "demo.echo", `"x"`}, "mcpx: arguments must be a JSON object, as '{\"name\": \"value\"}'\n"},
+		{"empty", []string{"call", "demo.echo", ""}, "mcpx: arguments are not valid JSON: it ends early (0 bytes)\n"},
+		{"two objects", []string{"call", "demo.echo", "{} {}"}, "mcpx: arguments are not valid JSON: more after the object at byte 3\n"},
+		{"-- ends the flags", []string{"call", "--", "demo.echo", "--json"}, "mcpx: arguments are not valid JSON: invalid character '-' in numeric literal (at byte 2 of 6)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errb, code := run(t, vars, tc.args...)
+			if code != ExitUsage || out != "" {
+				t.Errorf("exit %d, stdout %q; want %d and nothing", code, out, ExitUsage)
+			}
+			if diff := cmp.Diff(tc.want, errb); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -177,11 +177,17 @@ func startJob(ctx context.Context, env *Env, c *localclient.Client, req apitype.
 	if err != nil {
 		return err
 	}
+	return printJobID(env, j.ID, asJSON)
+}
+
+// printJobID prints a job's id as --background does: alone on a line, or
+// as {"job_id": ...} with --json.
+func printJobID(env *Env, id string, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(env.Stdout).Encode(struct {
 			JobID string `json:"job_id"`
-		}{j.ID})
+		}{id})
 	}
-	fmt.Fprintln(env.Stdout, j.ID)
+	fmt.Fprintln(env.Stdout, id)
 	return nil
 }

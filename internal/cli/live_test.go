@@ -98,7 +98,7 @@ func TestCallFlagsAfterArguments(t *testing.T) {
 	})
 }
 
-// TestCallErrors: a tool error exits 1, an unknown tool 2.
+// TestCallErrors: a tool error exits 1, an unknown server or tool 2.
 func TestCallErrors(t *testing.T) {
 	forEachMode(t, func(t *testing.T, m mode) {
 		g := newGateway(t, m, false)
@@ -112,6 +112,12 @@ func TestCallErrors(t *testing.T) {
 		out, errb, code = g.run(callTimeout, g.args("call", "nosuch.tool")...)
 		if code != 2 || out != "" || !strings.Contains(errb, `unknown tool "nosuch.tool"`) {
 			t.Errorf("nosuch.tool: exit %d, stdout %q, stderr %q; want 2, nothing, and unknown tool", code, out, errb)
+		}
+		// An unknown tool of a known server is the same mistake as an
+		// unknown server: 2, not 1 (the tool's own error).
+		out, errb, code = g.run(callTimeout, g.args("call", "demo.nosuch")...)
+		if code != 2 || out != "" || !strings.Contains(errb, `unknown tool "demo.nosuch"`) {
+			t.Errorf("demo.nosuch: exit %d, stdout %q, stderr %q; want 2, nothing, and unknown tool", code, out, errb)
 		}
 	})
 }
@@ -230,6 +236,14 @@ func TestTools(t *testing.T) {
 		}
 		if tl := tools.Tools[i]; tl.Server != "demo" || tl.Tool != "export" || !strings.Contains(string(tl.InputSchema), `"seconds"`) {
 			t.Errorf("demo__export = %+v, want server demo, tool export and its input schema", tl)
+		}
+		// Piped, each description's first line is whole, never cut.
+		plain, _, _ := g.run(callTimeout, g.args("tools")...)
+		for _, tl := range tools.Tools {
+			first, _, _ := strings.Cut(tl.Description, "\n")
+			if !strings.Contains(plain, first) {
+				t.Errorf("piped mcpx tools cuts %s's description %q:\n%s", tl.Name, first, plain)
+			}
 		}
 
 		out, errb, code = g.run(callTimeout, g.args("tools", "zzzqqq")...)

@@ -131,6 +131,9 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 			fmt.Fprintf(w, "  %s: %d failed start(s), %d early crash(es) in a row; restart %s\n", u.Name, u.Failures, u.Crashes, next)
 		}
 	}
+	for _, c := range st.ToolNameCollisions {
+		fmt.Fprintf(w, "  collision: %s\n", c)
+	}
 	printStatusJobs(env, st.Jobs, now)
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"mcpx/internal/config"
 	"mcpx/internal/localclient"
 	"mcpx/internal/sock"
 )
@@ -23,11 +24,19 @@ calls in flight end with the error "mcpx is stopping" (upstreams are told with
 notifications/cancelled), then its upstream servers are shut down.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			c, files, _, err := daemonOf(env, configPath)
+			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err
 			}
-			if err := c.Shutdown(ctx); errors.Is(err, localclient.ErrNoDaemon) {
+			c, files := client(env, cfg, paths)
+			err = c.Shutdown(ctx)
+			if errors.Is(err, localclient.ErrNoDaemon) && configPath == "" && cfg.File != "" {
+				// The default config file may have been written after a
+				// daemon of the built-in default started: stop that one.
+				c, files = client(env, config.Default(env.Executable), paths)
+				err = c.Shutdown(ctx)
+			}
+			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon was running")
 				return nil
 			} else if err != nil {

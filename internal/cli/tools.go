@@ -39,7 +39,9 @@ if needed. Servers that cannot be listed are named on stderr.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			width := 100
+			// A terminal gets each description cut to its width at a word;
+			// a pipe gets it whole (its reader decides what to show).
+			width := 0
 			if f, ok := env.Stdout.(*os.File); ok {
 				if w, tty := terminalWidth(f); tty {
 					width = w
@@ -51,7 +53,11 @@ if needed. Servers that cannot be listed are named on stderr.`,
 				if i := strings.IndexByte(desc, '\n'); i >= 0 {
 					desc = desc[:i]
 				}
-				fmt.Fprintf(tw, "%s\t%s\n", t.Name, progressTruncate(progressSanitize(desc), max(10, width-len(t.Name)-4)))
+				desc = progressSanitize(desc)
+				if width > 0 {
+					desc = wordTruncate(desc, max(10, width-len(t.Name)-4))
+				}
+				fmt.Fprintf(tw, "%s\t%s\n", t.Name, desc)
 			}
 			tw.Flush()
 			if len(res.Tools) == 0 {
@@ -67,4 +73,17 @@ if needed. Servers that cannot be listed are named on stderr.`,
 			return nil
 		},
 	}
+}
+
+// wordTruncate cuts s to at most cols columns at a word boundary, marking
+// the cut with "…"; a first word longer than that is cut inside.
+func wordTruncate(s string, cols int) string {
+	if progressTruncate(s, cols) == s {
+		return s
+	}
+	cut := progressTruncate(s, cols-1)
+	if i := strings.LastIndexByte(cut, ' '); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
 }

@@ -1,6 +1,7 @@
 package codemode
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -37,4 +38,15 @@ func ToolResult(o *Outcome) json.RawMessage {
 		r.Content = append(r.Content, block{"text", "console:\n" + strings.Join(o.Console, "\n")})
 	}
 	return jsonrpc.MustMarshal(r)
+}
+
+// Run runs s as Exec does and returns its tool result (ToolResult): what
+// a job of the script keeps. It returns an error only when ctx ended
+// first: then ctx's cause.
+func (e *Engine) Run(ctx context.Context, s Script) (json.RawMessage, error) {
+	out, err := e.Exec(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return ToolResult(out), nil
 }

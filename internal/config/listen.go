@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // HostHTTP is where mcpx serves MCP to hosts over Streamable HTTP (the
@@ -14,6 +15,13 @@ type HostHTTP struct {
 	// or "" for none (the daemon then serves HTTP hosts on its unix socket
 	// only).
 	Listen string
+	// SessionIdle ends a legacy HTTP session with nothing in flight for
+	// this long (the file's sessionIdle; 0: the default, 1h).
+	SessionIdle time.Duration
+	// MaxSessions bounds the legacy HTTP sessions kept at once (the file's
+	// maxSessions; 0: the default, 1000): past it, starting one ends the
+	// session unused for the longest.
+	MaxSessions int
 	// AllowedHosts are the Host header values a replica behind a load
 	// balancer answers for beside its own listen address: "name" (any
 	// port) or "name:port". Tokens and Origin rules are unchanged.
@@ -61,9 +69,19 @@ func IsLoopback(addr string) bool {
 
 // hostHTTP reads the mcpx.http block.
 func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
-	f, err := p.object(n, at, []string{"listen", "allowedHosts"})
+	f, err := p.object(n, at, []string{"listen", "allowedHosts", "sessionIdle", "maxSessions"})
 	if err != nil {
 		return err
+	}
+	if v, ok := f["sessionIdle"]; ok {
+		if h.SessionIdle, err = p.duration(v, at.key("sessionIdle")); err != nil {
+			return err
+		}
+	}
+	if v, ok := f["maxSessions"]; ok {
+		if h.MaxSessions, err = p.integer(v, at.key("maxSessions"), 1, 1_000_000); err != nil {
+			return err
+		}
 	}
 	if v, ok := f["allowedHosts"]; ok {
 		if h.AllowedHosts, err = p.allowedHosts(v, at.key("allowedHosts")); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestHostHTTP(t *testing.T) {
@@ -28,6 +29,9 @@ func TestHostHTTP(t *testing.T) {
 			t.Errorf("%s: listen %q, want %q", tc.file, c.HTTP.Listen, tc.want)
 		}
 	}
+	if c, err := parse(`{"mcpx": {"http": {"sessionIdle": "5m", "maxSessions": 50}}}`); err != nil || c.HTTP.SessionIdle != 5*time.Minute || c.HTTP.MaxSessions != 50 {
+		t.Errorf("sessionIdle and maxSessions: %+v, %v", c.HTTP, err)
+	}
 	const f = "config " + testFile + ": "
 	for _, tc := range []struct{ file, want string }{
 		{`{"mcpx": {"http": "127.0.0.1:7777"}}`, f + `mcpx.http: must be an object`},
@@ -37,6 +41,8 @@ func TestHostHTTP(t *testing.T) {
 		{`{"mcpx": {"http": {"listen": "127.0.0.1:http"}}}`, f + `mcpx.http.listen: invalid port "http" (want 0 to 65535)`},
 		{`{"mcpx": {"http": {"listen": "127.0.0.1:65536"}}}`, f + `mcpx.http.listen: invalid port "65536" (want 0 to 65535)`},
 		{`{"mcpx": {"http": {"listen": "example.com:80"}}}`, f + `mcpx.http.listen: invalid host "example.com" (want localhost or an IP address)`},
+		{`{"mcpx": {"http": {"maxSessions": 0}}}`, f + `mcpx.http.maxSessions: must be an integer between 1 and 1000000`},
+		{`{"mcpx": {"http": {"sessionIdle": "-1s"}}}`, f + `mcpx.http.sessionIdle: `},
 	} {
 		_, err := parse(tc.file)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {

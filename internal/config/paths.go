@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 )
 
 // Paths are the directories mcpx uses, after the XDG Base Directory
@@ -19,7 +21,14 @@ type Paths struct {
 //
 //	ConfigDir   $XDG_CONFIG_HOME/mcpx, else $HOME/.config/mcpx
 //	StateDir    $XDG_STATE_HOME/mcpx, else $HOME/.local/state/mcpx
-//	RuntimeDir  $XDG_RUNTIME_DIR/mcpx, else StateDir
+//	RuntimeDir  $XDG_RUNTIME_DIR/mcpx, else /run/user/<uid>/mcpx when
+//	            that directory is the user's, else StateDir
+//
+// A host that starts `mcpx serve` with a filtered environment (HOME and
+// PATH, no XDG_*) thus finds the daemon the user's own shell started: on
+// a systemd system the shell's XDG_RUNTIME_DIR is /run/user/<uid>, and
+// mcpx takes it when the variable is unset and the directory exists,
+// belongs to the user and is theirs alone (mode 0700), as logind makes it.
 //
 // As the specification says, a relative value counts as unset. It fails only
 // when $HOME is needed and is unset or relative. It creates nothing.
@@ -50,8 +59,27 @@ func DefaultPaths(getenv func(string) string) (Paths, error) {
 	p.RuntimeDir = p.StateDir
 	if v := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(v) {
 		p.RuntimeDir = filepath.Join(v, "mcpx")
+	} else if d := userRuntimeDir(runUserRoot); d != "" {
+		p.RuntimeDir = filepath.Join(d, "mcpx")
 	}
 	return p, nil
+}
+
+// runUserRoot is where logind makes each user's runtime directory.
+var runUserRoot = "/run/user"
+
+// userRuntimeDir returns root/<uid> if it is a directory of this user's
+// that no one else may enter, else "".
+func userRuntimeDir(root string) string {
+	d := filepath.Join(root, strconv.Itoa(os.Getuid()))
+	fi, err := os.Stat(d)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o077 != 0 {
+		return ""
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return ""
+	}
+	return d
 }
 
 // DefaultConfigFile returns the config file's path: ConfigDir/config.json.

@@ -1,12 +1,16 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestDefaultPaths(t *testing.T) {
+	useRunUserRoot(t, t.TempDir()) // no /run/user/<uid> here
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -38,5 +42,44 @@ func TestDefaultPaths(t *testing.T) {
 	p := Paths{ConfigDir: "/c/mcpx"}
 	if got, want := p.DefaultConfigFile(), "/c/mcpx/config.json"; got != want {
 		t.Errorf("DefaultConfigFile() = %q, want %q", got, want)
+	}
+}
+
+// useRunUserRoot points the search for the user's runtime directory at
+// root for the test.
+func useRunUserRoot(t *testing.T, root string) {
+	old := runUserRoot
+	runUserRoot = root
+	t.Cleanup(func() { runUserRoot = old })
+}
+
+// TestRuntimeDirWithoutXDG: with XDG_RUNTIME_DIR unset, as under a host
+// that passes only HOME and PATH, the runtime directory is the one the
+// user's shell would have been given, /run/user/<uid>, when it is the
+// user's alone; one that others may enter is not taken.
+func TestRuntimeDirWithoutXDG(t *testing.T) {
+	root := t.TempDir()
+	useRunUserRoot(t, root)
+	dir := filepath.Join(root, strconv.Itoa(os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	filtered := map[string]string{"HOME": "/home/u"}
+	shell := map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": dir}
+	paths := func(env map[string]string) Paths {
+		p, err := DefaultPaths(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if got, want := paths(filtered).RuntimeDir, paths(shell).RuntimeDir; got != want {
+		t.Errorf("runtime dir under a filtered environment %q, the shell's %q", got, want)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(filtered).RuntimeDir; got != "/home/u/.local/state/mcpx" {
+		t.Errorf("a runtime directory others may enter was taken: %q", got)
 	}
 }

@@ -131,7 +131,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
-	c.openJobs(opts, r, log)
+	c.openJobs(opts, r, jobsObserver(obs), log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
@@ -240,10 +240,11 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	stopJobs := c.runJobs(ctx)
 	defer stopJobs()
 	defer c.watchConfig(ctx, opts)()
-	face := c.hosts.HTTP(nil)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log)
+	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
+	guard := newConnGuard(true)
+	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -283,6 +284,15 @@ func (c *core) watchConfig(ctx context.Context, opts *Options) (stop func()) {
 	done := make(chan struct{})
 	go func() { defer close(done); rl.watch(ctx) }()
 	return func() { cancel(); <-done }
+}
+
+// jobsObserver is obs as the job manager's observer: none when obs is
+// nil.
+func jobsObserver(obs *ui.Observer) jobs.Observer {
+	if obs == nil {
+		return nil
+	}
+	return obs
 }
 
 // upstreamObserver is obs as the pool's observer: none (a nil interface,

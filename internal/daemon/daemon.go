@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -81,7 +80,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer stopHosts()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
-	face := c.hosts.HTTP(nil)
+	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
 		Jobs:         c.jobs,
 		Scripts:      c.scripts,
@@ -113,6 +112,9 @@ func Run(ctx context.Context, opts *Options) error {
 		addr := tcpLn.Addr().String()
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
 	}
+	if c.signIns != nil {
+		apiOpts.OAuth = c.signIns.Store
+	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	seen.api = api
 	if tcpLn != nil {
@@ -120,12 +122,14 @@ func Run(ctx context.Context, opts *Options) error {
 		access := tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
-		tcp = httpServer(act.track(mux), log)
-		go func() { serveErr <- tcp.Serve(sock.RawTCPListener(tcpLn)) }()
+		guard := newConnGuard(true)
+		tcp = httpServer(act.track(mux), log, guard)
+		go func() { serveErr <- tcp.Serve(guard.Listener(sock.RawTCPListener(tcpLn))) }()
 		log.Info("daemon serving MCP over HTTP", "url", apiOpts.HTTP, "tokenFile", opts.Files.Token, "tokenDir", opts.Files.TokenDir)
 	}
-	srv := httpServer(act.track(api), log)
-	go func() { serveErr <- srv.Serve(&peerCheckListener{Listener: ln, log: log}) }()
+	apiGuard := newConnGuard(false)
+	srv := httpServer(act.track(api), log, apiGuard)
+	go func() { serveErr <- srv.Serve(apiGuard.Listener(&peerCheckListener{Listener: ln, log: log})) }()
 
 	// HTTP hosts cannot start a daemon: one that listens for them stays.
 	idleExit := opts.Config.DaemonIdleExit
@@ -194,16 +198,6 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// httpServer returns a server for h whose own errors go to log. It sets no
-// write timeout: response streams last as long as their calls.
-func httpServer(h http.Handler, log *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
 }
 
 // mcpMux serves h at apitype.PathMCP and nothing else.

@@ -27,7 +27,7 @@ const openTimeout = 15 * time.Second
 // A config that names a shared store (PostgreSQL) makes this gateway a
 // replica: it never holds the store alone, so it goes by leases, and it
 // hears the others' cancels.
-func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
+func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *slog.Logger) {
 	cfg := opts.Config.Jobs
 	if url := opts.Config.Store; url != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
@@ -50,7 +50,7 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
 		c.store = st
 		c.jobs = jobs.New(jobs.Options{
 			Store: st, Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,
-			Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes),
+			Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
 		})
 		return
 	}
@@ -75,6 +75,6 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, log *slog.Logger) {
 	c.store = st
 	c.jobs = jobs.New(jobs.Options{
 		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log, LeaseTerm: cfg.LeaseTerm,
-		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes),
+		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
 	})
 }

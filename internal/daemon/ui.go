@@ -47,6 +47,10 @@ func newObserving(log *slog.Logger, act *activity) *observing {
 func (o *observing) newView(addr string) *ui.View {
 	return ui.NewView(ui.ViewOptions{
 		Live: o.live, Cancel: o.api.Cancel, Restart: o.api.Restart, Logger: o.log,
+		CancelJob: func(ctx context.Context, id string) error {
+			_, err := o.api.CancelJob(ctx, id, "the live view")
+			return err
+		},
 		CheckRequest: hostserver.Access{Addr: addr}.CheckBrowser,
 	})
 }
@@ -75,9 +79,10 @@ func (o *observing) link() (string, error) {
 		}
 		addr := ln.Addr().String()
 		o.view, o.base = o.newView(addr), "http://"+addr
-		o.srv = httpServer(o.act.track(o.view), o.log)
+		guard := newConnGuard(false) // a browser's: bounded, not sorted by trust
+		o.srv = httpServer(o.act.track(o.view), o.log, guard)
 		o.served = make(chan error, 1)
-		go func() { o.served <- o.srv.Serve(ln) }()
+		go func() { o.served <- o.srv.Serve(guard.Listener(ln)) }()
 		o.log.Info("serving the live view", "url", o.base+"/ui/")
 	}
 	return o.base + o.view.LinkPath(), nil

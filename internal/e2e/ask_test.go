@@ -135,9 +135,11 @@ tool on a 2026-07-28 upstream (demo -era auto).
 
 mcpx stamps the host's elicitation capability on the upstream request (and
 nothing else of the host's). The upstream's input_required reaches the
-host as it is. The host's retry (a new id, the same arguments, its
-inputResponses and the upstream's requestState) goes upstream under a new
-id of mcpx's, with inputResponses and requestState byte for byte.`,
+host with its requestState wrapped in mcpx's seal (bound to the host, the
+server, the tool and its arguments; normalised here as SEALED). The host's
+retry (a new id, the same arguments, its inputResponses and the sealed
+state) goes upstream under a new id of mcpx's, with inputResponses and the
+upstream's own requestState byte for byte.`,
 		demo: mcpxtest.Demo{Name: "demo"},
 		run: func(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host) {
 			meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"transcript-host","version":"1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"x":{}}}}`

@@ -123,6 +123,26 @@ func TestLiveViewBrowser(t *testing.T) {
 		`document.querySelector('#recent tr[data-kind="cancelled"]') !== null && document.querySelector("#calls tbody tr[data-call-id]") === null`)
 	screenshot(t, bctx, dir, "2-cancelled")
 
+	// A job shows with its progress; its cancel button is mcpx jobs
+	// cancel's: the upstream is told the live view cancelled the job.
+	job := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_call", "arguments": map[string]any{
+		"name": "demo__export", "arguments": map[string]any{"seconds": 60, "steps": 240}, "background": true}}), waitLong)).JobID
+	pollPage(t, bctx, "the job's progress on the page",
+		`(() => { const r = document.querySelector('#jobs tbody tr[data-job="`+job+`"]'); return r && Number(r.dataset.progress) >= 2 })()`)
+	screenshot(t, bctx, dir, "2a-job-running")
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#jobs button.cancel-job[data-job="`+job+`"]`))); err != nil {
+		t.Fatalf("clicking the job's cancel: %v", err)
+	}
+	jobCancel := e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
+		return ev.Event == "cancelled" && ev.Reason == "job cancelled with the live view"
+	})
+	if st := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job}}), waitLong)); st.Status != "cancelled" {
+		t.Errorf("the job after the page's cancel: %+v", st)
+	}
+	pollPage(t, bctx, "the job gone from the page", `document.querySelector("#jobs tbody tr[data-job]") === null`)
+	screenshot(t, bctx, dir, "2b-job-cancelled")
+	t.Logf("job %s cancelled from the page; the upstream saw %q", job, jobCancel.Reason)
+
 	// The restart button restarts the server: a new process.
 	pid := daemonStatus(t, e, cfg).Upstreams[0].PID
 	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#servers button.restart[data-server="demo"]`))); err != nil {

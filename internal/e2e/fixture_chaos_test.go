@@ -64,6 +64,12 @@ func chaosStart(name string) {
 		_ = c.Start()
 		// An orphan: its parent exits at once.
 		_ = exec.Command("sh", "-c", "sleep 1002 &").Run()
+		// One that leaves its session, is orphaned and clears its
+		// environment: only its arguments say whose it is.
+		esc := exec.Command("sh", "-c", "sleep 1004 "+escapeeMark(os.Getenv(orphanTagEnv))+" &")
+		esc.Env = []string{}
+		esc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		_ = esc.Run()
 	case "stderrflood":
 		go func() {
 			line := strings.Repeat("x", 199) + "\n"

@@ -135,7 +135,8 @@ func TestHTTPStreamCloseCancels(t *testing.T) {
 // TestHTTPLegacyDisconnect: a legacy host that drops the connection of its
 // POST mid-call has not cancelled: the upstream call runs to its result
 // (no cancellation reaches it), and mcpx logs the result it could not
-// deliver, naming the call. Then the session still serves.
+// deliver, naming the call and its size but not its content. Then the
+// session still serves.
 func TestHTTPLegacyDisconnect(t *testing.T) {
 	for _, withProgress := range []bool{true, false} {
 		t.Run(fmt.Sprint("progress=", withProgress), func(t *testing.T) {

@@ -241,8 +241,9 @@ func TestHTTPBadInput(t *testing.T) {
 						Supported []string `json:"supported"`
 						Requested string   `json:"requested"`
 					}
-					if err := json.Unmarshal(msg.Error.Data, &data); err != nil || !slices.Contains(data.Supported, "2026-07-28") || data.Requested == "" {
-						t.Errorf("-32022 data %s, want supported (with 2026-07-28) and requested", msg.Error.Data)
+					if err := json.Unmarshal(msg.Error.Data, &data); err != nil || !slices.Contains(data.Supported, "2026-07-28") || data.Requested == "" ||
+						slices.ContainsFunc(data.Supported, func(v string) bool { return v < "2026-07-28" }) {
+						t.Errorf("-32022 data %s, want supported (2026-07-28, no revision a request without a session cannot use) and requested", msg.Error.Data)
 					}
 				}
 			})

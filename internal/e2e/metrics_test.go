@@ -219,6 +219,45 @@ func TestMetricsCountCalls(t *testing.T) {
 		t.Errorf("process_cpu_seconds_total is missing or 0")
 	}
 	checkPromtool(t, page)
+
+	// Jobs: the gauge counts the running one; one completes, one is
+	// cancelled.
+	before = after
+	background := func(tool string, args map[string]any) string {
+		return jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_call", "arguments": map[string]any{
+			"name": tool, "arguments": args, "background": true}}), waitLong)).JobID
+	}
+	long := background("demo__wait", map[string]any{"seconds": 60})
+	if _, during := get(); during.value("mcpx_jobs_in_flight") != 1 {
+		t.Errorf("mcpx_jobs_in_flight = %v with one job running, want 1", during.value("mcpx_jobs_in_flight"))
+	}
+	quick := background("demo__sleep_then", map[string]any{"seconds": 0.1, "text": "quick"})
+	if st := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job_cancel", "arguments": map[string]any{"job_id": long}}), waitLong)); st.Status != "cancelled" {
+		t.Fatalf("mcpx_job_cancel: %+v", st)
+	}
+	if res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": quick, "wait_seconds": 30}}), waitLong); !strings.Contains(string(res), "quick") {
+		t.Fatalf("mcpx_job of the quick job: %s", res)
+	}
+	// Counted as the job's end is written: poll for it.
+	for deadline := time.Now().Add(waitLong); ; {
+		page, after = get()
+		if after.value("mcpx_jobs_total", "outcome=completed") > before.value("mcpx_jobs_total", "outcome=completed") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []struct {
+		outcome string
+		want    float64
+	}{{"completed", 1}, {"cancelled", 1}, {"failed", 0}, {"interrupted", 0}} {
+		if got := delta("mcpx_jobs_total", "outcome="+c.outcome); got != c.want {
+			t.Errorf("mcpx_jobs_total{outcome=%s} rose by %v, want %v", c.outcome, got, c.want)
+		}
+	}
+	if got := after.value("mcpx_jobs_in_flight"); got != 0 {
+		t.Errorf("mcpx_jobs_in_flight = %v after both ended, want 0", got)
+	}
+	checkPromtool(t, page)
 }
 
 // TestMetricsHTTPNeedsToken: with an HTTP listener, /metrics is served

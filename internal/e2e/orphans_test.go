@@ -32,8 +32,17 @@ import (
 const orphanTagEnv = "MCPX_ORPHAN_TEST"
 
 // perFamily is how many processes one family upstream makes: the shim, the
-// fixture, and four sleeps.
-const perFamily = 6
+// fixture, and five sleeps (one of them an escapee: a new session, no
+// parent of the tree, an empty environment).
+const perFamily = 7
+
+// escapeeMark is the argument that marks the escapee of tag's family (an
+// extra fraction of a second for sleep to add): with its environment
+// cleared, its arguments are its only trace.
+func escapeeMark(tag string) string {
+	n, _ := strconv.ParseUint(tag[:min(len(tag), 12)], 16, 64)
+	return "0." + strconv.FormatUint(n, 10)
+}
 
 // ps is one process, as /proc shows it.
 type ps struct {
@@ -46,7 +55,7 @@ type ps struct {
 func (p ps) live() bool { return p.state != 'Z' && p.state != 'X' }
 
 // psAll reads every process; tagged marks those whose environment holds
-// orphanTagEnv=tag.
+// orphanTagEnv=tag, and the family's escapee (by its arguments).
 func psAll(t testing.TB, tag string) []ps {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
@@ -77,6 +86,9 @@ func psAll(t testing.TB, tag string) []ps {
 			p.tagged = bytes.Contains(env, []byte("\x00"+orphanTagEnv+"="+tag+"\x00")) ||
 				bytes.HasPrefix(env, []byte(orphanTagEnv+"="+tag+"\x00"))
 		}
+		if cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && !p.tagged {
+			p.tagged = bytes.HasSuffix(cmd, []byte("\x00"+escapeeMark(tag)+"\x00"))
+		}
 		out = append(out, p)
 	}
 	return out
@@ -105,11 +117,12 @@ func treeBelow(t testing.TB, root int, all []ps) tree {
 	walk = func(p ps) {
 		tr.procs[p.pid] = p
 		// A group or session the root only joined (a process the test
-		// started) is not the tree's.
-		if p.pid != root || p.pgid == root {
+		// started), which its children may share (the code-mode sandbox's),
+		// is not the tree's.
+		if p.pgid != rootPS.pgid || p.pgid == root {
 			tr.pgids[p.pgid] = true
 		}
-		if p.pid != root || p.sid == root {
+		if p.sid != rootPS.sid || p.sid == root {
 			tr.sid[p.sid] = true
 		}
 		for _, c := range kids[p.pid] {
@@ -118,6 +131,18 @@ func treeBelow(t testing.TB, root int, all []ps) tree {
 	}
 	walk(rootPS)
 	return tr
+}
+
+// familyCount counts the tree's processes of the family upstreams (the
+// daemon and its code-mode sandbox children are not).
+func familyCount(tr tree) int {
+	n := 0
+	for _, p := range tr.procs {
+		if p.tagged {
+			n++
+		}
+	}
+	return n
 }
 
 // leftovers returns the live processes that belong to tr or carry the
@@ -284,8 +309,8 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 
 	daemon := daemonPID(t, e)
 	tr := treeBelow(t, daemon, psAll(t, tag))
-	if got := len(tr.procs); got != 1+n*perFamily {
-		t.Fatalf("the daemon's tree has %d processes, want %d", got, 1+n*perFamily)
+	if got := familyCount(tr); got != n*perFamily {
+		t.Fatalf("the daemon's tree has %d family processes, want %d", got, n*perFamily)
 	}
 	if recs := upstreamRecords(t, e); len(recs) != n {
 		t.Errorf("%d upstream records, want %d", len(recs), n)
@@ -328,8 +353,8 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 
 	// Stopped normally, the new daemon leaves nothing.
 	tr2 := treeBelow(t, newDaemon, psAll(t, tag))
-	if got := len(tr2.procs); got != 1+perFamily {
-		t.Errorf("the new daemon's tree has %d processes, want %d", got, 1+perFamily)
+	if got := familyCount(tr2); got != perFamily {
+		t.Errorf("the new daemon's tree has %d family processes, want %d", got, perFamily)
 	}
 	stopped := time.Now()
 	if out, errOut, code := e.Run(waitLong, "stop", "--config", cfg); code != 0 {
@@ -400,7 +425,7 @@ func TestRestartedDaemonReaps(t *testing.T) {
 	tr := treeBelow(t, daemon, psAll(t, tag))
 	var shims []int
 	for _, p := range tr.procs {
-		if p.ppid == daemon {
+		if p.ppid == daemon && p.tagged { // not the code-mode sandbox's children
 			shims = append(shims, p.pid)
 		}
 	}

@@ -36,7 +36,10 @@ const (
 // byte are compared as they are.
 var mcpxVersion = regexp.MustCompile(`("name":"mcpx"(?:,"title":"mcpx gateway")?,"version":)"[^"]*"`)
 
-func normalizeLine(l string) string { return mcpxVersion.ReplaceAllString(l, `${1}"VERSION"`) }
+func normalizeLine(l string) string {
+	l = mcpxVersion.ReplaceAllString(l, `${1}"VERSION"`)
+	return sealedState.ReplaceAllString(l, `"requestState":"SEALED"`) // random each run
+}
 
 // transcriptCase is one golden conversation.
 type transcriptCase struct {

@@ -35,6 +35,7 @@ func (hs *hostSession) execToolJSON() []byte {
 		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{
 			"code":           map[string]any{"type": "string", "description": "The script's body."},
 			"timeoutSeconds": map[string]any{"type": "number", "exclusiveMinimum": 0, "description": "End the script after this long in any case (can only shorten the configured maximum)."},
+			"background":     map[string]any{"type": "boolean", "description": "Run the script as a job and return its job_id at once; read its result with mcpx_job, stop it with mcpx_job_cancel."},
 		}, "required": []string{"code"}},
 	}
 	return jsonrpc.MustMarshal(def)
@@ -61,6 +62,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 	var args struct {
 		Code       string  `json:"code"`
 		MaxSeconds float64 `json:"timeoutSeconds"`
+		Background bool    `json:"background"`
 	}
 	raw, _ := req.params.Get("arguments")
 	if err := json.Unmarshal(raw, &args); err != nil || strings.TrimSpace(args.Code) == "" {
@@ -90,13 +92,27 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 			return nil
 		}
 	}
+	if args.Background && hs.srv.opts.Jobs == nil {
+		hs.replyToolError(req, "mcpx_exec: this gateway keeps no jobs, so a script cannot run in the background")
+		return
+	}
+	profile := hs.hostProfile(req)
 	var sp *scriptProgress
-	if token, ok := mcp.Meta(req.params).Get(mcp.MetaProgressToken); ok {
+	token, hasToken := mcp.Meta(req.params).Get(mcp.MetaProgressToken)
+	if hasToken {
 		key := string(token)
-		sp = startScriptProgress(hs.hostProfile(req), token, s.Name, req.version != mcp.Version20241105, func(p []byte) {
+		sp = startScriptProgress(profile, token, s.Name, req.version != mcp.Version20241105, func(p []byte) {
 			req.sink.pushProgressWhile(live, key, progressLine(p))
 		})
 		s.Progress = sp.progress
+	}
+	// A script that may outlive its host's hard timer becomes a job by the
+	// rule a call follows, as one asked to run in the background does.
+	if m := hs.srv.opts.Jobs; m != nil {
+		if timer := jobTimer(profile, hasToken); timer > 0 || args.Background || m.HasJobs() && m.Attach(hs.jobPrincipal(), scriptKey(args.Code, args.MaxSeconds)) != nil {
+			hs.execAsJob(ctx, req, s, scriptKey(args.Code, args.MaxSeconds), timer, args.Background, sp)
+			return
+		}
 	}
 	out, err := hs.srv.opts.Scripts.Exec(ctx, s)
 	if sp != nil {

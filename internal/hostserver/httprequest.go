@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -73,7 +74,11 @@ func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.
 		sess, err := h.addSession(hs)
 		if err != nil {
 			h.forget(hs)
-			httpError(w, http.StatusInternalServerError, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
+			status := http.StatusInternalServerError
+			if errors.Is(err, errTooManySessions) {
+				status = http.StatusServiceUnavailable
+			}
+			httpError(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
 			return
 		}
 		w.Header().Set(headerSessionID, sess.id)
@@ -255,8 +260,9 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return e
 }
 
-// unsupportedVersion is -32022; data.supported lists what server/discover
-// lists.
+// unsupportedVersion is -32022 for a request without a session;
+// data.supported lists the revisions such a request may use (the
+// stateless ones: an initialize-based revision needs a session).
 func unsupportedVersion(v string) *jsonrpc.Error {
 	return &jsonrpc.Error{
 		Code:    mcp.CodeUnsupportedProtocolVersion,
@@ -264,7 +270,7 @@ func unsupportedVersion(v string) *jsonrpc.Error {
 		Data: jsonrpc.MustMarshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{mcp.Versions, v}),
+		}{modernVersions(), v}),
 	}
 }
 

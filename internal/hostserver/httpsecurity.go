@@ -7,9 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/sock"
 )
 
 // Access says who may use the HTTP face through one listener.
@@ -58,7 +61,9 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
 				level = slog.LevelInfo // a wrong or revoked token: someone should know
 			}
-			h.log.Log(r.Context(), level, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
+			// One line per kind of refusal a window: a client sending
+			// wrong tokens cannot flood the log.
+			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
 			if status == http.StatusUnauthorized {
 				v := `Bearer realm="mcpx"`
 				if r.Header.Get("Authorization") != "" {
@@ -66,12 +71,29 @@ func (h *HTTP) Handler(a Access) http.Handler {
 				}
 				w.Header().Set("WWW-Authenticate", v)
 			}
+			closeUnread(w, r)
 			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
+		sock.Trust(r.Context())
 		h.serve(w, r, principal)
 	})
 }
+
+// closeUnread makes a refusal the connection's last answer: net/http
+// drains at most 256 KiB of the body and then closes, and the client has
+// refusalDrain to send what it drains (a client that sent its body is
+// not reset before it reads the answer; one dripping it loses the
+// connection when the time is up).
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Connection", "close")
+	if r.ContentLength != 0 {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusalDrain))
+	}
+}
+
+// refusalDrain is how long a refused request's body may take to arrive.
+const refusalDrain = time.Second
 
 // check returns the status and reason a request is refused with, or 0 and
 // the request's principal. The order matters: a foreign Host or Origin is

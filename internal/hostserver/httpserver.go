@@ -31,6 +31,11 @@ type HTTPOptions struct {
 	// SessionIdle ends a legacy session that has had no request in flight
 	// for this long (checked whenever a session starts). Default 1h.
 	SessionIdle time.Duration
+	// MaxSessions bounds the legacy sessions kept at once: past it, a new
+	// one ends the session with nothing in flight unused for the longest
+	// (or, when every one has something in flight, is refused). Default
+	// 1000.
+	MaxSessions int
 	// KeepAlive is how often a quiet SSE response stream gets a comment
 	// line, so that proxies and clients do not time it out. Default 15s.
 	KeepAlive time.Duration
@@ -86,6 +91,9 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 	}
 	if h.opts.SessionIdle <= 0 {
 		h.opts.SessionIdle = time.Hour
+	}
+	if h.opts.MaxSessions <= 0 {
+		h.opts.MaxSessions = 1000
 	}
 	if h.opts.KeepAlive <= 0 {
 		h.opts.KeepAlive = 15 * time.Second
@@ -192,6 +200,12 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
 	if !acc.json && !acc.sse {
 		httpError(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: Accept must allow application/json and text/event-stream"))
+		return
+	}
+	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
+		closeUnread(w, r) // refused by its length, unread
+		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.srv.maxMessageBytes())))

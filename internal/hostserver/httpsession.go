@@ -3,6 +3,7 @@ package hostserver
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,8 +26,13 @@ type httpSession struct {
 	ended    bool
 }
 
+// errTooManySessions refuses a session past MaxSessions when every one
+// has something in flight.
+var errTooManySessions = errors.New("too many HTTP sessions with calls in flight; end one (DELETE) or try again later")
+
 // addSession makes hs (just initialized) a legacy session with a fresh id,
-// ending first the sessions idle for longer than SessionIdle.
+// ending first the sessions idle for longer than SessionIdle and, at
+// MaxSessions, the one unused for the longest.
 func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -39,10 +45,21 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 		h.mu.Unlock()
 		return nil, fmt.Errorf("mcpx is stopping")
 	}
+	var oldest *httpSession // unused for the longest, nothing in flight
 	for _, s := range h.sessions {
 		if s.active == 0 && time.Since(s.lastUsed) > h.opts.SessionIdle {
 			idle = append(idle, s)
+		} else if s.active == 0 && (oldest == nil || s.lastUsed.Before(oldest.lastUsed)) {
+			oldest = s
 		}
+	}
+	if len(h.sessions)-len(idle) >= h.opts.MaxSessions {
+		if oldest == nil {
+			h.mu.Unlock()
+			return nil, errTooManySessions
+		}
+		idle = append(idle, oldest)
+		delete(h.sessions, oldest.id) // ended below; its place is the new one's
 	}
 	h.sessions[sess.id] = sess
 	h.mu.Unlock()

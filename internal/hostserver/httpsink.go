@@ -223,34 +223,38 @@ func (s *httpSink) runKeepAlive() (stop func()) {
 	return func() { close(quit); <-done }
 }
 
-// kept logs a response its host did not stay for.
+// kept logs a response its host did not stay for: its size, ids and
+// shape, never its content (a tool's result may hold anything a user
+// would not put in a log file), and the first text only at debug level.
 func (s *httpSink) kept(line []byte) {
 	msg, err := jsonrpc.Decode(line)
 	if err != nil {
 		return
 	}
-	args := []any{"host", s.host, "id", s.id.String(), "tool", s.tool}
+	args := []any{"host", s.host, "id", s.id.String(), "tool", s.tool, "bytes", len(line)}
 	if msg.Error != nil {
-		args = append(args, "error", msg.Error.Message, "code", msg.Error.Code)
-	} else {
-		var res struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-		}
-		_ = json.Unmarshal(msg.Result, &res)
-		summary := ""
+		args = append(args, "code", msg.Error.Code)
+		s.log.Warn("kept the result of a call whose host had left", args...)
+		return
+	}
+	var res struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(msg.Result, &res)
+	args = append(args, "isError", res.IsError, "contentItems", len(res.Content))
+	s.log.Warn("kept the result of a call whose host had left", args...)
+	if s.log.Enabled(context.Background(), slog.LevelDebug) {
 		for _, c := range res.Content {
 			if c.Type == "text" {
-				summary = shorten(c.Text, 200)
+				s.log.Debug("the kept result's first text", "host", s.host, "id", s.id.String(), "text", shorten(c.Text, 200))
 				break
 			}
 		}
-		args = append(args, "bytes", len(msg.Result), "isError", res.IsError, "summary", summary, "result", shorten(string(msg.Result), 4096))
 	}
-	s.log.Warn("kept the result of a call whose host had left", args...)
 }
 
 // errorStatus is the HTTP status of a 2026-07-28 response answered as one

@@ -42,7 +42,12 @@ func (s *Server) ToolsChanged() { s.listChanged(mcp.MethodToolsListChanged, "too
 
 // listChanged tells every watching host that a list changed: legacy
 // sessions by method, listens acknowledged for kind tagged with their id.
+// Changes of one list within listChangeWindow are told once at its end.
 func (s *Server) listChanged(method, kind string) {
+	s.lists.do(method, func() { s.tellListChanged(method, kind) })
+}
+
+func (s *Server) tellListChanged(method, kind string) {
 	w := &s.watch
 	w.mu.Lock()
 	legacy := make([]sink, 0, len(w.legacy))

@@ -58,6 +58,10 @@ type Server struct {
 	// taskInputs holds the questions of live 2026-07-28 tasks (task id
 	// to *taskInput, taskinput.go).
 	taskInputs sync.Map
+	// refused counts refused HTTP requests' log lines; lists coalesces
+	// list-change notifications to hosts.
+	refused *repeats
+	lists   coalesce
 
 	hostsMu sync.Mutex                // for Hosts
 	streams map[*hostSession]struct{} // stream connections being served
@@ -82,6 +86,8 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
 		s.opts.DrainTimeout = 2 * time.Second
 	}
 	s.log = s.opts.Logger
+	s.refused = &repeats{log: s.log, window: repeatWindow}
+	s.lists.window = listChangeWindow
 	s.info = jsonrpc.MustMarshal(mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: s.opts.Version})
 	return s
 }

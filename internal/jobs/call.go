@@ -78,6 +78,9 @@ func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *C
 		m.byKey[spec.Principal+"\x00"+spec.Key] = c
 	}
 	m.calls.Add(1)
+	if id != "" {
+		m.opts.Observer.JobStarted(spec.Server, spec.Tool)
+	}
 	m.mu.Unlock()
 	go func() {
 		defer m.calls.Done()
@@ -119,10 +122,14 @@ func (c *Call) SetProgress(p Progress) {
 	m := c.m
 	m.mu.Lock()
 	c.progress, c.moved = p, true
-	if c.id != "" {
+	job := c.id != ""
+	if job {
 		m.dirty[c] = struct{}{}
 	}
 	m.mu.Unlock()
+	if job {
+		m.opts.Observer.JobProgressed()
+	}
 }
 
 // LastProgress returns the last progress noted, and whether there was any.
@@ -207,6 +214,8 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	m.njobs.Add(1)
 	m.byID[c.id] = c
 	m.byKey[c.spec.Principal+"\x00"+c.spec.Key] = c
+	// Under m.mu: the job's end, which takes it, is heard after.
+	m.opts.Observer.JobStarted(c.spec.Server, c.spec.Tool)
 	return c.id, true, nil
 }
 
@@ -256,8 +265,13 @@ func (c *Call) AfterEnd(f func()) {
 	f()
 }
 
-// finish writes a job's end.
+// finish writes a job's end, and tells the observer.
 func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
+	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, m.writeEnd(c, id, res, err))
+}
+
+// writeEnd writes a job's end and returns the status it ended with.
+func (m *Manager) writeEnd(c *Call, id string, res json.RawMessage, err error) store.Status {
 	ctx := context.Background()
 	if cause, ok := relay.CauseOf(err); ok {
 		switch cause.Kind {
@@ -267,15 +281,15 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 			if p := c.progressJSON(); p != nil {
 				m.write(func() error { return m.st.SetProgress(ctx, id, p) })
 			}
-			return
+			return store.Interrupted
 		case relay.JobCancelled:
-			return // CancelJob wrote it
+			return store.Cancelled // CancelJob wrote it
 		case relay.HostCancelled, relay.HostDisconnected, relay.ClientDisconnected:
 			m.writes.Add(1)
 			if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
 				m.log.Warn("writing a job's cancel", "job", id, "err", err)
 			}
-			return
+			return store.Cancelled
 		}
 	}
 	to, errText := store.Completed, ""
@@ -299,6 +313,7 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 		m.unwritten[id] = ending{to: to, res: res, errText: errText}
 		m.mu.Unlock()
 	}
+	return to
 }
 
 // ending is a job's end that the store did not take yet.

@@ -91,7 +91,30 @@ type Options struct {
 	// MaxResultBytes is the largest result kept (0: 4 MiB).
 	MaxResultBytes int64
 	Logger         *slog.Logger
+	// Observer, if set, hears of this manager's jobs (metrics, the live
+	// view).
+	Observer Observer
 }
+
+// Observer hears of a manager's jobs. Its methods must not block nor
+// call the manager: JobStarted is called under the manager's lock, so
+// that a job's end is always heard after its start.
+type Observer interface {
+	// JobStarted: a call became a job (or a stored job runs again).
+	JobStarted(server, tool string)
+	// JobProgressed: a running job's progress moved.
+	JobProgressed()
+	// JobEnded: a job this manager ran ended as status; a stop of mcpx
+	// that leaves it to the next start ends it here as Interrupted.
+	JobEnded(server, tool string, status store.Status)
+}
+
+// noObserver hears nothing.
+type noObserver struct{}
+
+func (noObserver) JobStarted(string, string)             {}
+func (noObserver) JobProgressed()                        {}
+func (noObserver) JobEnded(string, string, store.Status) {}
 
 // Manager runs jobs over a store.
 type Manager struct {
@@ -125,6 +148,9 @@ func New(opts Options) *Manager {
 	}
 	if opts.MaxResultBytes <= 0 {
 		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	log := opts.Logger
 	if log == nil {

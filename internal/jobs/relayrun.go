@@ -47,13 +47,7 @@ func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, i
 	if err != nil {
 		return "", fmt.Errorf("reading the call: %w", err)
 	}
-	// The call waits for its row: a job from its start.
-	written := make(chan struct{})
-	c, err := m.Start(spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
-		<-written
-		if err := context.Cause(ctx); err != nil {
-			return nil, err
-		}
+	c, err := m.StartJob(ctx, spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
 		return r.CallTool(ctx, nil, relay.Call{
 			Server: spec.Server, Tool: spec.Tool, Params: params, HostToken: jobToken, Progress: ProgressTo(c),
 			Principal: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max,
@@ -62,12 +56,34 @@ func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, i
 	if err != nil {
 		return "", err
 	}
-	id, _, err = c.Promote(ctx) // ok: the call cannot end before written
+	return c.ID(), nil
+}
+
+// StartJob starts run as a job at once: its row is written before run
+// starts, so the answer is the job however fast run ends. When the row
+// cannot be written, run never starts and StartJob fails.
+func (m *Manager) StartJob(ctx context.Context, spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
+	written := make(chan struct{})
+	c, err := m.Start(spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		<-written
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		return run(ctx, c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, _, err = c.Promote(ctx) // ok: the call cannot end before written
 	if err != nil {
 		c.cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
 	}
 	close(written)
-	return id, err
+	if err != nil {
+		<-c.done
+		return nil, err
+	}
+	return c, nil
 }
 
 // Idempotent reports whether server's tool, as r's pool lists it, is

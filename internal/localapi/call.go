@@ -65,6 +65,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// A tool its server does not list is as unknown as a server: the
+	// caller's mistake (a server that cannot be listed gets the call,
+	// whose error says why).
+	if has, listed := h.catalog.HasTool(r.Context(), server, tool); listed && !has {
+		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q: server %q has no tool %q (see mcpx tools)", req.Tool, server, tool))
+	}
 
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)

@@ -12,6 +12,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/codemode"
+	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 )
 
@@ -28,6 +29,9 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 	}
 	if strings.TrimSpace(req.Code) == "" {
 		return statusErr(http.StatusBadRequest, errors.New("the script is empty"))
+	}
+	if req.Background {
+		return h.startScriptJob(w, r, req)
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
@@ -74,4 +78,38 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// startScriptJob starts a script as a job of the local user's and answers
+// with the job; a running job of the same script is answered instead.
+func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, req apitype.ExecRequest) error {
+	m, err := h.jobs()
+	if err != nil {
+		return err
+	}
+	key := jobs.Key("", "mcpx_exec", mustJSON(map[string]any{"code": req.Code, "timeoutMs": req.TimeoutMs}))
+	id := ""
+	if c := m.Attach(localPrincipal, key); c != nil {
+		id = c.ID()
+	} else {
+		name := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
+		spec := jobs.Spec{Principal: localPrincipal, Tool: "mcpx_exec", Key: key}
+		c, err := m.StartJob(context.WithoutCancel(r.Context()), spec, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+			return h.opts.Scripts.Run(ctx, codemode.Script{
+				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name,
+				Progress: func(value float64, total *float64, message string) {
+					c.SetProgress(jobs.Progress{Progress: value, Total: total, Message: message})
+				},
+			})
+		})
+		if err != nil {
+			return err
+		}
+		id = c.ID()
+	}
+	j, err := m.Get(r.Context(), "", id)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, wireJob(j))
 }

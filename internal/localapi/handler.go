@@ -34,6 +34,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 )
 
@@ -72,6 +73,8 @@ type Options struct {
 	UILink func() (string, error)
 	// Scripts runs scripts (PathExec); nil: 404.
 	Scripts *codemode.Engine
+	// OAuth holds the HTTP servers' sign-ins, shown in Status; nil: none.
+	OAuth *oauth.Store
 }
 
 // Handler serves the local API.

@@ -53,15 +53,26 @@ func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *Handler) serveJobCancel(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.jobs()
+	j, err := h.CancelJob(r.Context(), r.PathValue("id"), "mcpx jobs cancel")
 	if err != nil {
 		return err
 	}
-	j, err := m.CancelJob(r.Context(), "", r.PathValue("id"), "mcpx jobs cancel")
-	if err != nil {
-		return jobError(err)
-	}
 	return writeJSON(w, wireJob(j))
+}
+
+// CancelJob cancels any principal's job id on behalf of who (the CLI's
+// "mcpx jobs cancel", the live view's button): the operation of POST
+// PathJobCancel. An unknown or expired id is a 404.
+func (h *Handler) CancelJob(ctx context.Context, id, who string) (*store.Job, error) {
+	m, err := h.jobs()
+	if err != nil {
+		return nil, err
+	}
+	j, err := m.CancelJob(ctx, "", id, who)
+	if err != nil {
+		return nil, jobError(err)
+	}
+	return j, nil
 }
 
 func (h *Handler) jobs() (*jobs.Manager, error) {

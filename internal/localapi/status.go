@@ -4,9 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/config"
 	"mcpx/internal/upstream"
 )
 
@@ -25,6 +29,11 @@ func (h *Handler) Status() apitype.Status {
 		Started:   h.opts.Started,
 		Calls:     []apitype.InFlightCall{},
 		Connected: []apitype.ConnectedHost{},
+		// Goroutines: what a leak check reads.
+		Goroutines: runtime.NumGoroutine(),
+	}
+	for _, c := range h.catalog.Collisions() {
+		st.ToolNameCollisions = append(st.ToolNameCollisions, c.String())
 	}
 	if h.opts.Hosts != nil {
 		st.Hosts = h.opts.Hosts()
@@ -54,6 +63,7 @@ func (h *Handler) Status() apitype.Status {
 		st.Calls = append(st.Calls, call)
 	}
 	st.Jobs = h.runningJobs()
+	st.SignIns = h.signIns()
 	if h.opts.Jobs != nil {
 		st.JobStoreWrites = h.opts.Jobs.Writes()
 	}
@@ -152,4 +162,27 @@ func (h *Handler) serveReload(w http.ResponseWriter, r *http.Request) error {
 		return statusErr(http.StatusBadRequest, err)
 	}
 	return writeJSON(w, res)
+}
+
+// signIns returns the sign-in of each HTTP server of the current config,
+// by name.
+func (h *Handler) signIns() []apitype.SignIn {
+	cfg := h.relay.Config()
+	if h.opts.OAuth == nil || cfg == nil {
+		return nil
+	}
+	var out []apitype.SignIn
+	for name, s := range cfg.Servers {
+		if s.Transport == config.TransportStdio {
+			continue
+		}
+		st := h.opts.OAuth.State(name, s.URL)
+		si := apitype.SignIn{Server: name, State: st.State, SignedIn: st.SignedIn, Expiry: st.Expiry, Refreshable: st.Refreshable}
+		if st.Err != nil {
+			si.Error = st.Err.Error()
+		}
+		out = append(out, si)
+	}
+	slices.SortFunc(out, func(a, b apitype.SignIn) int { return strings.Compare(a.Server, b.Server) })
+	return out
 }

@@ -36,6 +36,9 @@ func (h *Handler) serveStdio(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The connection itself, for its descriptor, not the server's
+	// bounding wrapper (which let go of it at the hijack).
+	conn = sock.Unwrap(conn)
 	// A handoff needs a unix socket, and nothing sent after the request:
 	// the client sends its descriptors only once it has the 101.
 	uc, isUnix := conn.(*net.UnixConn)

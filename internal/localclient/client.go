@@ -238,6 +238,14 @@ func (c *Client) StartJob(ctx context.Context, req apitype.CallRequest) (*apityp
 	return &j, c.do(ctx, http.MethodPost, apitype.PathJobs, req, &j)
 }
 
+// StartExecJob starts a script in the background, as a job, and returns
+// it.
+func (c *Client) StartExecJob(ctx context.Context, req apitype.ExecRequest) (*apitype.Job, error) {
+	req.Background = true
+	var j apitype.Job
+	return &j, c.do(ctx, http.MethodPost, apitype.PathExec, req, &j)
+}
+
 // Restart asks the daemon to restart upstream server name.
 func (c *Client) Restart(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodPost, "/v0/servers/"+url.PathEscape(name)+"/restart", nil, nil)

@@ -14,7 +14,8 @@
 // (BenchmarkRelayCall, ns/op, in internal/hostserver).
 //
 // Limits are the caller's: [Options.Limit] and [Options.Full] decide what a
-// push does when too much waits (the upstream fails the connection), and
+// push does when too much waits, [Queue.PushBounded] refuses a line then
+// (an upstream's new request: back-pressure), and
 // [Options.CoalesceAt] lets a keyed push replace the queued line of the
 // same key instead of queueing behind it (the host's progress).
 //
@@ -26,6 +27,7 @@
 package outq
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"sync"
@@ -99,6 +101,24 @@ func (q *Queue) PushWhile(live func() bool, line []byte) error {
 // queued bytes it replaces the queued line of its key instead of queueing.
 func (q *Queue) PushKeyed(live func() bool, key string, line []byte) error {
 	return q.push(live, key, true, line)
+}
+
+// ErrFull refuses a bounded push past Limit; the queue carries on.
+var ErrFull = errors.New("the queue is full")
+
+// PushBounded is Push for a line that may wait for room (a new request to
+// an upstream): past Limit bytes waiting it queues nothing and returns
+// ErrFull, and the queue carries on; a full queue is back-pressure, not a
+// broken peer. A line finding the queue empty always goes.
+func (q *Queue) PushBounded(line []byte) error {
+	q.mu.Lock()
+	waiting := q.bytes + q.inflight
+	if q.opts.Limit > 0 && waiting > 0 && waiting+len(line)+1 > q.opts.Limit && q.err == nil && !q.closed {
+		q.mu.Unlock()
+		return ErrFull
+	}
+	q.mu.Unlock()
+	return q.push(nil, "", false, line)
 }
 
 func (q *Queue) push(live func() bool, key string, keyed bool, line []byte) error {

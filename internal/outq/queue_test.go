@@ -445,3 +445,50 @@ func TestWriteStalling(t *testing.T) {
 		t.Errorf("WriteStalling to a pipe that is read = %v", err)
 	}
 }
+
+// TestQueuePushBounded: past the limit a bounded push queues nothing and
+// returns ErrFull, and the queue carries on: plain pushes still queue,
+// and once the writer has written what waited, a bounded push goes again.
+// A line that finds the queue empty goes whatever its size.
+func TestQueuePushBounded(t *testing.T) {
+	q := New(Options{Limit: 10})
+	if err := q.PushBounded([]byte("a line longer than the limit")); err != nil {
+		t.Fatalf("a bounded push into an empty queue = %v", err)
+	}
+	if err := q.PushBounded([]byte("b")); !errors.Is(err, ErrFull) {
+		t.Fatalf("a bounded push past the limit = %v, want ErrFull", err)
+	}
+	if err := q.Push([]byte("cancel")); err != nil {
+		t.Fatalf("a plain push past the limit = %v, want it queued", err)
+	}
+	rec := &recorder{}
+	done := make(chan error, 1)
+	go func() {
+		done <- q.Run(func(_ []byte, batch [][]byte) error {
+			for _, line := range batch {
+				_ = rec.write(line)
+			}
+			return nil
+		})
+	}()
+	deadlineAt := time.Now().Add(deadline)
+	for len(rec.got()) < 2 {
+		if time.Now().After(deadlineAt) {
+			t.Fatalf("the writer wrote %v", rec.got())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for q.PushBounded([]byte("b")) != nil { // the writer may still be finishing its batch
+		if time.Now().After(deadlineAt) {
+			t.Fatal("a bounded push is still refused after the queue drained")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if diff := cmp.Diff([]string{"a line longer than the limit", "cancel", "b"}, rec.got()); diff != "" {
+		t.Errorf("written lines mismatch (-want +got):\n%s", diff)
+	}
+}

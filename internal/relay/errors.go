@@ -33,8 +33,11 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var exit *upstream.ExitError
 	var busy *BusyError
 	var hostLimit *HostLimitError
+	var full *upstream.QueueFullError
 	var signIn *oauth.SignInError
 	switch c, isCause := CauseOf(err); {
+	case errors.As(err, &full):
+		return mk(mcp.CodeBusy, "upstream_busy", full.Error(), map[string]any{"server": full.Server, "reason": "input_full", "limitBytes": full.Limit})
 	case errors.As(err, &signIn):
 		extra := map[string]any{"login": "mcpx login " + signIn.Server, "reason": signIn.Reason}
 		if len(signIn.Scopes) > 0 {

@@ -235,6 +235,9 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	if len(st.URL) > 0 {
 		return r.reissue(ctx, e, c, st)
 	}
+	if st.Up != nil {
+		return r.resumeUpstream(ctx, e, c, st)
+	}
 	if st.Instance != r.instance {
 		r.log.Info("refused a requestState of a call another replica holds", "server", c.Server, "tool", c.Tool)
 		return nil, stateError(errStateReplica)

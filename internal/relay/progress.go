@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -96,9 +95,6 @@ func (st *callState) onProgressObject(obj *jsonrpc.Object) {
 	obj.Set(mcp.MetaProgressToken, st.call.HostToken)
 	st.call.Progress(obj.Bytes())
 }
-
-// Config returns the config calls start with now (nil before the first).
-func (r *Relay) Config() *config.Config { return r.cfg.Load() }
 
 // progressValue returns the number in params' "progress" member.
 func progressValue(params *jsonrpc.Object) (float64, bool) {

@@ -29,12 +29,15 @@ type holdState struct {
 	// URL, set instead of Hold, are the inputRequests keys of the URL
 	// elicitations an upstream's -32042 asked for (urlelicit.go): the
 	// retry calls the tool again, so there is no held call to name.
-	URL       []string `json:"u,omitempty"`
-	Principal string   `json:"p"`
-	Server    string   `json:"s"`
-	Tool      string   `json:"t"`
-	Digest    string   `json:"d"`
-	Expires   int64    `json:"e"` // unix ms
+	URL []string `json:"u,omitempty"`
+	// Up, set instead of Hold, is a 2026-07-28 upstream's own
+	// requestState (upstate.go), for its retry.
+	Up        json.RawMessage `json:"r,omitempty"`
+	Principal string          `json:"p"`
+	Server    string          `json:"s"`
+	Tool      string          `json:"t"`
+	Digest    string          `json:"d"`
+	Expires   int64           `json:"e"` // unix ms
 	// Instance names the relay that holds the call Hold names: replicas
 	// that share a key open each other's states, but a held call lives
 	// in one process.

@@ -43,8 +43,9 @@ func NewPool(o PoolOptions) *Pool {
 // ErrNoExecutable is Exec's error on a pool with no executable.
 var ErrNoExecutable = errors.New("scripts need the mcpx executable, and none was given")
 
-// Run keeps the pool's warm children started until ctx ends, then kills
-// those still waiting. Without Run, each Exec starts its child then.
+// Run keeps the pool's warm children started, from the first script on,
+// until ctx ends, then kills those still waiting. Without Run, each Exec
+// starts its child then.
 func (p *Pool) Run(ctx context.Context) error {
 	if p.exe == "" {
 		<-ctx.Done()
@@ -69,8 +70,11 @@ func (p *Pool) Run(ctx context.Context) error {
 			}
 		}
 	}()
+	// Children are kept warm only once a script has run: a daemon whose
+	// hosts never use code mode starts no child at all.
+	wanted := false
 	for {
-		for len(p.warm) < cap(p.warm) {
+		for wanted && len(p.warm) < cap(p.warm) {
 			c, err := spawn(p.exe, p.mem)
 			if err != nil {
 				break // Exec will say why, starting its own
@@ -86,6 +90,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-p.need:
+			wanted = true
 		case c := <-p.ended:
 			c.end(stopGrace)
 		}

@@ -86,7 +86,7 @@ func TestRawTCPBothWays(t *testing.T) {
 // relies on: a deadline is a *net.OpError that is a timeout, a closed
 // connection is net.ErrClosed.
 func TestRawTCPErrors(t *testing.T) {
-	raw, _ := tcpPair(t)
+	raw, plain := tcpPair(t)
 	raw.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	_, err := raw.Read(make([]byte, 10))
 	var op *net.OpError
@@ -96,13 +96,33 @@ func TestRawTCPErrors(t *testing.T) {
 	}
 	raw.SetReadDeadline(time.Time{})
 
-	// Long enough that the Write starts before the deadline on a loaded
-	// machine (else it writes nothing, rightly, and the test says
-	// nothing of a deadline met halfway).
-	raw.SetWriteDeadline(time.Now().Add(250 * time.Millisecond))
-	n, err := raw.Write(make([]byte, 64<<20)) // nobody reads: the buffers fill
-	if !errors.As(err, &op) || op.Op != "write" || !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 {
-		t.Fatalf("Write past its deadline = %d, %#v; want part of it and a write *net.OpError", n, err)
+	// A write that has begun and then waits for room is ended by a deadline
+	// set while it waits. The order is the test's, not the clock's: the
+	// peer reads the first byte (so the write has begun), then the deadline
+	// is set in the past; a short deadline set before the Write could pass
+	// before its first system call, and the Write would write nothing.
+	type result struct {
+		n   int
+		err error
+	}
+	wrote := make(chan result, 1)
+	go func() {
+		n, err := raw.Write(make([]byte, 64<<20)) // the peer reads one byte: the buffers fill
+		wrote <- result{n, err}
+	}()
+	plain.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(plain, make([]byte, 1)); err != nil {
+		t.Fatalf("the write's first byte: %v", err)
+	}
+	raw.SetWriteDeadline(time.Now().Add(-time.Second))
+	var w result
+	select {
+	case w = <-wrote:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a deadline set in the past did not end the Write")
+	}
+	if !errors.As(w.err, &op) || op.Op != "write" || !errors.Is(w.err, os.ErrDeadlineExceeded) || w.n <= 0 || w.n >= 64<<20 {
+		t.Fatalf("Write past its deadline = %d, %#v; want part of it and a write *net.OpError", w.n, w.err)
 	}
 
 	done := make(chan error, 1)

@@ -31,6 +31,9 @@ type Process struct {
 	ctrlOnce sync.Once
 	done     chan struct{} // closed when the child has been waited for
 	err      error         // its exit status, after done
+	// cgroup is the cgroup the child started in (cgroup.go), "" if none:
+	// what is left in it dies once the child has been reaped.
+	cgroup string
 }
 
 // Start spawns srv's command, under the shim of sup if it names
@@ -105,13 +108,22 @@ func Start(srv *config.Server, sup *Options) (*Process, error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	p := &Process{cmd: cmd, Stdin: inW, Stdout: outR, Stderr: errR, ctrl: ctrlW, done: make(chan struct{})}
+	if cg, fd := newCgroup(tag); fd >= 0 {
+		// Born in it: no descendant can leave it.
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+		p.cgroup = cg
+		defer syscall.Close(fd)
+	}
 	var rec *record
 	if sup.Records != "" {
-		rec = &record{Boot: bootID(), Tag: tag, Owner: os.Getpid(), OwnerStart: selfStart(), Server: srv.Name, Command: srv.Command}
+		rec = &record{Boot: bootID(), Tag: tag, Owner: os.Getpid(), OwnerStart: selfStart(), Server: srv.Name, Command: srv.Command, Cgroup: p.cgroup}
 	}
 	started := make(chan error, 1)
 	go p.run(started, sup.Records, rec)
 	err = <-started
+	if err != nil && p.cgroup != "" {
+		os.Remove(p.cgroup)
+	}
 	// The child has its own copies now (or failed to start).
 	closeAll(inR, outW, errW)
 	var pe *os.PathError
@@ -181,8 +193,13 @@ func (p *Process) run(started chan<- error, dir string, rec *record) {
 	started <- nil
 	p.err = p.cmd.Wait()
 	p.closeCtrl()
-	if recPath != "" {
-		os.Remove(recPath)
+	clean := true
+	if p.cgroup != "" {
+		// What the child left running, however far it strayed.
+		_, clean = killCgroup(p.cgroup, 0, 2*time.Second)
+	}
+	if recPath != "" && clean {
+		os.Remove(recPath) // else the next mcpx's Reap finishes the job
 	}
 	close(p.done)
 }

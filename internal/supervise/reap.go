@@ -39,6 +39,8 @@ type record struct {
 	OwnerStart uint64 `json:"ownerStart"`
 	Server     string `json:"server"`
 	Command    string `json:"command"`
+	// Cgroup is the cgroup the upstream started in (cgroup.go), "" if none.
+	Cgroup string `json:"cgroup,omitempty"`
 }
 
 // selfStart is this process's start time.
@@ -83,6 +85,7 @@ func writeRecord(dir string, r *record) (string, error) {
 // record's tag in its environment, and every descendant of those. It
 // returns how many processes it killed.
 func Reap(dir string, log *slog.Logger) int {
+	defer sweepCgroups()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0
@@ -114,6 +117,11 @@ func Reap(dir string, log *slog.Logger) int {
 			continue // its mcpx runs: the upstream is in use
 		}
 		n, clean := killAll(func() []int { return recordTree(&r, self, uid) }, 2*time.Second)
+		if r.Cgroup != "" {
+			// Whatever left the tree, its session and its environment.
+			m, gone := killCgroup(r.Cgroup, 0, 2*time.Second)
+			n, clean = n+m, clean && gone
+		}
 		total += n
 		if n > 0 || !clean {
 			log.Warn("reaped the processes of an upstream an earlier mcpx left behind",

@@ -288,6 +288,14 @@ func killTree(self int) {
 			return p.pid == self || p.sid == self || p.pgid == self
 		})
 	}, 5*time.Second)
+	if cg := selfCgroupIfOurs(); cg != "" {
+		// What left the tree, its session and group: still in the cgroup.
+		// Then the shim leaves it and removes it, as no one else may
+		// (mcpx may be gone).
+		if _, clean := killCgroup(cg, self, 2*time.Second); clean {
+			leaveCgroup(cg, self)
+		}
+	}
 }
 
 // exitAs ends the shim as the upstream ended: with its exit code, or by

@@ -12,6 +12,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/relay"
+	"mcpx/internal/store"
 )
 
 // Metrics are the daemon's Prometheus metrics. Counters and histograms
@@ -31,6 +32,8 @@ type Metrics struct {
 	crashes      *prometheus.CounterVec
 	queueWaits   *prometheus.CounterVec
 	queueLatency *prometheus.HistogramVec
+	jobs         *prometheus.CounterVec
+	jobsInFlight prometheus.Gauge
 }
 
 // NewMetrics returns the metrics of a daemon whose state status reads.
@@ -49,6 +52,8 @@ func NewMetrics(status func() apitype.Status) *Metrics {
 	m.startFails = counter("upstream_start_failures_total", "Upstream starts that failed, by server.", "server")
 	m.crashes = counter("upstream_crashes_total", "Upstream sessions that ended on their own (the process exited or the connection failed), by server.", "server")
 	m.queueWaits = counter("queue_waits_total", "Tool calls that waited in their upstream's queue for a call slot, by server and whether they got one.", "server", "admitted")
+	m.jobs = counter("jobs_total", "Jobs (calls and scripts kept past their host's answer) that ended, by outcome (completed, failed, cancelled, interrupted: left running at a stop of mcpx).", "outcome")
+	m.jobsInFlight = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "mcpx", Name: "jobs_in_flight", Help: "Jobs this daemon is running."})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "mcpx", Name: "call_duration_seconds", Help: "How long tool calls took, from the relay taking them to their end, by server and tool.",
 		Buckets: []float64{0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600, 3600},
@@ -58,7 +63,7 @@ func NewMetrics(status func() apitype.Status) *Metrics {
 		Buckets: []float64{0.001, 0.01, 0.1, 1, 10, 60},
 	}, []string{"server"})
 	m.inFlight = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "mcpx", Name: "calls_in_flight", Help: "Tool calls under way, by server."}, []string{"server"})
-	m.reg.MustRegister(m.latency, m.queueLatency, m.inFlight,
+	m.reg.MustRegister(m.latency, m.queueLatency, m.inFlight, m.jobsInFlight,
 		&stateCollector{status: status},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -73,6 +78,13 @@ func (m *Metrics) Handler() http.Handler {
 // The observer side: relay.Observer and upstream.Observer.
 
 func (m *Metrics) callStarted(c relay.CallInfo) { m.inFlight.WithLabelValues(c.Server).Inc() }
+
+func (m *Metrics) jobStarted() { m.jobsInFlight.Inc() }
+
+func (m *Metrics) jobEnded(status store.Status) {
+	m.jobsInFlight.Dec()
+	m.jobs.WithLabelValues(string(status)).Inc()
+}
 
 func (m *Metrics) callEnded(c relay.CallInfo, outcome relay.Outcome, took time.Duration, err error) {
 	m.inFlight.WithLabelValues(c.Server).Dec()

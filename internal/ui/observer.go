@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"mcpx/internal/relay"
+	"mcpx/internal/store"
 )
 
 // Observer feeds the metrics and the live view: the daemon gives it to
@@ -39,6 +40,25 @@ func (o *Observer) CallEnded(c relay.CallInfo, outcome relay.Outcome, took time.
 func (o *Observer) ProgressAdvanced(c relay.CallInfo) {
 	if o.m != nil {
 		o.m.progressAdvanced(c)
+	}
+	o.live.changed()
+}
+
+// JobStarted implements jobs.Observer.
+func (o *Observer) JobStarted(server, tool string) {
+	if o.m != nil {
+		o.m.jobStarted()
+	}
+	o.live.changed()
+}
+
+// JobProgressed implements jobs.Observer.
+func (o *Observer) JobProgressed() { o.live.changed() }
+
+// JobEnded implements jobs.Observer.
+func (o *Observer) JobEnded(server, tool string, status store.Status) {
+	if o.m != nil {
+		o.m.jobEnded(status)
 	}
 	o.live.changed()
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,9 @@ type ViewOptions struct {
 	// restart a server.
 	Cancel  func(id uint64, reason string) error
 	Restart func(server string) error
+	// CancelJob is mcpx jobs cancel's operation: cancel job id, its
+	// upstream told that the live view did.
+	CancelJob func(ctx context.Context, id string) error
 	// CheckRequest returns the HTTP status and reason a request is
 	// refused with for its Host or Origin, as the MCP endpoint on the
 	// same listener checks them; 0 admits it.
@@ -63,6 +67,7 @@ func NewView(opts ViewOptions) *View {
 	v.mux.Handle("GET /ui/events", v.session(http.HandlerFunc(v.events)))
 	v.mux.Handle("POST /ui/calls/{id}/cancel", v.session(v.action(v.cancel)))
 	v.mux.Handle("POST /ui/servers/{name}/restart", v.session(v.action(v.restart)))
+	v.mux.Handle("POST /ui/jobs/{id}/cancel", v.session(v.action(v.cancelJob)))
 	return v
 }
 
@@ -138,6 +143,13 @@ func (v *View) cancel(r *http.Request) error {
 }
 
 func (v *View) restart(r *http.Request) error { return v.opts.Restart(r.PathValue("name")) }
+
+func (v *View) cancelJob(r *http.Request) error {
+	if v.opts.CancelJob == nil {
+		return errors.New("this daemon keeps no jobs")
+	}
+	return v.opts.CancelJob(r.Context(), r.PathValue("id"))
+}
 
 func (v *View) state(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")

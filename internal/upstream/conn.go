@@ -145,6 +145,10 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	}
 	if err != nil {
 		c.Forget(r)
+		var full *QueueFullError
+		if errors.As(err, &full) {
+			return nil, err // back-pressure: the connection carries on
+		}
 		return nil, c.fail(fmt.Errorf("writing to upstream %q: %w", c.server, err))
 	}
 	return r, nil

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -70,7 +71,30 @@ func newHTTPShared() *httpShared {
 		MaxIdleConnsPerHost:   maxIdleConnsPerHost,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &httpShared{client: &http.Client{Transport: tr}, eras: map[string]httpEra{}}
+	return &httpShared{client: &http.Client{Transport: tr, CheckRedirect: sameOriginRedirect}, eras: map[string]httpEra{}}
+}
+
+// sameOriginRedirect follows a redirect within the origin of the request
+// that was sent first, and refuses one to another origin: the client
+// would send it the server's configured headers (API keys among them; Go
+// strips only Authorization and cookies) and a Referer. The error names
+// both URLs, so the user can point the config at the new one.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return fmt.Errorf("stopped after %d redirects", len(via))
+	}
+	if first := via[0].URL; !sameOrigin(first, req.URL) {
+		return fmt.Errorf("refusing a redirect from %s to %s: another origin would get this server's headers; configure the new URL if it is the server's", redacted(first), redacted(req.URL))
+	}
+	return nil
+}
+
+// redacted is u without its user information and query, which may hold
+// secrets.
+func redacted(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.Fragment = nil, "", ""
+	return c.String()
 }
 
 // clientFor returns the client of srv's requests: the shared one, or
@@ -84,7 +108,7 @@ func (h *httpShared) clientFor(srv *config.Server) *http.Client {
 			return h.client // the config's own credentials
 		}
 	}
-	return &http.Client{Transport: h.authorize(srv, h.client.Transport)}
+	return &http.Client{Transport: h.authorize(srv, h.client.Transport), CheckRedirect: sameOriginRedirect}
 }
 
 // era returns the cached era of an origin.

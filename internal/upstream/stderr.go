@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"log/slog"
 	"strings"
@@ -39,6 +40,19 @@ func (s *stderrLog) run(r io.Reader) {
 	window := time.Now()
 	logged, suppressed := 0, 0
 	for {
+		if logged >= logLinesPerS && time.Since(window) < time.Second {
+			// Over the rate until the window ends: count lines a buffer at
+			// a time, keeping the tail, without a string per line.
+			n, err := s.skim(br)
+			suppressed += n
+			if err != nil {
+				if suppressed > 0 {
+					s.log.Warn("upstream stderr lines not logged (rate limit)", "server", s.server, "count", suppressed)
+				}
+				return
+			}
+			continue
+		}
 		line, err := readBoundedLine(br, maxLineBytes)
 		if line != "" {
 			s.keep(line)
@@ -62,6 +76,51 @@ func (s *stderrLog) run(r io.Reader) {
 			return
 		}
 	}
+}
+
+// skim consumes the whole lines br holds (waiting for some), keeping the
+// last of them, and returns how many there were. A line longer than the
+// buffer is dropped a buffer at a time, counted when it ends.
+func (s *stderrLog) skim(br *bufio.Reader) (int, error) {
+	if _, err := br.Peek(1); err != nil {
+		return 0, err
+	}
+	buf, _ := br.Peek(br.Buffered())
+	last := bytes.LastIndexByte(buf, '\n')
+	if last < 0 {
+		if len(buf) == br.Size() {
+			_, err := br.Discard(len(buf))
+			return 0, err
+		}
+		_, err := br.Peek(len(buf) + 1) // wait for more
+		return 0, err
+	}
+	lines := buf[:last]
+	n := bytes.Count(lines, []byte{'\n'}) + 1
+	// The last tailLines lines, newest first, then kept oldest first.
+	var tail [tailLines][]byte
+	kept, rest := 0, lines
+	for kept < tailLines {
+		i := bytes.LastIndexByte(rest, '\n')
+		tail[kept] = rest[i+1:]
+		kept++
+		if i < 0 {
+			break
+		}
+		rest = rest[:i]
+	}
+	for j := kept - 1; j >= 0; j-- {
+		line := tail[j]
+		if len(line) > maxLineBytes {
+			line = line[:maxLineBytes]
+		}
+		s.keep(string(bytes.TrimRight(line, "\r")))
+	}
+	s.mu.Lock()
+	s.total += int64(n - kept)
+	s.mu.Unlock()
+	_, err := br.Discard(last + 1)
+	return n, err
 }
 
 // readBoundedLine reads one line, keeping at most n bytes of it.

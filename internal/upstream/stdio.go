@@ -17,6 +17,8 @@ import (
 // stdioTransport is a child process speaking newline-delimited JSON-RPC on
 // its stdin and stdout.
 type stdioTransport struct {
+	server string
+	limit  int // bytes of requests that may wait (sendLine)
 	q      *outq.Queue
 	proc   *supervise.Process
 	stderr *stderrLog
@@ -38,10 +40,12 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 	}
 	log := opts.log.With("server", srv.Name, "pid", proc.PID())
 	log.Info("upstream started", "command", srv.Command)
-	limit := max(4*opts.maxMessage, 64<<20)
+	// Four messages at the limit may wait (64 MiB at the default limit),
+	// and never less than 1 MiB.
+	limit := max(4*opts.maxMessage, 1<<20)
 	s.conn = newConn(srv.Name, log)
 	q := newWriteQueue(limit, sock.NowWriter(proc.Stdin), func() bool { return s.conn.Pending() > 1 })
-	t := &stdioTransport{q: q, proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
+	t := &stdioTransport{server: srv.Name, limit: limit, q: q, proc: proc, stderr: newStderrLog(srv.Name, opts.log)}
 	s.conn.onNotify = s.notify
 	s.conn.t = t
 	s.t = t
@@ -68,7 +72,13 @@ func dialStdio(s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGr
 // send queues msg for the writer; it never waits for the upstream.
 func (t *stdioTransport) send(_ *Request, msg *jsonrpc.Message) error { return t.q.Push(msg.Encode()) }
 
-func (t *stdioTransport) sendLine(line []byte) error { return t.q.Push(line) }
+// sendLine queues a request, or refuses it while the queue is full.
+func (t *stdioTransport) sendLine(line []byte) error {
+	if err := t.q.PushBounded(line); err != outq.ErrFull {
+		return err
+	}
+	return &QueueFullError{Server: t.server, Limit: t.limit}
+}
 
 func (t *stdioTransport) cancel(r *Request, reason string) bool {
 	params := jsonrpc.MustMarshal(mcp.CancelledParams{RequestID: jsonrpc.NewIntID(r.ID).Raw(), Reason: reason})

@@ -10,25 +10,29 @@ import (
 	"mcpx/internal/sock"
 )
 
-// errStalled ends a connection whose upstream stopped reading its input:
-// a write made no progress for the stall time, or too much waits.
-var errStalled = outq.ErrStalled
-
 // newWriteQueue is the ordered writer of an upstream's stdin. A send
 // queues and returns, so that nothing in mcpx ever blocks on an upstream
 // that stops reading: timers and host cancels still fire, and the reader
-// never waits on a write. Past limit bytes waiting, the queue fails and
-// the upstream is taken for wedged. When try can write without waiting
-// and shared says the request is alone, a send writes its message itself.
+// never waits on a write. Past limit bytes waiting, a new request is
+// refused as busy ([QueueFullError]) while the upstream reads what waits;
+// cancellations and answers always queue. An upstream is taken for
+// wedged only when a write makes no progress for the stall time
+// (runWriter). When try can write without waiting and shared says the
+// request is alone, a send writes its message itself.
 func newWriteQueue(limit int, try func([]byte) int, shared func() bool) *outq.Queue {
-	return outq.New(outq.Options{
-		WriteNow: try,
-		Shared:   shared,
-		Limit:    limit,
-		Full: func(waiting int) error {
-			return fmt.Errorf("%w: %d bytes wait to be written", errStalled, waiting)
-		},
-	})
+	return outq.New(outq.Options{WriteNow: try, Shared: shared, Limit: limit})
+}
+
+// QueueFullError refuses a request to an upstream whose input queue is
+// full: the upstream is reading, more slowly than requests come. The
+// request was not sent; the caller may retry.
+type QueueFullError struct {
+	Server string
+	Limit  int
+}
+
+func (e *QueueFullError) Error() string {
+	return fmt.Sprintf("upstream %q is busy: %d bytes of requests wait to be written to its input (limit %d); try again", e.Server, e.Limit, e.Limit)
 }
 
 // maxKeptBatch is the largest batch buffer the writer keeps for the next.
@@ -36,7 +40,7 @@ const maxKeptBatch = 64 << 10
 
 // runWriter writes q's messages to w, each with its newline, until q is
 // closed and drained or a write fails; a write that makes no progress for
-// stall fails with errStalled. fail is called once with the error that
+// stall fails with outq.ErrStalled. fail is called once with the error that
 // ended writing.
 func runWriter(q *outq.Queue, w *os.File, stall time.Duration, fail func(error)) {
 	var out io.Writer = w

@@ -35,6 +35,18 @@ async function act(path, button) {
   }
 }
 
+// progressBar shows a call's or job's progress p, noting when each value
+// was first shown.
+function progressBar(id, p, at) {
+  if (!p) return el("span", { class: "muted" }, "no progress yet");
+  if (shown.get(id) !== p.progress) {
+    shown.set(id, p.progress);
+    window.mcpxUpdates.push({ id, progress: p.progress, at });
+  }
+  const prog = p.total ? el("progress", { max: p.total, value: p.progress }) : el("progress", {});
+  return el("span", {}, prog, el("span", { class: "msg" }, (p.total ? `${p.progress}/${p.total} ` : `${p.progress} `) + (p.message || "")));
+}
+
 function render(snap) {
   const st = snap.status, now = Date.parse(snap.at);
   document.getElementById("daemon").textContent = `pid ${st.pid} · ${st.version} · up ${ago(st.started, now)}`;
@@ -61,19 +73,29 @@ function render(snap) {
       el("td", { class: "num" }, u.queued || 0), el("td", { class: "err" }, u.lastError || ""), el("td", {}, b));
   }));
 
+  const signIns = st.signIns || [];
+  document.getElementById("signin-section").hidden = signIns.length === 0;
+  document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
+    const state = { signed_in: "signed in", not_signed_in: `not signed in (mcpx login ${s.server}, if it asks for one)`,
+      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}` }[s.state] || s.state;
+    let token = "-";
+    if (s.state === "signed_in" || s.state === "old_url") {
+      if (!s.expiry) token = "no expiry given";
+      else {
+        const left = Date.parse(s.expiry) - now;
+        token = left > 0 ? `expires in ${ago(new Date(now - left).toISOString(), now)}` :
+          `expired ${ago(s.expiry, now)} ago` + (s.refreshable ? ", renewed on next use" : ", mcpx login again");
+      }
+    }
+    return el("tr", { "data-signin": s.server, "data-state": s.state },
+      el("td", {}, s.server), el("td", { class: "state-" + s.state }, state),
+      el("td", {}, s.signedIn ? ago(s.signedIn, now) + " ago" : "-"), el("td", { "data-expiry": s.expiry || "" }, token));
+  }));
+
   const calls = (st.calls || []).filter(c => c.method === "tools/call");
   const at = Date.now();
   document.querySelector("#calls tbody").replaceChildren(...calls.map(c => {
-    const p = c.progress;
-    let bar = el("span", { class: "muted" }, "no progress yet");
-    if (p) {
-      if (shown.get(c.id) !== p.progress) {
-        shown.set(c.id, p.progress);
-        window.mcpxUpdates.push({ id: c.id, progress: p.progress, at });
-      }
-      const prog = p.total ? el("progress", { max: p.total, value: p.progress }) : el("progress", {});
-      bar = el("span", {}, prog, el("span", { class: "msg" }, (p.total ? `${p.progress}/${p.total} ` : `${p.progress} `) + (p.message || "")));
-    }
+    const p = c.progress, bar = progressBar(c.id, p, at);
     const b = el("button", { class: "cancel", "data-id": c.id }, "cancel");
     b.onclick = () => act(`/ui/calls/${c.id}/cancel`, b);
     return el("tr", { "data-call-id": c.id, "data-progress": p ? p.progress : "" },
@@ -81,6 +103,16 @@ function render(snap) {
       el("td", { class: "num" }, ago(c.started, now)), el("td", {}, bar), el("td", {}, b));
   }));
   document.getElementById("nocalls").hidden = calls.length > 0;
+
+  const jobs = (st.jobs || []).slice().sort((a, b) => a.created < b.created ? -1 : 1);
+  document.querySelector("#jobs tbody").replaceChildren(...jobs.map(j => {
+    const b = el("button", { class: "cancel-job", "data-job": j.id }, "cancel");
+    b.onclick = () => act(`/ui/jobs/${encodeURIComponent(j.id)}/cancel`, b);
+    return el("tr", { "data-job": j.id, "data-progress": j.progress ? j.progress.progress : "" },
+      el("td", {}, j.id), el("td", {}, j.server ? `${j.server}.${j.tool}` : j.tool), el("td", {}, j.principal),
+      el("td", { class: "num" }, ago(j.created, now)), el("td", {}, progressBar(j.id, j.progress, at)), el("td", {}, b));
+  }));
+  document.getElementById("nojobs").hidden = jobs.length > 0;
 
   document.querySelector("#recent tbody").replaceChildren(...(snap.recent || []).slice().reverse().map(e =>
     el("tr", { "data-kind": e.kind },

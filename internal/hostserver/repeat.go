@@ -1,0 +1,104 @@
+package hostserver
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// repeatWindow is how long repeated log lines are counted instead of
+// written, and how far apart list-change notifications go to hosts.
+const repeatWindow = 10 * time.Second
+
+// listChangeWindow is how far apart the notifications of one list change
+// go to hosts: a flood from an upstream becomes one notification now and
+// one when it has gone quiet, and hosts re-list once for each.
+const listChangeWindow = 500 * time.Millisecond
+
+// repeats writes a line once per key and window: the first of a window is
+// written, the rest only counted, and when the window ends one line says
+// how many more came ("… 3700 more in the last 10s"). An unauthenticated
+// client can thus not flood the log. A repeats is safe for concurrent use.
+type repeats struct {
+	log    *slog.Logger
+	window time.Duration
+
+	mu   sync.Mutex
+	open map[string]*repeat
+}
+
+type repeat struct {
+	level slog.Level
+	msg   string
+	more  int
+}
+
+// Log writes msg (at level, with args) unless a line of key was written
+// in this window; then it only counts it.
+func (r *repeats) Log(ctx context.Context, level slog.Level, key, msg string, args ...any) {
+	if !r.log.Enabled(ctx, level) {
+		return
+	}
+	r.mu.Lock()
+	if rp, ok := r.open[key]; ok {
+		rp.more++
+		r.mu.Unlock()
+		return
+	}
+	if r.open == nil {
+		r.open = map[string]*repeat{}
+	}
+	r.open[key] = &repeat{level: level, msg: msg}
+	r.mu.Unlock()
+	time.AfterFunc(r.window, func() { r.close(key) })
+	r.log.Log(ctx, level, msg, args...)
+}
+
+// close ends key's window, writing how many lines it did not.
+func (r *repeats) close(key string) {
+	r.mu.Lock()
+	rp := r.open[key]
+	delete(r.open, key)
+	r.mu.Unlock()
+	if rp != nil && rp.more > 0 {
+		r.log.Log(context.Background(), rp.level, rp.msg+": more in the last "+r.window.String(), "more", rp.more)
+	}
+}
+
+// coalesce runs send at most once a window per key: the first at once,
+// and, when more came within the window, once more at its end.
+type coalesce struct {
+	window time.Duration
+
+	mu      sync.Mutex
+	last    map[string]time.Time
+	pending map[string]bool
+}
+
+func (c *coalesce) do(key string, send func()) {
+	c.mu.Lock()
+	if c.pending[key] {
+		c.mu.Unlock()
+		return
+	}
+	if c.last == nil {
+		c.last, c.pending = map[string]time.Time{}, map[string]bool{}
+	}
+	now := time.Now()
+	if since := now.Sub(c.last[key]); since < c.window {
+		c.pending[key] = true
+		c.mu.Unlock()
+		time.AfterFunc(c.window-since, func() {
+			c.mu.Lock()
+			c.pending[key] = false
+			c.last[key] = time.Now()
+			c.mu.Unlock()
+			send()
+		})
+		return
+	}
+	c.last[key] = now
+	c.mu.Unlock()
+	send()
+}

@@ -1,0 +1,128 @@
+package hostserver
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"mcpx/internal/jsonrpc"
+)
+
+// lockedBuffer is a log's output, safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) lines(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), substr)
+}
+
+// TestRepeatedRefusalsAggregated: a flood of refused requests writes one
+// line a window, and one saying how many more came.
+func TestRepeatedRefusalsAggregated(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out lockedBuffer
+		s := New(nil, nil, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+		face := s.HTTP(nil)
+		defer face.Close()
+		h := face.Handler(Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
+		send := func() {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/mcp", strings.NewReader("{}"))
+			r.Header.Set("Authorization", "Bearer wrong")
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		for range 3700 {
+			send()
+		}
+		if n := out.lines("http request refused"); n != 1 {
+			t.Fatalf("%d lines for 3700 refusals, want 1:\n%s", n, out.b.String())
+		}
+		time.Sleep(repeatWindow)
+		synctest.Wait()
+		if n := out.lines("more=3699"); n != 1 {
+			t.Fatalf("no line counting the 3699 more:\n%s", out.b.String())
+		}
+		if n := out.lines("http request refused"); n != 2 {
+			t.Fatalf("%d lines after the window, want 2:\n%s", n, out.b.String())
+		}
+	})
+}
+
+// countSink counts what it is given.
+type countSink struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countSink) pushWhile(func() bool, []byte)                 { c.mu.Lock(); c.n++; c.mu.Unlock() }
+func (c *countSink) pushProgressWhile(func() bool, string, []byte) {}
+func (c *countSink) finish()                                       {}
+func (c *countSink) count() int                                    { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+
+// TestListChangedCoalesced: 50,000 list changes from an upstream reach a
+// watching host as one notification at once and one when they stop, and
+// are logged as many times; a change after a quiet window goes at once.
+func TestListChangedCoalesced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out lockedBuffer
+		s := New(nil, nil, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+		host := &countSink{}
+		s.watchLegacy(&hostSession{}, host)
+		for range 50000 {
+			s.ToolsChanged()
+		}
+		if n := host.count(); n != 1 {
+			t.Fatalf("the host got %d notifications during the flood, want 1", n)
+		}
+		time.Sleep(listChangeWindow)
+		synctest.Wait()
+		if n := host.count(); n != 2 {
+			t.Fatalf("the host got %d notifications after the flood, want 2", n)
+		}
+		if n := out.lines("told hosts a list changed"); n != 2 {
+			t.Fatalf("%d log lines, want 2", n)
+		}
+		time.Sleep(2 * listChangeWindow)
+		s.ToolsChanged()
+		if n := host.count(); n != 3 {
+			t.Fatalf("a change after a quiet window: %d notifications, want 3 at once", n)
+		}
+	})
+}
+
+// TestKeptResultLogsNoContent: the result of a call whose host left is
+// logged by its size, id and tool, never its content, at any level above
+// debug.
+func TestKeptResultLogsNoContent(t *testing.T) {
+	var out lockedBuffer
+	s := &httpSink{log: slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		host: "http-1", tool: "export", id: jsonrpc.NewStringID("drop-1")}
+	secret := "the user's private records"
+	s.kept([]byte(`{"jsonrpc":"2.0","id":"drop-1","result":{"content":[{"type":"text","text":"` + secret + `"}]}}`))
+	s.kept([]byte(`{"jsonrpc":"2.0","id":"drop-2","error":{"code":-32000,"message":"` + secret + `"}}`))
+	logged := out.String()
+	if strings.Contains(logged, secret) || strings.Count(logged, "bytes=") != 2 || !strings.Contains(logged, "drop-1") {
+		t.Fatalf("the kept results' log lines:\n%s\nwant their sizes and ids, not their content", logged)
+	}
+}

@@ -1,0 +1,93 @@
+package relay
+
+import (
+	"io"
+	"log/slog"
+	"sync/atomic"
+
+	"mcpx/internal/config"
+	"mcpx/internal/hostprofile"
+	"mcpx/internal/upstream"
+)
+
+// Relay runs tool calls against the upstream pool.
+type Relay struct {
+	pool   *upstream.Pool
+	cfg    atomic.Pointer[config.Config]
+	reg    *Registry
+	lim    *limiter
+	log    *slog.Logger
+	obs    Observer // nil: nobody listens (observe.go)
+	tracer Tracer   // nil: no traces (trace.go)
+
+	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
+
+	sealer   atomic.Pointer[sealer] // requestState of held calls (hold.go)
+	instance string                 // names this relay in the states it seals
+	holds    holds
+
+	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
+}
+
+// New returns a relay over pool. A nil logger discards.
+func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logger) *Relay {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	r := &Relay{pool: pool, reg: reg, log: log, instance: randomInstance()}
+	r.sealer.Store(newSealer())
+	r.cfg.Store(cfg)
+	r.hosts.Store(hostOverrides(cfg))
+	r.lim = newLimiter(r.callLimits)
+	return r
+}
+
+// SetConfig makes cfg the config of calls that start from now on (a
+// reload); calls under way keep their timers. New call limits apply to
+// calls that arrive, and slots that come free, from now on: a raised
+// limit admits queued calls at once.
+func (r *Relay) SetConfig(cfg *config.Config) {
+	r.cfg.Store(cfg)
+	r.hosts.Store(hostOverrides(cfg))
+	r.lim.kick()
+}
+
+// callLimits returns server's call limits; none for a server the config
+// does not have (a call to it fails in the pool).
+func (r *Relay) callLimits(server string) config.CallLimits {
+	if cfg := r.cfg.Load(); cfg != nil {
+		if srv := cfg.Servers[server]; srv != nil {
+			return srv.CallLimits
+		}
+	}
+	return config.CallLimits{}
+}
+
+// MaxCallsPerHost returns how many requests one host connection may have
+// in flight at once, per the current config; 0 means no limit.
+func (r *Relay) MaxCallsPerHost() int {
+	if cfg := r.cfg.Load(); cfg != nil {
+		return cfg.MaxCallsPerHost
+	}
+	return 0
+}
+
+// Config returns the current config (nil before one is set).
+func (r *Relay) Config() *config.Config { return r.cfg.Load() }
+
+// CodeMode reports whether the current config hides the servers' own
+// tools from hosts, leaving the meta-tools.
+func (r *Relay) CodeMode() bool {
+	cfg := r.cfg.Load()
+	return cfg != nil && cfg.CodeMode
+}
+
+// Queued returns how many calls wait for a slot of their upstream, by
+// server; servers with none are left out.
+func (r *Relay) Queued() map[string]int { return r.lim.queued() }
+
+// Registry returns the registry of in-flight requests.
+func (r *Relay) Registry() *Registry { return r.reg }
+
+// Pool returns the upstream pool.
+func (r *Relay) Pool() *upstream.Pool { return r.pool }
