@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// The layering of docs/design.md ("Layers and import direction"), checked
+// The layering of docs/architecture.md ("Layers"), checked
 // on the non-test imports of every package in the module. Packages are
 // named relative to mcpx/internal/; "cmd/mcpx" is the binary.
 

@@ -87,8 +87,8 @@ func serialStdio() { oneProc() }
 // writer); with a second P every such wake-up also wakes a second OS
 // thread that finds nothing to do, and on a machine whose cores the hosts
 // and the upstreams share that costs more CPU than the steps themselves.
-// The daemon with one P, measured: CPU per call at 1 in flight 68–92
-// against 105–137 µs, added latency no worse (issue 7; docs/benchmarks.md).
+// Saves CPU per call at no cost in latency (go run ./bench: the daemon
+// and inproc paths' CPU per call; docs/benchmarks.md).
 // The upstreams are processes of their own and keep every core (the
 // setting is not inherited: it is not in the environment).
 func oneProc() {

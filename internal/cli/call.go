@@ -77,11 +77,7 @@ daemon or timeout, 130 interrupted.`,
 			if timeout < 0 || idleTimeout < 0 {
 				return usagef("--timeout and --idle-timeout must not be negative")
 			}
-			cfg, paths, err := loadConfig(env, configPath)
-			if err != nil {
-				return err
-			}
-			c, err := connect(ctx, env, cfg, paths)
+			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
 				return err
 			}

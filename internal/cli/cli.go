@@ -68,6 +68,9 @@ type command struct {
 	run      func(ctx context.Context, env *Env, args []string) error
 	// rawArgs hands run every argument unparsed.
 	rawArgs bool
+	// noArgs: the verb takes no arguments besides its flags; any is a
+	// usage error.
+	noArgs bool
 }
 
 func commands() []*command {
@@ -134,6 +137,9 @@ func Run(ctx context.Context, args []string, env *Env) int {
 		}
 		fmt.Fprintf(env.Stderr, "mcpx %s: %v\n\n%s", c.name, err, verbHelp(c))
 		return ExitUsage
+	}
+	if c.noArgs && len(rest) > 0 {
+		return report(env, c, usagef("unexpected argument %q", rest[0]))
 	}
 	return report(env, c, c.run(ctx, env, rest))
 }

@@ -17,8 +17,9 @@ func cmdDaemon() *command {
 		storeURL   string
 	)
 	return &command{
-		name:  "daemon",
-		short: "run the daemon that owns the upstream servers (serve starts it)",
+		name:   "daemon",
+		noArgs: true,
+		short:  "run the daemon that owns the upstream servers (serve starts it)",
 		long: `
 Daemon owns the upstream servers of one config and serves hosts ("mcpx
 serve"), the CLI and HTTP hosts (MCP over Streamable HTTP at /mcp) on a unix
@@ -42,9 +43,6 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			if storeURL != "" && !strings.HasPrefix(storeURL, "postgres://") && !strings.HasPrefix(storeURL, "postgresql://") {
 				return usagef("invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database")
 			}

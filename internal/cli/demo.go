@@ -59,13 +59,11 @@ endpoint. Run "mcpx demo -h" for its flags.`,
 
 func cmdVersion() *command {
 	return &command{
-		name:  "version",
-		short: "print the version",
-		long:  "Version prints mcpx's version.",
+		name:   "version",
+		noArgs: true,
+		short:  "print the version",
+		long:   "Version prints mcpx's version.",
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			_, err := env.Stdout.Write([]byte("mcpx " + env.Version + "\n"))
 			return err
 		},

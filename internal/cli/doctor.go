@@ -14,9 +14,10 @@ func cmdDoctor() *command {
 	var asJSON bool
 	var timeout time.Duration
 	return &command{
-		name:  "doctor",
-		usage: "[flags]",
-		short: "check the config, the servers, the hosts' configs and the files",
+		name:   "doctor",
+		noArgs: true,
+		usage:  "[flags]",
+		short:  "check the config, the servers, the hosts' configs and the files",
 		long: `
 Doctor checks what mcpx needs and says what is wrong:
 
@@ -37,9 +38,6 @@ only when nothing warns or fails, else 1.`,
 			fs.DurationVar(&timeout, "timeout", time.Minute, "how long each server may take to start and list its tools")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			if timeout <= 0 {
 				return usagef("--timeout must be positive")
 			}

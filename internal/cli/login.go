@@ -36,13 +36,8 @@ them. Run it again to sign in anew (or with the scopes a server asked for).
 Login needs no daemon: it runs here, where the browser is.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			srv, paths, err := signInServer(env, configPath, args)
+			srv, store, prev, err := signIn(env, configPath, args)
 			if err != nil {
-				return err
-			}
-			store := &oauth.Store{Dir: paths.OAuthDir()}
-			prev, err := store.Load(srv.Name)
-			if err != nil && !errors.Is(err, oauth.ErrNoRecord) {
 				return err
 			}
 			if prev != nil && prev.ServerURL != srv.URL {
@@ -81,6 +76,21 @@ func signInServer(env *Env, configPath string, args []string) (*config.Server, c
 		return nil, paths, usagef("%q is a stdio server: it takes its credentials from its environment, not a sign-in", args[0])
 	}
 	return srv, paths, nil
+}
+
+// signIn is signInServer with the server's stored sign-in and its store;
+// rec is nil when there is none.
+func signIn(env *Env, configPath string, args []string) (srv *config.Server, store *oauth.Store, rec *oauth.Record, err error) {
+	srv, paths, err := signInServer(env, configPath, args)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	store = &oauth.Store{Dir: paths.OAuthDir()}
+	rec, err = store.Load(srv.Name)
+	if errors.Is(err, oauth.ErrNoRecord) {
+		return srv, store, nil, nil
+	}
+	return srv, store, rec, err
 }
 
 // browser shows the authorization URL: always on stdout, for a user to

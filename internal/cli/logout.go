@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -25,18 +24,13 @@ message saying to run mcpx login. A failed revocation is reported and the
 tokens are deleted all the same.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			srv, paths, err := signInServer(env, configPath, args)
+			srv, store, rec, err := signIn(env, configPath, args)
 			if err != nil {
 				return err
 			}
-			store := &oauth.Store{Dir: paths.OAuthDir()}
-			rec, err := store.Load(srv.Name)
-			if errors.Is(err, oauth.ErrNoRecord) {
+			if rec == nil {
 				fmt.Fprintf(env.Stdout, "not signed in to %s\n", srv.Name)
 				return nil
-			}
-			if err != nil {
-				return err
 			}
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()

@@ -13,8 +13,9 @@ import (
 func cmdReload() *command {
 	var configPath string
 	return &command{
-		name:  "reload",
-		short: "apply edits of the config file to the running daemon",
+		name:   "reload",
+		noArgs: true,
+		short:  "apply edits of the config file to the running daemon",
 		long: `
 Reload checks the config file, then has the daemon serving it re-read it:
 servers added are started on first use, servers removed or changed are
@@ -25,17 +26,13 @@ names (mcpx.http, mcpx.toolNames, ...) need "mcpx stop" to take effect.
 ${VAR} references are expanded with the daemon's environment.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
-			cfg, paths, err := loadConfig(env, configPath)
+			c, _, cfg, err := daemonOf(env, configPath)
 			if err != nil {
 				return err
 			}
 			if cfg.File == "" {
 				return usagef("there is no config file to reload (the built-in config is in use)")
 			}
-			c, _ := client(env, cfg, paths)
 			res, err := c.Reload(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon is running; the next command starts one with this config")

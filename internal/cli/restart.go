@@ -26,11 +26,10 @@ the same.`,
 			if len(args) != 1 {
 				return usagef("restart takes one server name")
 			}
-			cfg, paths, err := loadConfig(env, configPath)
+			c, _, _, err := daemonOf(env, configPath)
 			if err != nil {
 				return err
 			}
-			c, _ := client(env, cfg, paths)
 			err = c.Restart(ctx, args[0])
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon is running; the next call starts the server")

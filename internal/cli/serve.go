@@ -20,8 +20,9 @@ func cmdServe() *command {
 	var logLevel string
 	var httpAddr, token string
 	return &command{
-		name:  "serve",
-		short: "serve MCP to a host on stdin/stdout (what a host's config runs) or HTTP",
+		name:   "serve",
+		noArgs: true,
+		short:  "serve MCP to a host on stdin/stdout (what a host's config runs) or HTTP",
 		long: `
 Serve speaks MCP on stdin and stdout, every protocol revision, with the tools
 of every configured upstream server. By default it forwards the host's stream
@@ -50,9 +51,6 @@ as one replica of several behind a load balancer (docs/replicas.md).`,
 			fs.StringVar(&token, "token", "", "with --http: `none` requires no bearer token (loopback addresses only)")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			if token != "" && token != "none" {
 				return usagef("invalid --token %q: the only value is none (the token itself is in its file; \"mcpx token\" prints it)", token)
 			}

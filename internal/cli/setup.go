@@ -50,6 +50,27 @@ func client(env *Env, cfg *config.Config, paths config.Paths) (*localclient.Clie
 	return &localclient.Client{Socket: files.Socket, Version: env.Version}, files
 }
 
+// daemonOf loads the config at configPath (the default if "") and returns
+// a client of its daemon, whether one runs or not, the daemon's files and
+// the config.
+func daemonOf(env *Env, configPath string) (*localclient.Client, config.DaemonFiles, *config.Config, error) {
+	cfg, paths, err := loadConfig(env, configPath)
+	if err != nil {
+		return nil, config.DaemonFiles{}, nil, err
+	}
+	c, files := client(env, cfg, paths)
+	return c, files, cfg, nil
+}
+
+// connectTo is connect for the config at configPath.
+func connectTo(ctx context.Context, env *Env, configPath string) (*localclient.Client, error) {
+	cfg, paths, err := loadConfig(env, configPath)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, env, cfg, paths)
+}
+
 // connect returns a client of a running daemon for cfg, starting one in the
 // background if none answers. A daemon that is dying (its socket resets
 // connections) or stopping (it holds the lock a new one needs) is waited

@@ -19,8 +19,9 @@ func cmdStatus() *command {
 	var configPath string
 	var asJSON, watch bool
 	return &command{
-		name:  "status",
-		short: "show the daemon, each upstream server and the calls in flight",
+		name:   "status",
+		noArgs: true,
+		short:  "show the daemon, each upstream server and the calls in flight",
 		long: `
 Status shows the daemon serving this config (it does not start one): its
 socket, its MCP endpoint on TCP and the file of the token it requires, the
@@ -41,9 +42,6 @@ end), and ends with exit status 3 when the daemon stops.`,
 			fs.BoolVar(&watch, "watch", false, "keep watching: redraw on a terminal, a line per change otherwise")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			if watch && asJSON {
 				return usagef("--watch and --json do not go together")
 			}

@@ -15,17 +15,15 @@ import (
 func cmdStop() *command {
 	var configPath string
 	return &command{
-		name:  "stop",
-		short: "stop the daemon (its calls end with \"mcpx is stopping\")",
+		name:   "stop",
+		noArgs: true,
+		short:  "stop the daemon (its calls end with \"mcpx is stopping\")",
 		long: `
 Stop asks the daemon serving this config to stop and waits until it has: its
 calls in flight end with the error "mcpx is stopping" (upstreams are told with
 notifications/cancelled), then its upstream servers are shut down.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
 				return err

@@ -20,9 +20,10 @@ func cmdToken() *command {
 		revoke   string
 	)
 	return &command{
-		name:  "token",
-		usage: "[--name NAME | --list | --revoke NAME] [--path]",
-		short: "print, mint, list or revoke the bearer tokens of HTTP hosts",
+		name:   "token",
+		noArgs: true,
+		usage:  "[--name NAME | --list | --revoke NAME] [--path]",
+		short:  "print, mint, list or revoke the bearer tokens of HTTP hosts",
 		long: `
 Token prints the bearer token that HTTP hosts must send to mcpx's MCP
 endpoint on TCP ("Authorization: Bearer <token>"), creating it on first use:
@@ -46,9 +47,6 @@ new host to mcpx: what was bound to the old token is not its).`,
 			fs.StringVar(&revoke, "revoke", "", "revoke the token named `NAME`")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
 			if (name != "" && list) || (name != "" && revoke != "") || (list && revoke != "") {
 				return usagef("--name, --list and --revoke exclude each other")
 			}

@@ -26,11 +26,7 @@ if needed. Servers that cannot be listed are named on stderr.`,
 			fs.BoolVar(&asJSON, "json", false, "print JSON, with input schemas")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			cfg, paths, err := loadConfig(env, configPath)
-			if err != nil {
-				return err
-			}
-			c, err := connect(ctx, env, cfg, paths)
+			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
 				return err
 			}

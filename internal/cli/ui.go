@@ -12,8 +12,9 @@ func cmdUI() *command {
 	var configPath string
 	var open bool
 	return &command{
-		name:  "ui",
-		short: "print a one-time link to the daemon's live view",
+		name:   "ui",
+		noArgs: true,
+		short:  "print a one-time link to the daemon's live view",
 		long: `
 UI prints a one-time link to the live view of the daemon serving this config
 (starting one if none runs): its servers (state, pid, protocol revision,
@@ -29,14 +30,7 @@ opened with xdg-open.`,
 			fs.BoolVar(&open, "open", false, "open the link with xdg-open")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) > 0 {
-				return usagef("unexpected argument %q", args[0])
-			}
-			cfg, paths, err := loadConfig(env, configPath)
-			if err != nil {
-				return err
-			}
-			c, err := connect(ctx, env, cfg, paths)
+			c, err := connectTo(ctx, env, configPath)
 			if err != nil {
 				return err
 			}

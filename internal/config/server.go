@@ -150,55 +150,26 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 	if s.Transport != TransportStdio {
 		other = stdioFields
 	}
+	set := map[string]setter{
+		"disabled": into(&s.Disabled, (*parser).boolean), "eager": into(&s.Eager, (*parser).boolean),
+		"perHost": into(&s.PerHost, (*parser).boolean), "protocolVersion": into(&s.ProtocolVersion, (*parser).protocolVersion),
+		"command": into(&s.Command, (*parser).command), "args": into(&s.Args, (*parser).args),
+		"env": into(&s.Env, (*parser).env), "cwd": into(&s.Cwd, (*parser).cwd),
+		"url": into(&s.URL, (*parser).url), "headers": into(&s.Headers, (*parser).headers),
+		"maxConcurrentRequests": into(&s.MaxConcurrentRequests, intIn(1, maxConcurrentRequests)),
+		"oauth":                 into(&s.OAuth, (*parser).oauth),
+		"taskTools":             into(&s.TaskTools, (*parser).taskTools),
+	}
+	s.inheritedFields().add(set)
 	for _, m := range n.members {
-		v, at := m.val, at.key(m.key)
+		at := at.key(m.key)
 		if slices.Contains(other, m.key) {
 			return nil, p.errorf(m.off, at, "not allowed for %s server", article(s.Transport))
 		}
-		switch m.key {
-		case "disabled":
-			s.Disabled, err = p.boolean(v, at)
-		case "protocolVersion":
-			s.ProtocolVersion, err = p.protocolVersion(v, at)
-		case "idleTimeout":
-			s.IdleTimeout, err = p.duration(v, at)
-		case "maxTimeout":
-			s.MaxTimeout, err = p.duration(v, at)
-		case "startupTimeout":
-			s.StartupTimeout, err = p.duration(v, at)
-		case "maxConcurrentCalls":
-			s.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
-		case "queueLength":
-			s.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
-		case "queueTimeout":
-			s.QueueTimeout, err = p.duration(v, at)
-		case "eager":
-			s.Eager, err = p.boolean(v, at)
-		case "idleStop":
-			s.IdleStop, err = p.idleStop(v, at)
-		case "perHost":
-			s.PerHost, err = p.boolean(v, at)
-		case "taskTools":
-			s.TaskTools, err = p.taskTools(v, at)
-		case "command":
-			s.Command, err = p.command(v, at)
-		case "args":
-			s.Args, err = p.args(v, at)
-		case "env":
-			s.Env, err = p.env(v, at)
-		case "cwd":
-			s.Cwd, err = p.cwd(v, at)
-		case "url":
-			s.URL, err = p.url(v, at)
-		case "headers":
-			s.Headers, err = p.headers(v, at)
-		case "maxConcurrentRequests":
-			s.MaxConcurrentRequests, err = p.integer(v, at, 1, maxConcurrentRequests)
-		case "oauth":
-			s.OAuth, err = p.oauth(v, at)
-		}
-		if err != nil {
-			return nil, err
+		if f, ok := set[m.key]; ok {
+			if err := f(p, m.val, at); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if s.Transport != TransportStdio && s.MaxConcurrentRequests == 0 {

@@ -9,54 +9,76 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store"}); err != nil {
 		return err
 	}
+	set := map[string]setter{
+		"probeTimeout": into(&c.ProbeTimeout, (*parser).duration), "daemonIdleExit": into(&c.DaemonIdleExit, (*parser).duration),
+		"inputTimeout": into(&c.InputTimeout, (*parser).duration), "maxCallsPerHost": into(&c.MaxCallsPerHost, intIn(0, maxCallsPerHost)),
+		"maxMessageBytes": into(&c.MaxMessageBytes, intIn(minMessageBytes, maxMessageBytes)),
+		"codeMode":        into(&c.CodeMode, (*parser).boolean),
+		"jobs":            func(p *parser, v *node, at path) error { return p.jobs(v, at, &c.Jobs) },
+		"store":           into(&c.Store, (*parser).store),
+		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
+		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
+		"hosts":           into(&c.Hosts, (*parser).hosts),
+		"traces":          func(p *parser, v *node, at path) error { return p.traces(v, at, &c.Traces) },
+	}
+	c.inheritedFields().add(set)
+	return p.members(n, at, set)
+}
+
+// setter parses one member's value into its field.
+type setter func(p *parser, n *node, at path) error
+
+// into is the setter that parses with parse into field.
+func into[T any](field *T, parse func(p *parser, n *node, at path) (T, error)) setter {
+	return func(p *parser, n *node, at path) (err error) {
+		*field, err = parse(p, n, at)
+		return err
+	}
+}
+
+// intIn parses an integer from lo to hi.
+func intIn(lo, hi int) func(p *parser, n *node, at path) (int, error) {
+	return func(p *parser, n *node, at path) (int, error) { return p.integer(n, at, lo, hi) }
+}
+
+// members parses each member of object n that set names, in order; the
+// first error ends it.
+func (p *parser) members(n *node, at path, set map[string]setter) error {
 	for _, m := range n.members {
-		v, at := m.val, at.key(m.key)
-		var err error
-		switch m.key {
-		case "idleTimeout":
-			c.IdleTimeout, err = p.duration(v, at)
-		case "maxTimeout":
-			c.MaxTimeout, err = p.duration(v, at)
-		case "startupTimeout":
-			c.StartupTimeout, err = p.duration(v, at)
-		case "probeTimeout":
-			c.ProbeTimeout, err = p.duration(v, at)
-		case "daemonIdleExit":
-			c.DaemonIdleExit, err = p.duration(v, at)
-		case "maxMessageBytes":
-			c.MaxMessageBytes, err = p.integer(v, at, minMessageBytes, maxMessageBytes)
-		case "maxConcurrentCalls":
-			c.MaxConcurrentCalls, err = p.integer(v, at, 0, maxConcurrentCalls)
-		case "queueLength":
-			c.QueueLength, err = p.integer(v, at, 0, maxQueueLength)
-		case "queueTimeout":
-			c.QueueTimeout, err = p.duration(v, at)
-		case "maxCallsPerHost":
-			c.MaxCallsPerHost, err = p.integer(v, at, 0, maxCallsPerHost)
-		case "idleStop":
-			c.IdleStop, err = p.idleStop(v, at)
-		case "inputTimeout":
-			c.InputTimeout, err = p.duration(v, at)
-		case "codeMode":
-			c.CodeMode, err = p.boolean(v, at)
-		case "toolNames":
-			err = p.toolNames(v, at, &c.ToolNames)
-		case "http":
-			err = p.hostHTTP(v, at, &c.HTTP)
-		case "hosts":
-			c.Hosts, err = p.hosts(v, at)
-		case "jobs":
-			err = p.jobs(v, at, &c.Jobs)
-		case "traces":
-			err = p.traces(v, at, &c.Traces)
-		case "store":
-			c.Store, err = p.store(v, at)
-		}
-		if err != nil {
-			return err
+		if f, ok := set[m.key]; ok {
+			if err := f(p, m.val, at.key(m.key)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// inheritedFields are the settings of the mcpx block a server inherits
+// unless it sets its own (see Server).
+type inheritedFields struct {
+	idleTimeout, maxTimeout, startupTimeout, queueTimeout, idleStop *time.Duration
+	maxConcurrentCalls, queueLength                                 *int
+}
+
+func (c *Config) inheritedFields() inheritedFields {
+	return inheritedFields{&c.IdleTimeout, &c.MaxTimeout, &c.StartupTimeout, &c.QueueTimeout, &c.IdleStop,
+		&c.MaxConcurrentCalls, &c.QueueLength}
+}
+
+func (s *Server) inheritedFields() inheritedFields {
+	return inheritedFields{&s.IdleTimeout, &s.MaxTimeout, &s.StartupTimeout, &s.QueueTimeout, &s.IdleStop,
+		&s.MaxConcurrentCalls, &s.QueueLength}
+}
+
+// add puts the setters of the inherited settings in set.
+func (f inheritedFields) add(set map[string]setter) {
+	dur := (*parser).duration
+	set["idleTimeout"], set["maxTimeout"] = into(f.idleTimeout, dur), into(f.maxTimeout, dur)
+	set["startupTimeout"], set["queueTimeout"] = into(f.startupTimeout, dur), into(f.queueTimeout, dur)
+	set["idleStop"] = into(f.idleStop, (*parser).idleStop)
+	set["maxConcurrentCalls"] = into(f.maxConcurrentCalls, intIn(0, maxConcurrentCalls))
+	set["queueLength"] = into(f.queueLength, intIn(0, maxQueueLength))
 }
 
 func (p *parser) toolNames(n *node, at path, t *ToolNames) error {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"mcpx/internal/jsonrpc"
@@ -44,45 +43,8 @@ func (a *askArgs) check() error {
 	return nil
 }
 
-// questions are the ask tool's requests waiting for the client's answer.
-type questions struct {
-	mu      sync.Mutex
-	next    int
-	waiting map[string]chan *jsonrpc.Message
-}
-
-func (q *questions) add() (jsonrpc.ID, chan *jsonrpc.Message) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.waiting == nil {
-		q.waiting = map[string]chan *jsonrpc.Message{}
-	}
-	q.next++
-	id := jsonrpc.NewStringID("ask-" + strconv.Itoa(q.next))
-	ch := make(chan *jsonrpc.Message, 1)
-	q.waiting[id.String()] = ch
-	return id, ch
-}
-
-func (q *questions) remove(id jsonrpc.ID) {
-	q.mu.Lock()
-	delete(q.waiting, id.String())
-	q.mu.Unlock()
-}
-
-// answered hands a response to the question it answers, and reports
-// whether there was one.
-func (q *questions) answered(m *jsonrpc.Message) bool {
-	q.mu.Lock()
-	ch := q.waiting[m.ID.String()]
-	delete(q.waiting, m.ID.String())
-	q.mu.Unlock()
-	if ch == nil {
-		return false
-	}
-	ch <- m
-	return true
-}
+// askID is the id of the ask tool's n-th request to the client.
+func askID(n int64) jsonrpc.ID { return jsonrpc.NewStringID("ask-" + strconv.FormatInt(n, 10)) }
 
 func runAsk(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	var a askArgs
@@ -116,8 +78,8 @@ func runAsk(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 // returns its answer as {"result":…} or {"error":…}; {"withdrawn":reason}
 // if withdrawAfter ran out first.
 func (t *toolCall) askLegacy(ctx context.Context, method string, params json.RawMessage, withdrawAfter float64) (json.RawMessage, error) {
-	id, ch := t.s.questions.add()
-	defer t.s.questions.remove(id)
+	id, ch := t.s.questions.Add(askID)
+	defer t.s.questions.Remove(id)
 	if !t.s.notify(t.c, jsonrpc.NewRequest(id, method, params)) {
 		return nil, context.Cause(ctx)
 	}

@@ -221,7 +221,7 @@ func (h *httpServer) legacyPost(x *exchange, sess *session) {
 	}
 	switch {
 	case m.IsResponse():
-		if !sess.srv.questions.answered(m) {
+		if !sess.srv.questions.Answer(m) {
 			sess.answerPing(h, m)
 		}
 		accepted(x.w)

@@ -37,7 +37,7 @@ type server struct {
 	listens      map[*demoListen]bool // 2026-07-28 subscriptions (listen.go)
 	logLevel     string
 
-	questions questions // the ask tool's requests to the client
+	questions jsonrpc.Pending // the ask tool's requests to the client
 
 	gates    map[string]*gate // the gated tool's URL elicitations, by gate name; guarded by mu
 	stopping <-chan struct{}  // closed when serving ends: the gated tool's timers stop
@@ -148,7 +148,7 @@ func (s *server) handle(ctx context.Context, line []byte) {
 		s.cancelled(m.Params)
 	case m.IsNotification():
 		s.log.Debug("notification", "method", m.Method)
-	case s.questions.answered(m):
+	case s.questions.Answer(m):
 	default:
 		s.log.Debug("ignoring a response", "id", m.ID.String())
 	}

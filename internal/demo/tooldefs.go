@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 )
 
@@ -38,78 +39,25 @@ var RawResultJSON = compact(`{
 	"isError": false
 }`)
 
-// Schemas of the arguments the tools share.
-const (
-	noArgs       = `{"type": "object", "properties": {}}`
-	exportSchema = `{"type": "object", "properties": {
-		"seconds": {"type": "number", "minimum": 0, "default": 4, "description": "how long the export takes, in seconds"},
-		"steps": {"type": "integer", "minimum": 1, "default": 20, "description": "parts to export, one progress notification each"},
-		"records": {"type": "integer", "minimum": 0, "default": 1000, "description": "records to export"}}}`
-)
+// toolDefsJSON holds the definitions of the tools not defined beside
+// their code, by name: data, kept as JSON.
+//
+//go:embed tooldefs.json
+var toolDefsJSON []byte
 
-// toolDefs are the definitions tools/list sends, by tool name.
-var toolDefs = map[string]string{
-	"export": compact(`{"name": "export", "title": "Export records",
-		"description": "Exports records in parts with live progress. Takes a few seconds; cancel it to stop the export.",
-		"inputSchema": ` + exportSchema + `,
-		"outputSchema": {"type": "object", "properties": {"records": {"type": "integer"}, "parts": {"type": "integer"}}, "required": ["records", "parts"]}}`),
-	"scan": compact(`{"name": "scan", "title": "Scan files",
-		"description": "Scans files without knowing how many there are: progress counts files and has no total. Cancellable.",
-		"inputSchema": {"type": "object", "properties": {
-			"seconds": {"type": "number", "minimum": 0, "default": 3, "description": "how long the scan takes, in seconds"},
-			"steps": {"type": "integer", "minimum": 1, "default": 10, "description": "progress notifications, 7 files each"}}}}`),
-	"stubborn": compact(`{"name": "stubborn", "title": "Stubborn task",
-		"description": "Ignores cancellation on purpose: keeps sending progress and sends its result even after notifications/cancelled.",
-		"inputSchema": {"type": "object", "properties": {
-			"seconds": {"type": "number", "minimum": 0, "default": 2, "description": "how long it works, in seconds"},
-			"steps": {"type": "integer", "minimum": 1, "default": 4, "description": "progress notifications"}}}}`),
-	"wait": compact(`{"name": "wait", "title": "Wait silently",
-		"description": "Waits without sending progress, then returns. Cancellable; shows an idle timeout firing.",
-		"inputSchema": {"type": "object", "properties": {
-			"seconds": {"type": "number", "minimum": 0, "default": 30, "description": "how long to wait, in seconds"}}}}`),
-	"cancellations": compact(`{"name": "cancellations", "title": "Cancellations received",
-		"description": "Returns every notifications/cancelled this server received: request id, reason, what it matched and when.",
-		"inputSchema": ` + noArgs + `, "annotations": {"readOnlyHint": true}}`),
-	"echo": EchoToolJSON,
-	"burst": compact(`{"name": "burst", "title": "Progress burst",
-		"description": "Sends count progress notifications back to back, then its result.",
-		"inputSchema": {"type": "object", "properties": {
-			"count": {"type": "integer", "minimum": 0, "default": 200, "description": "progress notifications to send"}}}}`),
-	"raw": compact(`{"name": "raw", "title": "Raw result",
-		"description": "Returns an unknown content type, a 20-digit integer, 1.0e+2 and an unknown member, to check that a relay keeps what it does not understand.",
-		"inputSchema": ` + noArgs + `, "annotations": {"readOnlyHint": true}}`),
-	"crash": compact(`{"name": "crash", "title": "Crash",
-		"description": "Sends one progress notification, then ends the server process with an exit code. Cancellable until then.",
-		"inputSchema": {"type": "object", "properties": {
-			"code": {"type": "integer", "minimum": 0, "maximum": 255, "default": 3, "description": "exit code"},
-			"after": {"type": "number", "minimum": 0, "default": 0.2, "description": "seconds to wait before exiting"}}},
-		"annotations": {"destructiveHint": true}}`),
-	"garbage": compact(`{"name": "garbage", "title": "Garbage line",
-		"description": "Writes a line that is not JSON to its output, then answers normally.",
-		"inputSchema": ` + noArgs + `}`),
-	"fail": compact(`{"name": "fail", "title": "Failing tool",
-		"description": "Always fails with a tool error (isError: true), not a protocol error.",
-		"inputSchema": ` + noArgs + `}`),
-	"log": compact(`{"name": "log", "title": "Log",
-		"description": "Sends notifications/message at each level given that the log level admits, then says which went out (with -surface).",
-		"inputSchema": {"type": "object", "properties": {
-			"levels": {"type": "array", "items": {"type": "string"}, "description": "levels to log at"},
-			"message": {"type": "string", "description": "the text of each message"}}}}`),
-	"touch": compact(`{"name": "touch", "title": "Touch a resource",
-		"description": "Sends notifications/resources/updated for a subscribed uri; with endListens, ends every subscriptions/listen as a server shutting down would; with grow, adds a resource and a prompt and says both lists changed (with -surface).",
-		"inputSchema": {"type": "object", "properties": {
-			"uri": {"type": "string", "description": "the resource that changed"},
-			"endListens": {"type": "boolean", "description": "end every subscriptions/listen"},
-			"grow": {"type": "boolean", "description": "add a resource and a prompt"}}}}`),
-	"ask":   askToolJSON,
-	"gated": gatedToolJSON,
-	"sleep_then": compact(`{"name": "sleep_then", "title": "Sleep, then answer",
-		"description": "Waits without sending progress, then returns the given text. Cancellable.",
-		"inputSchema": {"type": "object", "properties": {
-			"seconds": {"type": "number", "minimum": 0, "default": 1, "description": "how long to wait, in seconds"},
-			"text": {"type": "string", "default": "done", "description": "the text to return"}}},
-		"annotations": {"idempotentHint": true}}`),
-}
+// toolDefs are the definitions tools/list sends, by tool name, each
+// compact and with every number spelled as written.
+var toolDefs = func() map[string]string {
+	var file map[string]json.RawMessage
+	if err := json.Unmarshal(toolDefsJSON, &file); err != nil {
+		panic("demo: bad tooldefs.json: " + err.Error())
+	}
+	defs := map[string]string{"echo": EchoToolJSON, "ask": askToolJSON, "gated": gatedToolJSON}
+	for name, def := range file {
+		defs[name] = compact(string(def))
+	}
+	return defs
+}()
 
 // compact removes the insignificant spaces of a literal, keeping every
 // number's spelling.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -13,48 +12,12 @@ import (
 	"mcpx/internal/upstream"
 )
 
-// questions are the requests mcpx has sent one host (an upstream's
-// elicitation, sampling or roots request, relayed) and not yet had
-// answered, by mcpx's own id. The ids are mcpx's, unique in the host
-// session (a legacy requirement), whatever id the upstream used.
-type questions struct {
-	mu      sync.Mutex
-	next    int64
-	waiting map[string]chan *jsonrpc.Message
-}
-
-func (q *questions) add() (jsonrpc.ID, chan *jsonrpc.Message) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.waiting == nil {
-		q.waiting = map[string]chan *jsonrpc.Message{}
-	}
-	q.next++
-	id := jsonrpc.NewIntID(q.next)
-	ch := make(chan *jsonrpc.Message, 1)
-	q.waiting[id.String()] = ch
-	return id, ch
-}
-
-func (q *questions) remove(id jsonrpc.ID) {
-	q.mu.Lock()
-	delete(q.waiting, id.String())
-	q.mu.Unlock()
-}
-
 // answer takes a response the host sent: the answer to one of mcpx's
 // questions, or (late, or an id mcpx never used) nothing.
 func (hs *hostSession) answer(msg *jsonrpc.Message) {
-	q := &hs.questions
-	q.mu.Lock()
-	ch := q.waiting[msg.ID.String()]
-	delete(q.waiting, msg.ID.String())
-	q.mu.Unlock()
-	if ch == nil {
+	if !hs.questions.Answer(msg) {
 		hs.srv.log.Debug("dropped a response to no request of mcpx's", "host", hs.id, "id", msg.ID.String())
-		return
 	}
-	ch <- msg
 }
 
 // hostAsker puts an upstream's requests to the host of one legacy call,
@@ -82,7 +45,7 @@ func (hs *hostSession) asker(req *request) relay.Asker {
 }
 
 // capsAsker is the asker of a 2026-07-28 request: what it can be asked,
-// by its own capabilities (spec-checklist §6.4), and never asked directly.
+// by its own capabilities (docs/protocol-notes.md §7.2), and never asked directly.
 type capsAsker json.RawMessage
 
 func (c capsAsker) Can(method string, params json.RawMessage) bool {
@@ -205,8 +168,8 @@ func declares(caps json.RawMessage, method string, params json.RawMessage) bool 
 }
 
 func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, ch := a.hs.questions.add()
-	defer a.hs.questions.remove(id)
+	id, ch := a.hs.questions.Add(jsonrpc.NewIntID)
+	defer a.hs.questions.Remove(id)
 	a.sink.pushWhile(nil, jsonrpc.NewRequest(id, method, params).Encode())
 	select {
 	case m := <-ch:

@@ -113,8 +113,8 @@ func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
 		}
 		admitted = hs.admit(req, (*hostSession).subscriptionsListen)
 	default:
-		if handle := hs.surfaceHandler(msg.Method, req.modern); handle != nil { // surface.go
-			admitted = hs.admit(req, func(_ *hostSession, ctx context.Context, req *request) { handle(ctx, req) })
+		if isSurface(msg.Method, req.modern) { // surface.go
+			admitted = hs.admit(req, (*hostSession).serveSurface)
 			break
 		}
 		fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method))

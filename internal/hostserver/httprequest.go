@@ -12,7 +12,7 @@ import (
 	"mcpx/internal/relay"
 )
 
-// dispatch classifies one POSTed message by era (spec-checklist §5.13) and
+// dispatch classifies one POSTed message by era (docs/protocol-notes.md §6.3) and
 // serves it:
 //
 //   - initialize starts a legacy session, whatever the headers say,
@@ -140,7 +140,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, principal string, 
 		httpError(w, status, msg.ID, rpcErr)
 		return
 	}
-	if surfaceModern[msg.Method] && !h.srv.surfaceServed(msg.Method) { // surface.go
+	if isSurface(msg.Method, true) && !h.srv.surfaceServed(msg.Method) { // surface.go
 		httpError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
 		return
 	}
@@ -208,7 +208,7 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header
 	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
-	if !modernMethods[msg.Method] && !surfaceModern[msg.Method] {
+	if !modernMethods[msg.Method] && !isSurface(msg.Method, true) {
 		return http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
 	return 0, nil

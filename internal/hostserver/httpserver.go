@@ -42,7 +42,7 @@ type HTTPOptions struct {
 }
 
 // HTTP serves MCP over Streamable HTTP, every revision on one endpoint
-// (spec-checklist §5.13): initialize-based sessions (Mcp-Session-Id) and
+// (docs/protocol-notes.md §6.3): initialize-based sessions (Mcp-Session-Id) and
 // stateless 2026-07-28 requests side by side. A legacy session is a host
 // session whose requests arrive as POSTs; a 2026-07-28 request is a host
 // session of its own. Either way each request's messages go to its own

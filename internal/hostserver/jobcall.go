@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -168,6 +169,9 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	stopCancel := context.AfterFunc(ctx, func() { jc.CancelUnlessJob(context.Cause(ctx)) })
 	defer stopCancel()
 	hs.awaitCall(ctx, req, jc, timer, background, fwd.stop)
+	if hs.srv.log.Enabled(ctx, slog.LevelDebug) {
+		hs.srv.log.Debug("answering host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "job", jc.ID() != "")
+	}
 }
 
 // progressGate passes a call's progress to its job, and its progress,

@@ -111,7 +111,7 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 	return meta.Bytes()
 }
 
-// classify settles a request's era (spec-checklist §5.13): an initialized
+// classify settles a request's era (docs/protocol-notes.md §6.3): an initialized
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {

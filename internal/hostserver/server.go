@@ -224,7 +224,11 @@ type hostSession struct {
 	// Set once, at creation.
 	shared *workers
 
-	questions questions // mcpx's requests to the host (ask.go)
+	// questions are the requests mcpx has sent the host (an upstream's
+	// elicitation, sampling or roots request, relayed) and not yet had
+	// answered, under mcpx's own ids, unique in the session (a legacy
+	// requirement) whatever id the upstream used (ask.go).
+	questions jsonrpc.Pending
 
 	capsMu   sync.Mutex
 	capsMemo capsMemo // the last upstreamCaps (ask.go)

@@ -11,52 +11,56 @@ import (
 	"mcpx/internal/relay"
 )
 
-// surfaceHandler returns the handler of a resources, prompts, completion
-// or logging method, nil for any other. Legacy-only methods are refused to
-// 2026-07-28 requests (that revision removed them).
-func (hs *hostSession) surfaceHandler(method string, modern bool) func(context.Context, *request) {
-	switch method {
-	case methodResourcesList:
-		return hs.gated(feature.resources, hs.resourcesList)
-	case methodResourceTemplatesList:
-		return hs.gated(feature.resources, hs.resourceTemplatesList)
-	case methodResourcesRead:
-		return hs.gated(feature.resources, hs.resourcesRead)
-	case methodPromptsList:
-		return hs.gated(feature.prompts, hs.promptsList)
-	case methodPromptsGet:
-		return hs.gated(feature.prompts, hs.promptsGet)
-	case methodCompletionComplete:
-		return hs.gated(feature.completions, hs.complete)
+// surfaceMethod is one method of this file's surface: the capability an
+// upstream must have for mcpx to serve it, its handler, and whether
+// 2026-07-28 removed it.
+type surfaceMethod struct {
+	has        func(upstreamFeatures) bool
+	handle     handler
+	legacyOnly bool
+}
+
+// surfaceMethods are the resources, prompts, completion and logging
+// methods.
+var surfaceMethods = map[string]surfaceMethod{
+	methodResourcesList:         {has: feature.resources, handle: (*hostSession).resourcesList},
+	methodResourceTemplatesList: {has: feature.resources, handle: (*hostSession).resourceTemplatesList},
+	methodResourcesRead:         {has: feature.resources, handle: (*hostSession).resourcesRead},
+	methodPromptsList:           {has: feature.prompts, handle: (*hostSession).promptsList},
+	methodPromptsGet:            {has: feature.prompts, handle: (*hostSession).promptsGet},
+	methodCompletionComplete:    {has: feature.completions, handle: (*hostSession).complete},
+	methodResourcesSubscribe:    {has: feature.resources, handle: (*hostSession).resourcesSubscribe, legacyOnly: true},
+	methodResourcesUnsubscribe:  {has: feature.resources, handle: (*hostSession).resourcesUnsubscribe, legacyOnly: true},
+	methodLoggingSetLevel:       {has: feature.logging, handle: (*hostSession).setLevel, legacyOnly: true},
+}
+
+// isSurface reports whether method is one of this file's for a host of
+// its era: legacy-only methods are not, for 2026-07-28 requests (that
+// revision removed them).
+func isSurface(method string, modern bool) bool {
+	m, ok := surfaceMethods[method]
+	return ok && !(modern && m.legacyOnly)
+}
+
+// serveSurface is the handler of every method of this file. It serves a
+// method only when an upstream has its capability: mcpx does not
+// advertise it otherwise, and a method of a capability a server did not
+// declare is -32601.
+func (hs *hostSession) serveSurface(ctx context.Context, req *request) {
+	m := surfaceMethods[req.msg.Method]
+	if !m.has(hs.srv.features()) {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", req.msg.Method))
+		return
 	}
-	if modern {
-		return nil
-	}
-	switch method {
-	case methodResourcesSubscribe:
-		return hs.gated(feature.resources, hs.resourcesSubscribe)
-	case methodResourcesUnsubscribe:
-		return hs.gated(feature.resources, hs.resourcesUnsubscribe)
-	case methodLoggingSetLevel:
-		return hs.gated(feature.logging, hs.setLevel)
-	}
-	return nil
+	m.handle(hs, ctx, req)
 }
 
 // surfaceServed reports whether a method of this file is served now: false
 // for one whose capability no upstream has (a 2026-07-28 HTTP request for
 // it is then 404, as for any method not served).
 func (s *Server) surfaceServed(method string) bool {
-	f := s.features()
-	switch method {
-	case methodResourcesList, methodResourceTemplatesList, methodResourcesRead:
-		return f.resources
-	case methodPromptsList, methodPromptsGet:
-		return f.prompts
-	case methodCompletionComplete:
-		return f.completions
-	}
-	return true
+	m, ok := surfaceMethods[method]
+	return !ok || m.has(s.features())
 }
 
 // feature picks one field of upstreamFeatures.
@@ -68,24 +72,6 @@ var feature = struct {
 	func(f upstreamFeatures) bool { return f.completions },
 	func(f upstreamFeatures) bool { return f.logging },
 }
-
-// gated serves a method only when an upstream has its capability: mcpx
-// does not advertise it otherwise, and a method of a capability a server
-// did not declare is -32601.
-func (hs *hostSession) gated(has func(upstreamFeatures) bool, handle func(context.Context, *request)) func(context.Context, *request) {
-	return func(ctx context.Context, req *request) {
-		if !has(hs.srv.features()) {
-			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", req.msg.Method))
-			return
-		}
-		handle(ctx, req)
-	}
-}
-
-// surfaceModern are the methods of this file that 2026-07-28 hosts may
-// send over HTTP.
-var surfaceModern = map[string]bool{methodResourcesList: true, methodResourceTemplatesList: true, methodResourcesRead: true,
-	methodPromptsList: true, methodPromptsGet: true, methodCompletionComplete: true}
 
 // leaveSurface forgets what a host that has gone asked for: its resource
 // subscriptions (unsubscribed upstream when it was the last) and its log

@@ -208,6 +208,10 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			req.sink.pushProgressWhile(live, key, progressLine(p))
 		}
 	}
+	debug := hs.srv.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
+	}
 	if m := hs.srv.opts.Jobs; m != nil {
 		timer := jobTimer(profile, token != nil)
 		var key string
@@ -221,10 +225,6 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 			hs.relayAsJob(ctx, req, call, timer, background, key)
 			return
 		}
-	}
-	debug := hs.srv.log.Enabled(ctx, slog.LevelDebug)
-	if debug {
-		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
 	}
 	end := hs.adoptWhenGone(ctx, req, &call)
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)

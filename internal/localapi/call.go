@@ -38,29 +38,38 @@ func cancelCause(reason string) error {
 
 var apiClients atomic.Uint64
 
-// serveCall runs one tool call and streams its events as NDJSON. The client
-// closing the stream cancels the call ("the client disconnected").
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
-	var req apitype.CallRequest
+// readCall reads a call request: the tool it names, resolved to its
+// server and upstream name, and its arguments as the call's params.
+func (h *Handler) readCall(r *http.Request) (req apitype.CallRequest, server, tool string, params *jsonrpc.Object, err error) {
 	if err := decodeBody(r, &req); err != nil {
-		return statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
+		return req, "", "", nil, statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
 	}
 	server, tool, ok := h.resolve(r.Context(), req.Tool)
 	if !ok {
-		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+		return req, "", "", nil, statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+	}
+	params = &jsonrpc.Object{}
+	if len(req.Arguments) > 0 {
+		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
+			return req, "", "", nil, statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
+		}
+		params.Set("arguments", req.Arguments)
+	}
+	return req, server, tool, params, nil
+}
+
+// serveCall runs one tool call and streams its events as NDJSON. The client
+// closing the stream cancels the call ("the client disconnected").
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
+	req, server, tool, params, err := h.readCall(r)
+	if err != nil {
+		return err
 	}
 	// A tool its server does not list is as unknown as a server: the
 	// caller's mistake (a server that cannot be listed gets the call,
 	// whose error says why).
 	if has, listed := h.catalog.HasTool(r.Context(), server, tool); listed && !has {
 		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q: server %q has no tool %q (see mcpx tools)", req.Tool, server, tool))
-	}
-	params := &jsonrpc.Object{}
-	if len(req.Arguments) > 0 {
-		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
-			return statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
-		}
-		params.Set("arguments", req.Arguments)
 	}
 
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
@@ -92,6 +101,20 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 		done <- outcome{res, err}
 	}()
 
+	started := apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool}
+	streamEvents(w, h.relay.Registry(), entry, st, started, done, func(emit func(apitype.CallEvent), o outcome) {
+		emit(finalEvent(o.res, o.err, server))
+	})
+	return nil
+}
+
+// streamEvents writes a streamed call's events as NDJSON: started, its
+// progress as it comes, and once the call is done its last progress and
+// the events final makes of its outcome. The call leaves the registry
+// before the client hears the end, so that a status it asks for next no
+// longer shows the call.
+func streamEvents[T any](w http.ResponseWriter, reg *relay.Registry, entry *relay.Entry, st *progressSlot,
+	started apitype.CallEvent, done <-chan T, final func(emit func(apitype.CallEvent), o T)) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	enc := json.NewEncoder(w)
@@ -101,7 +124,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 			_ = rc.Flush()
 		}
 	}
-	emit(apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool})
+	emit(started)
 	for {
 		select {
 		case <-st.wake:
@@ -109,14 +132,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
 		case o := <-done:
-			// Out of the registry before the client hears the end, so
-			// that a status it asks for next no longer shows the call.
-			h.relay.Registry().Remove(entry)
+			reg.Remove(entry)
 			if p := st.take(); p != nil {
 				emit(apitype.CallEvent{Type: "progress", Progress: p})
 			}
-			emit(finalEvent(o.res, o.err, server))
-			return nil
+			final(emit, o)
+			return
 		}
 	}
 }

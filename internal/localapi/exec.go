@@ -61,39 +61,18 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 		out, err := h.opts.Scripts.Exec(ctx, s)
 		done <- outcome{out, err}
 	}()
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	enc := json.NewEncoder(w)
-	rc := http.NewResponseController(w)
-	emit := func(ev apitype.CallEvent) {
-		if enc.Encode(ev) == nil {
-			_ = rc.Flush()
+	streamEvents(w, h.relay.Registry(), entry, st, apitype.CallEvent{Type: "started", CallID: entry.ID}, done, func(emit func(apitype.CallEvent), o outcome) {
+		var stopped *codemode.StopError
+		switch {
+		case o.err != nil:
+			emit(finalEvent(nil, o.err, ""))
+		case errors.As(o.out.Err, &stopped):
+			emit(finalEvent(nil, stopped, "")) // its timeouts: as a call's
+		default:
+			emit(finalEvent(codemode.ToolResult(o.out), nil, ""))
 		}
-	}
-	emit(apitype.CallEvent{Type: "started", CallID: entry.ID})
-	for {
-		select {
-		case <-st.wake:
-			if p := st.take(); p != nil {
-				emit(apitype.CallEvent{Type: "progress", Progress: p})
-			}
-		case o := <-done:
-			h.relay.Registry().Remove(entry)
-			if p := st.take(); p != nil {
-				emit(apitype.CallEvent{Type: "progress", Progress: p})
-			}
-			var stopped *codemode.StopError
-			switch {
-			case o.err != nil:
-				emit(finalEvent(nil, o.err, ""))
-			case errors.As(o.out.Err, &stopped):
-				emit(finalEvent(nil, stopped, "")) // its timeouts: as a call's
-			default:
-				emit(finalEvent(codemode.ToolResult(o.out), nil, ""))
-			}
-			return nil
-		}
-	}
+	})
+	return nil
 }
 
 func mustJSON(v any) json.RawMessage {

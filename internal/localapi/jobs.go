@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jobs"
-	"mcpx/internal/jsonrpc"
 	"mcpx/internal/store"
 )
 
@@ -128,20 +126,9 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req apitype.CallRequest
-	if err := decodeBody(r, &req); err != nil {
-		return statusErr(http.StatusBadRequest, fmt.Errorf("reading call request: %w", err))
-	}
-	server, tool, ok := h.resolve(r.Context(), req.Tool)
-	if !ok {
-		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
-	}
-	params := &jsonrpc.Object{}
-	if len(req.Arguments) > 0 {
-		if _, err := jsonrpc.ParseObject(req.Arguments); err != nil || !json.Valid(req.Arguments) {
-			return statusErr(http.StatusBadRequest, errors.New("arguments must be a JSON object"))
-		}
-		params.Set("arguments", req.Arguments)
+	req, server, tool, params, err := h.readCall(r)
+	if err != nil {
+		return err
 	}
 	spec := jobs.Spec{
 		Principal: localPrincipal, Server: server, Tool: tool, Params: params.Bytes(),

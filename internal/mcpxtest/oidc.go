@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 )
@@ -32,38 +30,14 @@ const (
 	OIDCClient   = "native"
 )
 
-var (
-	oidcOnce sync.Once
-	oidcPath string
-	oidcErr  error
-)
-
-func oidcBinary(t testing.TB) string {
-	t.Helper()
-	oidcOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpx-oidc-")
-		if err != nil {
-			oidcErr = err
-			return
-		}
-		oidcPath = filepath.Join(dir, "oidc-server")
-		cmd := exec.Command("go", "build", "-o", oidcPath, "github.com/zitadel/oidc/v3/example/server")
-		cmd.Dir = filepath.Join(moduleRoot(), "test", "tools")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			oidcErr = fmt.Errorf("building the example OpenID provider: %v\n%s", err, out)
-		}
-	})
-	if oidcErr != nil {
-		t.Fatal(oidcErr)
-	}
-	return oidcPath
-}
+// oidcTool is the example OpenID provider of github.com/zitadel/oidc.
+var oidcTool = &toolBinary{pkg: "github.com/zitadel/oidc/v3/example/server", name: "oidc-server", what: "the example OpenID provider"}
 
 // StartOIDC starts the provider on a free port, its client "native"
 // allowed to redirect to redirectURI; it stops with the test.
 func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 	t.Helper()
-	bin := oidcBinary(t)
+	bin := oidcTool.path(t)
 	port := FreePort(t)
 	if u, err := url.Parse(redirectURI); err == nil {
 		for port == u.Port() { // the redirect's port, free too a moment ago

@@ -8,10 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 )
@@ -25,38 +22,13 @@ type Toxiproxy struct {
 	api string
 }
 
-var (
-	toxiOnce sync.Once
-	toxiPath string
-	toxiErr  error
-)
-
-// toxiproxyBinary builds the Toxiproxy server once per test process.
-func toxiproxyBinary(t testing.TB) string {
-	t.Helper()
-	toxiOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpx-toxiproxy-")
-		if err != nil {
-			toxiErr = err
-			return
-		}
-		toxiPath = filepath.Join(dir, "toxiproxy-server")
-		cmd := exec.Command("go", "build", "-o", toxiPath, "github.com/Shopify/toxiproxy/v2/cmd/server")
-		cmd.Dir = filepath.Join(moduleRoot(), "test", "tools")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			toxiErr = fmt.Errorf("building toxiproxy: %v\n%s", err, out)
-		}
-	})
-	if toxiErr != nil {
-		t.Fatal(toxiErr)
-	}
-	return toxiPath
-}
+// toxiTool is the Toxiproxy server.
+var toxiTool = &toolBinary{pkg: "github.com/Shopify/toxiproxy/v2/cmd/server", name: "toxiproxy-server", what: "toxiproxy"}
 
 // StartToxiproxy starts a Toxiproxy server for the test; it stops with it.
 func StartToxiproxy(t testing.TB) *Toxiproxy {
 	t.Helper()
-	bin := toxiproxyBinary(t)
+	bin := toxiTool.path(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

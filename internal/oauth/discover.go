@@ -86,27 +86,40 @@ func (c *Client) DiscoverResource(ctx context.Context, resource string, ch *Chal
 		}
 		urls = []string{ch.ResourceMetadata}
 	}
-	var last error
+	md, u, last, err := firstFound[ResourceMetadata](ctx, c, urls, "protected resource metadata")
+	switch {
+	case err != nil:
+		return nil, err
+	case md == nil:
+		return nil, &noMetadataError{last}
+	}
+	if err := checkResource(ru, md.Resource); err != nil {
+		return nil, err
+	}
+	if len(md.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("protected resource metadata %s names no authorization server", u)
+	}
+	return md, nil
+}
+
+// firstFound fetches the first of urls that a server does not answer with
+// a 4xx (what, and the URL, name it in errors) and returns it with its
+// URL; md is nil, and last the last 4xx error, when every one is a 4xx.
+func firstFound[T any](ctx context.Context, c *Client, urls []string, what string) (md *T, from string, last error, err error) {
 	for _, u := range urls {
-		var md ResourceMetadata
-		err := c.getJSON(ctx, u, "protected resource metadata "+u, &md)
+		md = new(T)
+		err := c.getJSON(ctx, u, what+" "+u, md)
 		var se *httpStatusError
 		if errors.As(err, &se) && se.status/100 == 4 {
 			last = err
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, u, nil, err
 		}
-		if err := checkResource(ru, md.Resource); err != nil {
-			return nil, err
-		}
-		if len(md.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("protected resource metadata %s names no authorization server", u)
-		}
-		return &md, nil
+		return md, u, nil, nil
 	}
-	return nil, &noMetadataError{last}
+	return nil, "", last, nil
 }
 
 // noMetadataError: the server publishes no protected resource metadata.
@@ -158,24 +171,16 @@ func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMeta
 	if err := checkSecure(iu, "authorization server"); err != nil {
 		return nil, err
 	}
-	var last error
-	for _, u := range serverMetadataURLs(iu) {
-		var md ServerMetadata
-		err := c.getJSON(ctx, u, "authorization server metadata "+u, &md)
-		var se *httpStatusError
-		if errors.As(err, &se) && se.status/100 == 4 {
-			last = err
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if md.Issuer != issuer {
-			return nil, fmt.Errorf("authorization server metadata %s names issuer %q, not %q (RFC 8414 §3.3: they must be identical); refusing it", u, md.Issuer, issuer)
-		}
-		return &md, checkServer(&md, iu)
+	md, u, last, err := firstFound[ServerMetadata](ctx, c, serverMetadataURLs(iu), "authorization server metadata")
+	switch {
+	case err != nil:
+		return nil, err
+	case md == nil:
+		return nil, fmt.Errorf("authorization server %s publishes no metadata (%v)", issuer, last)
+	case md.Issuer != issuer:
+		return nil, fmt.Errorf("authorization server metadata %s names issuer %q, not %q (RFC 8414 §3.3: they must be identical); refusing it", u, md.Issuer, issuer)
 	}
-	return nil, fmt.Errorf("authorization server %s publishes no metadata (%v)", issuer, last)
+	return md, checkServer(md, iu)
 }
 
 // checkServer refuses metadata mcpx must not act on. PKCE: the spec has

@@ -21,7 +21,7 @@
 // answered upstream with an error; an upstream that withdraws its own
 // question has it withdrawn from the host.
 //
-// Across eras (spec-checklist §6.12): a 2026-07-28 upstream's
+// Across eras (docs/protocol-notes.md §7.5): a 2026-07-28 upstream's
 // input_required goes to a 2026-07-28 host as it is, and for a legacy host
 // becomes host requests, then a retry upstream (new id, inputResponses,
 // the upstream's requestState byte for byte), round after round. A
@@ -43,7 +43,9 @@
 //
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
-// after it always finds it. Nothing outside this package tracks host ids.
+// after it always finds it. Nothing else in the daemon tracks host ids;
+// only the host's stdio link (package hoststream) keeps a ledger of its
+// own, for the requests a daemon that dies leaves unanswered.
 //
 // An Observer (metrics, the live view) is told of each tool call's start,
 // progress, queue wait and end with its outcome, and a Tracer makes a

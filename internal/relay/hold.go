@@ -22,7 +22,7 @@ const defaultInputTimeout = 5 * time.Minute
 var errHold = errors.New("held for the host's input")
 
 // heldCall is a legacy upstream's call whose questions went to a
-// 2026-07-28 host as input_required (spec-checklist §6.12): the upstream
+// 2026-07-28 host as input_required (docs/protocol-notes.md §7.5): the upstream
 // request keeps running, with its call slot, until the host retries
 // (resume), or the input timeout cancels it. It needs no goroutine: the
 // upstream connection keeps its request, and a timer its expiry.
@@ -259,7 +259,7 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	unanswered := len(hc.pending)
 	hc.mu.Unlock()
 	if unanswered > 0 {
-		return r.hold(hc) // missing inputs: ask again (spec-checklist §6.7)
+		return r.hold(hc) // missing inputs: ask again (docs/protocol-notes.md §7.4)
 	}
 
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)

@@ -55,7 +55,7 @@ func inputRequired(res json.RawMessage) (*inputReq, bool) {
 	return ir, true
 }
 
-// retryParams are the params of a retry (spec-checklist §6.6): the
+// retryParams are the params of a retry (docs/protocol-notes.md §7.4): the
 // original params (base) with inputResponses and, if the upstream sent
 // one, its requestState byte for byte.
 func retryParams(base json.RawMessage, answers *jsonrpc.Object, state json.RawMessage) *jsonrpc.Object {

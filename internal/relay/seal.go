@@ -21,9 +21,9 @@ const statePrefix = "mcpx1."
 var sealAAD = []byte("mcpx requestState v1")
 
 // holdState is what a requestState of mcpx's carries, sealed: the held
-// call it names (or the URL elicitations it asked for), and what binds it (spec-checklist §6.5): the host
-// principal it was issued to, the server and tool, a digest of the
-// request, and an expiry.
+// call it names (or the URL elicitations it asked for), and what binds it
+// (docs/protocol-notes.md §7.3): the host principal it was issued to, the
+// server and tool, a digest of the request, and an expiry.
 type holdState struct {
 	Hold uint64 `json:"h"`
 	// URL, set instead of Hold, are the inputRequests keys of the URL

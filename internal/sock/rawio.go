@@ -30,29 +30,16 @@ func RawReader(c syscall.Conn) io.Reader {
 	return newRawReader(rc)
 }
 
-func newRawReader(rc syscall.RawConn) *rawReader {
-	r := &rawReader{rc: rc}
-	r.fn = r.read
-	return r
-}
-
 // RawWriter is RawReader for writes: each Write writes all of b, waiting
 // for room with the runtime's poller (honouring a write deadline) between
 // raw writes. It returns nil unless c's descriptor is non-blocking. It
 // saves what RawReader saves (BenchmarkRelayCall in internal/hostserver
 // writes the upstream's pipe so).
 func RawWriter(c syscall.Conn) io.Writer {
-	rc, ok := nonBlocking(c)
-	if !ok {
-		return nil
+	if rc, ok := nonBlocking(c); ok {
+		return newRawWriter(rc)
 	}
-	return newRawWriter(rc)
-}
-
-func newRawWriter(rc syscall.RawConn) *rawWriter {
-	w := &rawWriter{rc: rc}
-	w.fn = w.write
-	return w
+	return nil
 }
 
 // nonBlocking returns c's raw connection if its descriptor is
@@ -72,44 +59,64 @@ func nonBlocking(c syscall.Conn) (syscall.RawConn, bool) {
 	return rc, nonblock
 }
 
-// rawReader is RawReader's reader. A Read's state is in it, and the
-// function the poller calls is bound once (r.fn): a closure per Read
-// would be an allocation per message read. mu keeps concurrent Reads,
-// which a stream has no use for, apart.
-type rawReader struct {
+// rawOp is one direction of raw I/O on a descriptor: the state of one
+// Read or Write, and the function the poller calls, bound once (fn): a
+// closure per call would be an allocation per message. mu keeps
+// concurrent calls, which a stream has no use for, apart.
+type rawOp struct {
 	rc syscall.RawConn
-	fn func(fd uintptr) bool // r.read
+	fn func(fd uintptr) bool // rawReader.read or rawWriter.write
 
 	mu    sync.Mutex
-	p     []byte
+	buf   []byte
 	n     int
 	errno syscall.Errno
+}
+
+// do runs one Read (write false) or Write with buf and returns how much
+// it moved, the system call's error and the poller's.
+func (o *rawOp) do(buf []byte, write bool) (int, syscall.Errno, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.buf, o.n, o.errno = buf, 0, 0
+	var err error
+	if write {
+		err = o.rc.Write(o.fn)
+	} else {
+		err = o.rc.Read(o.fn)
+	}
+	o.buf = nil
+	return o.n, o.errno, err
+}
+
+// rawReader is RawReader's reader.
+type rawReader struct{ rawOp }
+
+func newRawReader(rc syscall.RawConn) *rawReader {
+	r := &rawReader{rawOp{rc: rc}}
+	r.fn = r.read
+	return r
 }
 
 func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	r.mu.Lock()
-	r.p, r.n, r.errno = p, 0, 0
-	err := r.rc.Read(r.fn)
-	n, errno := r.n, r.errno
-	r.p = nil
-	r.mu.Unlock()
-	switch {
+	switch n, errno, err := r.do(p, false); {
 	case err != nil:
 		return 0, err
 	case errno != 0:
 		return 0, os.NewSyscallError("read", errno)
 	case n == 0:
 		return 0, io.EOF
+	default:
+		return n, nil
 	}
-	return n, nil
 }
 
 // read is the poller's function of a Read: r.mu is held.
 func (r *rawReader) read(fd uintptr) bool {
-	p := r.p
+	p := r.buf
 	for {
 		r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 		if e == syscall.EINTR {
@@ -123,43 +130,33 @@ func (r *rawReader) read(fd uintptr) bool {
 	}
 }
 
-// rawWriter is RawWriter's writer, bound as rawReader is.
-type rawWriter struct {
-	rc syscall.RawConn
-	fn func(fd uintptr) bool // w.write
+// rawWriter is RawWriter's writer; its n counts what is written.
+type rawWriter struct{ rawOp }
 
-	mu      sync.Mutex
-	b       []byte
-	written int
-	errno   syscall.Errno
+func newRawWriter(rc syscall.RawConn) *rawWriter {
+	w := &rawWriter{rawOp{rc: rc}}
+	w.fn = w.write
+	return w
 }
 
 func (w *rawWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	w.b, w.written, w.errno = b, 0, 0
-	err := w.rc.Write(w.fn)
-	written, errno := w.written, w.errno
-	w.b = nil
-	w.mu.Unlock()
-	switch {
-	case err != nil:
-		return written, err
-	case errno != 0:
-		return written, os.NewSyscallError("write", errno)
+	written, errno, err := w.do(b, true)
+	if err == nil && errno != 0 {
+		err = os.NewSyscallError("write", errno)
 	}
-	return written, nil
+	return written, err
 }
 
 // write is the poller's function of a Write: w.mu is held.
 func (w *rawWriter) write(fd uintptr) bool {
-	b := w.b
+	b := w.buf
 	raceReleaseIO(fd)
-	for w.written < len(b) {
-		rest := b[w.written:]
+	for w.n < len(b) {
+		rest := b[w.n:]
 		r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&rest[0])), uintptr(len(rest)))
 		switch e {
 		case 0:
-			w.written += int(r1)
+			w.n += int(r1)
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false // wait for room

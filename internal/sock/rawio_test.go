@@ -99,3 +99,28 @@ func TestRawBlocking(t *testing.T) {
 		t.Fatal("a blocking pipe got a raw reader or writer")
 	}
 }
+
+// TestRawNoAllocs: a raw Write and Read of a message allocate nothing,
+// which is what binding the poller's function once is for.
+func TestRawNoAllocs(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rr, rw := RawReader(r), RawWriter(w)
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
+	buf := make([]byte, 256)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := rw.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := io.ReadFull(rr, buf[:len(msg)]); err != nil || n != len(msg) {
+			t.Fatal(n, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per raw Write and Read, want 0", allocs)
+	}
+}

@@ -29,8 +29,8 @@ func (s *Session) handshake(ctx context.Context, version string, probeTimeout ti
 		if v := modernOnly(err); v != "" {
 			// The probe went unanswered in time (the server may just be
 			// slow to start), but the server refuses initialize naming
-			// modern revisions: it is modern after all (spec-checklist
-			// §5.14-15: re-probe on failure).
+			// modern revisions: it is modern after all (see
+			// docs/protocol-notes.md §6.4).
 			s.version = v
 			res, err := s.discover(ctx)
 			if err != nil {

@@ -33,7 +33,7 @@ type httpDialer struct {
 
 // dialHTTP connects s to srv's URL: in the era and revision the config
 // names, else the one cached for its origin, else the one a probe finds
-// (spec-checklist §4d.10, §5.14). A cached era that fails to start is
+// (docs/protocol-notes.md §6.4). A cached era that fails to start is
 // forgotten and the server probed again.
 func dialHTTP(ctx context.Context, s *Session, srv *config.Server, opts dialOptions, wg *sync.WaitGroup) (*slog.Logger, error) {
 	log := opts.log.With("server", srv.Name)

@@ -15,7 +15,7 @@ import (
 // client (roots, log level, subscriptions) is shared, and a request it
 // sends mcpx on a transport that names no call (stdio) cannot be tied to
 // one host once calls of two hosts are in flight (see attribute). A
-// perHost server gives each host key a session of its own, in a entry of
+// perHost server gives each host key a session of its own, in an entry of
 // its own under the server's (entry.hosts): started on the host's first
 // use, with the start backoff and crash count of any entry, stopped by
 // EndHost when the host leaves, by the idle stop (eager or not: eager is

@@ -114,7 +114,7 @@ type entry struct {
 	lastEnd   time.Time
 	// hosts are the sessions of a perHost server's hosts, by host key
 	// (perhost.go): entries of their own, for the same server, that no
-	// listing uses; host is that key on such a entry, "" on the shared one.
+	// listing uses; host is that key on such an entry, "" on the shared one.
 	hosts map[string]*entry
 	host  string
 }
@@ -308,7 +308,7 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 	close(a.done)
 }
 
-// watch clears a entry whose session ended, so the next use restarts it.
+// watch clears an entry whose session ended, so the next use restarts it.
 func (p *Pool) watch(en *entry, s *Session) {
 	defer p.wg.Done()
 	<-s.Done()
