@@ -199,7 +199,6 @@ func (h *httpServer) start(x *exchange, s *server, sess *session, req *request, 
 	m := req.msg
 	c := &call{id: m.ID, method: m.Method, tool: req.name, token: req.token, start: time.Now(), out: st, hdr: x.hdr}
 	c.stubborn = m.Method == mcp.MethodInitialize || m.Method == mcp.MethodToolsCall && req.name == "stubborn"
-	s.record(Event{Event: EventRequest, ID: m.ID.Raw(), Method: m.Method, Tool: req.name, ProgressToken: req.token, Meta: req.meta, Headers: x.hdr})
 	s.log.Debug("request", "id", m.ID.String(), "method", m.Method, "tool", req.name, "session", s.session, "sse", st.sse)
 	parent := h.ctx
 	if sess != nil {
@@ -209,8 +208,15 @@ func (h *httpServer) start(x *exchange, s *server, sess *session, req *request, 
 	if !c.stubborn {
 		rctx, c.cancel = context.WithCancelCause(parent)
 	}
-	// Registered once complete: a DELETE may cancel it at once.
-	if sess != nil && !s.register(c) {
+	// Registered once complete, and before its request event is recorded:
+	// whoever saw the event may DELETE the session at once, and the DELETE
+	// must find the call to cancel. Both under c.mu, so that a cancellation
+	// (recorded under c.mu too) follows the request in the record.
+	c.mu.Lock()
+	registered := sess == nil || s.register(c)
+	s.record(Event{Event: EventRequest, ID: m.ID.Raw(), Method: m.Method, Tool: req.name, ProgressToken: req.token, Meta: req.meta, Headers: x.hdr})
+	c.mu.Unlock()
+	if !registered {
 		if c.cancel != nil {
 			c.cancel(nil)
 		}

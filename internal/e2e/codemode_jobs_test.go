@@ -41,17 +41,18 @@ func callMeta(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name str
 	return res
 }
 
-// TestCodeModeJobs: behind a go-sdk host whose hard timer is 2 s (from
-// the config), a background script is a job at once: mcpx_job reads its
+// TestCodeModeJobs: behind a go-sdk host whose hard timer is 5 s (from
+// the config; a 1 s margin, room on a loaded machine), a background script is a job at once: mcpx_job reads its
 // progress, mcpx_job_cancel stops it and its inner calls are cancelled at
 // the demo with the job's cause; a script that would outlive the timer
 // becomes a job before it fires, a retry waits on the same job, and
 // mcpx_job returns the script's own result, its inner call run once.
 func TestCodeModeJobs(t *testing.T) {
+	const timer = 5 * time.Second
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
-			"mcpx-e2e-gosdk": map[string]any{"timeout": "2s", "resetOnProgress": false},
+			"mcpx-e2e-gosdk": map[string]any{"timeout": timer.String(), "resetOnProgress": false},
 		}}, mcpxtest.Demo{Name: "demo"})
 		cs := connectGoSDK(t, e, mode, cfg, "2025-11-25", newProgressLog())
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -63,7 +64,7 @@ func TestCodeModeJobs(t *testing.T) {
 await Promise.all([tools.demo.wait({ seconds: 60 }), tools.demo.wait({ seconds: 60 })]);
 return "never"`, map[string]any{"background": true})
 		job, _ := scriptJob(t, res)
-		if job.Status != "running" || time.Since(start) >= 2*time.Second {
+		if job.Status != "running" || time.Since(start) >= timer {
 			t.Fatalf("background script: %+v after %v", job, time.Since(start))
 		}
 		deadline := time.Now().Add(relayWait)
@@ -106,21 +107,21 @@ return "never"`, map[string]any{"background": true})
 
 		// Past the host's hard timer: a job before it fires; the retry
 		// attaches; the result is the script's own.
-		code := `const r = await tools.demo.sleep_then({ seconds: 4, text: "slept" }); return { said: r }`
+		code := `const r = await tools.demo.sleep_then({ seconds: 10, text: "slept" }); return { said: r }`
 		start = time.Now()
 		res = execScript(t, ctx, cs, code, nil)
 		job, _ = scriptJob(t, res)
-		if took := time.Since(start); took >= 2*time.Second || job.Status != "running" || !strings.Contains(scriptText(res), "mcpx_job") {
+		if took := time.Since(start); took >= timer || job.Status != "running" || !strings.Contains(scriptText(res), "mcpx_job") {
 			t.Fatalf("long script answered after %v with %+v: %s", took, job, scriptText(res))
 		}
 		start = time.Now()
-		if again, _ := scriptJob(t, execScript(t, ctx, cs, code, nil)); again.JobID != job.JobID || time.Since(start) >= 2*time.Second {
+		if again, _ := scriptJob(t, execScript(t, ctx, cs, code, nil)); again.JobID != job.JobID || time.Since(start) >= timer {
 			t.Fatalf("retry: job %s after %v, want %s", again.JobID, time.Since(start), job.JobID)
 		}
 		for {
 			start = time.Now()
 			res = callMeta(t, ctx, cs, "mcpx_job", map[string]any{"job_id": job.JobID, "wait_seconds": 60})
-			if time.Since(start) >= 2*time.Second {
+			if time.Since(start) >= timer {
 				t.Fatalf("mcpx_job waited %v, past the host's timer", time.Since(start))
 			}
 			if raw, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(raw), `"job_id"`) {

@@ -143,22 +143,55 @@ func (p *proc) deathError(mem int64, lim Limits) error {
 			return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
 		}
 	}
-	if strings.Contains(p.stderr.String(), "out of memory") {
+	if outOfMemory(p.stderr.head()) {
 		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
 	}
 	return fmt.Errorf("%w: %s%s", ErrChildFailed, st, p.stderr.suffix())
 }
 
-// tail keeps the last max bytes written to it.
+// outOfMemory reports whether a child's stderr begins the way the Go
+// runtime dies when it cannot get memory (under the RLIMIT_DATA backstop,
+// mmap fails with ENOMEM): its "fatal error:" line, or the "runtime:" lines
+// before it, name out of memory, "cannot allocate memory" (persistentalloc)
+// or pages it could not map; or, in a cgo build, pthread_create could not
+// map a new thread's stack (EAGAIN, then SIGABRT). Only the runtime's lines
+// before the first goroutine's trace count: a panic's message or a trace
+// may quote the script's own strings.
+func outOfMemory(head string) bool {
+	for line := range strings.Lines(head) {
+		if strings.HasPrefix(line, "goroutine ") {
+			break
+		}
+		if !strings.HasPrefix(line, "fatal error: ") && !strings.HasPrefix(line, "runtime: ") && !strings.HasPrefix(line, "runtime/cgo: ") {
+			continue
+		}
+		for _, s := range oomWords {
+			if strings.Contains(line, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var oomWords = []string{"out of memory", "cannot allocate memory", "cannot map pages", "errno=12", "pthread_create failed"}
+
+// tail keeps the first and the last max bytes written to it: a Go runtime
+// fatal error says why on its first lines and then dumps every goroutine's
+// stack, far more than max.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu    sync.Mutex
+	max   int
+	first []byte
+	b     []byte // the last max bytes
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if n := min(t.max-len(t.first), len(p)); n > 0 {
+		t.first = append(t.first, p[:n]...)
+	}
 	t.b = append(t.b, p...)
 	if len(t.b) > t.max {
 		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
@@ -166,15 +199,16 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) String() string {
+// head is the first max bytes written.
+func (t *tail) head() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.b)
+	return string(t.first)
 }
 
 // suffix is the first line of what the child wrote on stderr, as ": line".
 func (t *tail) suffix() string {
-	s := strings.TrimSpace(t.String())
+	s := strings.TrimSpace(t.head())
 	if s == "" {
 		return ""
 	}
