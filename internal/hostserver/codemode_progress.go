@@ -42,7 +42,10 @@ func startScriptProgress(profile hostprofile.Profile, token []byte, label string
 	sp := &scriptProgress{push: push, withMessage: withMessage, token: token, label: label, lastSent: now, lastNews: now}
 	if profile.ResetOnProgress && profile.Timeout > 0 {
 		sp.every = max(profile.Timeout/3, 50*time.Millisecond)
+		// beat reads sp.t under the lock: it may fire before this returns.
+		sp.mu.Lock()
 		sp.t = time.AfterFunc(sp.every, sp.beat)
+		sp.mu.Unlock()
 	}
 	return sp
 }
