@@ -188,11 +188,11 @@ func TestHTTPEraCache(t *testing.T) {
 	}
 	s := session(t, p)
 	if kindOf(s) != eraModern {
-		t.Fatalf("first session: %v", kindOf(s))
+		t.Fatalf("the first MCP session made: %v", kindOf(s))
 	}
 	s = restart()
 	if kindOf(s) != eraModern || up.count(isRPC(mcp.MethodDiscover)) != 2 {
-		t.Fatalf("second session: %v after %d discovers", kindOf(s), up.count(isRPC(mcp.MethodDiscover)))
+		t.Fatalf("the next MCP session made: %v after %d discovers", kindOf(s), up.count(isRPC(mcp.MethodDiscover)))
 	}
 	mu.Lock()
 	modern = false
