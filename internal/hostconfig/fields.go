@@ -12,19 +12,52 @@ import (
 
 // sreader reads one server object of a JSON host file, field by field.
 type sreader struct {
+	outcome
 	d     *doc
 	ctx   substCtx
 	subst func(string, *substCtx) (string, error)
-	e     *Entry
-	s     *Server
 	host  string
-	err   error // the first reason to skip the server
 }
 
-func (r *sreader) fail(err error) {
-	if r.err == nil {
-		r.err = err
+// outcome is what reading one server's entry comes to: the server, or
+// the first reason to skip it. Every host's reader has one.
+type outcome struct {
+	e   *Entry
+	s   *Server
+	err error // the first reason to skip the server
+}
+
+func (o *outcome) fail(err error) {
+	if o.err == nil {
+		o.err = err
 	}
+}
+
+// endpoint checks that the server has a command or a URL, not both;
+// neither says what it lacks. It reports whether the server is sound.
+func (o *outcome) endpoint(neither string) bool {
+	switch {
+	case o.err != nil:
+		return false
+	case o.s.Command != "" && o.s.URL != "":
+		o.fail(skipf("it has both a command and a URL"))
+	case o.s.Command == "" && o.s.URL == "":
+		o.fail(skipf("%s", neither))
+	}
+	return o.err == nil
+}
+
+// settle writes the outcome into the entry: the server, or why it was
+// skipped.
+func (o *outcome) settle() {
+	if o.err == nil && isMCPX(o.s) {
+		o.fail(skipf("it runs mcpx itself (mcpx install's entry): taking it into mcpx would loop"))
+	}
+	if o.err != nil {
+		o.e.Server, o.e.Skipped = nil, o.err.Error()
+		return
+	}
+	o.e.Server = o.s
 }
 
 // str reads m as a string with the host's variables mapped.
@@ -159,29 +192,17 @@ func sortedKeys[V any](m map[string]V) []string {
 // finish checks the server has one transport; a skip reason wins.
 func (r *sreader) finish() {
 	s := r.s
-	switch {
-	case r.err != nil:
-	case s.Command != "" && s.URL != "":
-		r.fail(skipf("it has both a command and a URL"))
-	case s.Command == "" && s.URL == "":
-		r.fail(skipf("it has neither a command nor a URL that %s reads", r.host))
-	case s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "${"):
+	if r.endpoint(fmt.Sprintf("it has neither a command nor a URL that %s reads", r.host)) &&
+		s.Cwd != "" && !filepath.IsAbs(s.Cwd) && !strings.HasPrefix(s.Cwd, "${") {
 		if r.ctx.project == "" {
 			r.fail(skipf("cwd %q is relative to the folder %s runs in, which mcpx cannot know", s.Cwd, r.host))
-			break
+		} else {
+			abs := filepath.Join(r.ctx.project, s.Cwd)
+			r.e.notef("cwd: %q became %s, the project's folder joined with it", s.Cwd, abs)
+			s.Cwd = literal(abs)
 		}
-		abs := filepath.Join(r.ctx.project, s.Cwd)
-		r.e.notef("cwd: %q became %s, the project's folder joined with it", s.Cwd, abs)
-		s.Cwd = literal(abs)
 	}
-	if r.err == nil && isMCPX(s) {
-		r.fail(skipf("it runs mcpx itself (mcpx install's entry): taking it into mcpx would loop"))
-	}
-	if r.err != nil {
-		r.e.Server, r.e.Skipped = nil, r.err.Error()
-		return
-	}
-	r.e.Server = s
+	r.settle()
 }
 
 // isMCPX reports whether s runs mcpx serve, as the entry mcpx install

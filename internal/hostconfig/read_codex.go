@@ -27,7 +27,7 @@ func readCodex(data []byte, im *Import) error {
 	for _, name := range sortedKeys(servers) {
 		im.Entries = append(im.Entries, Entry{From: name, Name: im.name(name), Scope: "user"})
 		e := &im.Entries[len(im.Entries)-1]
-		r := &treader{e: e, s: &Server{}, im: im}
+		r := &treader{outcome: outcome{e: e, s: &Server{}}, im: im}
 		if t, ok := servers[name].(map[string]any); ok {
 			r.server(t)
 		} else {
@@ -40,16 +40,8 @@ func readCodex(data []byte, im *Import) error {
 
 // treader reads one Codex server table.
 type treader struct {
-	e   *Entry
-	s   *Server
-	im  *Import
-	err error
-}
-
-func (r *treader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
+	outcome
+	im *Import
 }
 
 func (r *treader) server(t map[string]any) {
@@ -197,20 +189,6 @@ func (r *treader) seconds(k string, v any) time.Duration {
 }
 
 func (r *treader) finish() {
-	s := r.s
-	switch {
-	case r.err != nil:
-	case s.Command != "" && s.URL != "":
-		r.fail(skipf("it has both a command and a URL"))
-	case s.Command == "" && s.URL == "":
-		r.fail(skipf("it has neither a command nor a url"))
-	}
-	if r.err == nil && isMCPX(s) {
-		r.fail(skipf("it runs mcpx itself (mcpx install's entry): taking it into mcpx would loop"))
-	}
-	if r.err != nil {
-		r.e.Server, r.e.Skipped = nil, r.err.Error()
-		return
-	}
-	r.e.Server = s
+	r.endpoint("it has neither a command nor a url")
+	r.settle()
 }

@@ -17,7 +17,7 @@ func readServers(d *doc, n *node, scope string, h *Host, im *Import, c substCtx)
 	for _, m := range n.members {
 		im.Entries = append(im.Entries, Entry{From: m.key, Name: im.name(m.key), Scope: scope})
 		e := &im.Entries[len(im.Entries)-1]
-		r := &sreader{d: d, ctx: c, subst: h.subst, e: e, s: &Server{}, host: h.Title}
+		r := &sreader{outcome: outcome{e: e, s: &Server{}}, d: d, ctx: c, subst: h.subst, host: h.Title}
 		r.ctx.im, r.ctx.entry = im, e
 		if m.val.kind != '{' {
 			r.fail(skipf("want a JSON object"))
@@ -29,7 +29,7 @@ func readServers(d *doc, n *node, scope string, h *Host, im *Import, c substCtx)
 	return nil
 }
 
-// stdioHTTP reads the fields most hosts share: command, args, env, url,
+// common reads the fields most hosts share: command, args, env, url,
 // headers. It reports whether it took m.
 func (r *sreader) common(m member) bool {
 	switch m.key {
@@ -68,25 +68,50 @@ func (r *sreader) typ(m member) {
 	}
 }
 
-func claudeDesktopServer(r *sreader, n *node) {
+// members reads each member of a server's object n: a field in skips is
+// noted as skipped with its reason; own (nil for none) comes next and
+// reports whether it took the member; then the fields most hosts share.
+// A member none of them takes is one the host does not document.
+func (r *sreader) members(n *node, skips map[string]string, own func(m member) bool) {
 	for _, m := range n.members {
-		if m.key != "url" && m.key != "headers" && r.common(m) {
+		if why, ok := skips[m.key]; ok {
+			r.skip(m, why)
 			continue
 		}
-		switch m.key {
-		case "url", "headers":
-			r.skip(m, "Claude Desktop's file runs local servers only (remote ones are connectors in its settings)")
-		default:
+		if (own == nil || !own(m)) && !r.common(m) {
 			r.unknown(m)
 		}
 	}
 }
 
+// typeField takes a "type" (see typ).
+func (r *sreader) typeField(m member) bool {
+	if m.key != "type" {
+		return false
+	}
+	r.typ(m)
+	return true
+}
+
+// Why some hosts' fields are skipped.
+const (
+	envFileSkip  = "mcpx reads no env files; put the variables in env, or in mcpx's environment"
+	toolListSkip = "per-server tool lists are not in mcpx's server entries; use mcpx.hosts tool filters"
+)
+
+var claudeDesktopSkips = map[string]string{
+	"url":     "Claude Desktop's file runs local servers only (remote ones are connectors in its settings)",
+	"headers": "Claude Desktop's file runs local servers only (remote ones are connectors in its settings)",
+}
+
+func claudeDesktopServer(r *sreader, n *node) { r.members(n, claudeDesktopSkips, nil) }
+
+var claudeCodeSkips = map[string]string{
+	"oauth": oauthSkip,
+}
+
 func claudeCodeServer(r *sreader, n *node) {
-	for _, m := range n.members {
-		if r.common(m) {
-			continue
-		}
+	r.members(n, claudeCodeSkips, func(m member) bool {
 		switch m.key {
 		case "type":
 			r.typ(m)
@@ -98,73 +123,68 @@ func claudeCodeServer(r *sreader, n *node) {
 		case "headersHelper":
 			r.skip(m, "mcpx does not run a command for headers; put the header in headers with a ${VAR}")
 			r.fail(skipf("it gets its headers from a headersHelper command, which mcpx does not run"))
-		case "oauth":
-			r.skip(m, oauthSkip)
 		default:
-			r.unknown(m)
+			return false
 		}
-	}
+		return true
+	})
 }
 
-func cursorServer(r *sreader, n *node) {
-	for _, m := range n.members {
-		if r.common(m) {
-			continue
-		}
-		switch m.key {
-		case "type":
-			r.typ(m)
-		case "envFile":
-			r.skip(m, "mcpx reads no env files; put the variables in env, or in mcpx's environment")
-		case "auth":
-			r.skip(m, oauthSkip)
-		default:
-			r.unknown(m)
-		}
-	}
+var cursorSkips = map[string]string{
+	"envFile": envFileSkip,
+	"auth":    oauthSkip,
+}
+
+func cursorServer(r *sreader, n *node) { r.members(n, cursorSkips, r.typeField) }
+
+var vscodeSkips = map[string]string{
+	"envFile":        envFileSkip,
+	"dev":            "VS Code's development mode (watch and debug) has no counterpart in mcpx",
+	"sandboxEnabled": "mcpx does not sandbox upstream servers",
+	"sandbox":        "mcpx does not sandbox upstream servers",
 }
 
 func vscodeServer(r *sreader, n *node) {
-	for _, m := range n.members {
-		if r.common(m) {
-			continue
-		}
-		switch m.key {
-		case "type":
-			r.typ(m)
-		case "cwd":
+	r.members(n, vscodeSkips, func(m member) bool {
+		if m.key == "cwd" {
 			r.s.Cwd, _ = r.str(m)
-		case "envFile":
-			r.skip(m, "mcpx reads no env files; put the variables in env, or in mcpx's environment")
-		case "dev":
-			r.skip(m, "VS Code's development mode (watch and debug) has no counterpart in mcpx")
-		case "sandboxEnabled", "sandbox":
-			r.skip(m, "mcpx does not sandbox upstream servers")
-		default:
-			r.unknown(m)
+			return true
 		}
-	}
+		return r.typeField(m)
+	})
+}
+
+var windsurfSkips = map[string]string{
+	"url":           "Windsurf reads a remote server's address from serverUrl, not url",
+	"disabledTools": toolListSkip,
 }
 
 func windsurfServer(r *sreader, n *node) {
-	for _, m := range n.members {
-		if m.key != "url" && r.common(m) {
-			continue
-		}
+	r.members(n, windsurfSkips, func(m member) bool {
 		switch m.key {
 		case "serverUrl":
 			r.s.URL, _ = r.str(m)
-		case "url":
-			r.skip(m, "Windsurf reads a remote server's address from serverUrl, not url")
+			return true
 		case "disabled":
 			r.s.Disabled, _ = r.boolean(m)
-		case "disabledTools":
-			r.skip(m, "per-server tool lists are not in mcpx's server entries; use mcpx.hosts tool filters")
-		default:
-			r.unknown(m)
+			return true
 		}
-	}
+		return false
+	})
 }
+
+var geminiSkips = map[string]string{
+	"trust":                "whether to confirm a call is the host's choice; mcpx does not ask",
+	"includeTools":         toolListSkip,
+	"excludeTools":         toolListSkip,
+	"description":          "mcpx's server entries have no description",
+	"oauth":                geminiAuthSkip,
+	"authProviderType":     geminiAuthSkip,
+	"targetAudience":       geminiAuthSkip,
+	"targetServiceAccount": geminiAuthSkip,
+}
+
+const geminiAuthSkip = oauthSkip + "; Google credentials are not mcpx's either"
 
 func geminiServer(r *sreader, n *node) {
 	// A url is legacy SSE unless a type says otherwise (Gemini CLI's own
@@ -172,10 +192,7 @@ func geminiServer(r *sreader, n *node) {
 	// Streamable HTTP.
 	var urlKeys []string
 	typed := ""
-	for _, m := range n.members {
-		if m.key != "url" && r.common(m) {
-			continue
-		}
+	r.members(n, geminiSkips, func(m member) bool {
 		switch m.key {
 		case "url", "httpUrl":
 			r.s.URL, _ = r.str(m)
@@ -190,18 +207,11 @@ func geminiServer(r *sreader, n *node) {
 				r.s.MaxTimeout = d
 				r.e.notef("timeout: became maxTimeout %s (Gemini CLI's timer is hard)", d)
 			}
-		case "trust":
-			r.skip(m, "whether to confirm a call is the host's choice; mcpx does not ask")
-		case "includeTools", "excludeTools":
-			r.skip(m, "per-server tool lists are not in mcpx's server entries; use mcpx.hosts tool filters")
-		case "description":
-			r.skip(m, "mcpx's server entries have no description")
-		case "oauth", "authProviderType", "targetAudience", "targetServiceAccount":
-			r.skip(m, oauthSkip+"; Google credentials are not mcpx's either")
 		default:
-			r.unknown(m)
+			return false
 		}
-	}
+		return true
+	})
 	switch {
 	case len(urlKeys) > 1:
 		r.fail(skipf("it has both url and httpUrl"))
