@@ -40,6 +40,12 @@ const heartbeatEvery = 3
 // timer says.
 const minHeartbeat = 50 * time.Millisecond
 
+// HeartbeatInterval is how long a stream to a host with timer timeout
+// may be silent before it gets a heartbeat.
+func HeartbeatInterval(timeout time.Duration) time.Duration {
+	return max(timeout/heartbeatEvery, minHeartbeat)
+}
+
 // wantsHeartbeats reports whether c's host is to get heartbeats: its
 // timer is reset by progress, and it gave a token to send them under.
 func wantsHeartbeats(c *Call) bool {
@@ -47,19 +53,86 @@ func wantsHeartbeats(c *Call) bool {
 	return p.ResetOnProgress && p.Timeout > 0 && c.HostToken != nil && c.Progress != nil
 }
 
-// heartbeat is a call's heartbeat state, guarded by its callState's mu;
-// made only for a call that gets heartbeats.
-type heartbeat struct {
+// Heartbeat is the timing and values of the heartbeats on one progress
+// stream to a host: a call's (here) or a script's (code mode). It does
+// not lock: its owner guards it with a lock of its own, held in every
+// call of its methods and in the timer's function, and builds and sends
+// the notifications itself (under that lock, so that they keep their
+// order with the stream's other progress).
+type Heartbeat struct {
 	every    time.Duration
 	t        *time.Timer
 	stopped  bool
-	label    string    // the tool as the host named it
 	lastSent time.Time // the last progress the host was sent, or its request
-	lastNews time.Time // the upstream's last progress, or the host's request
+	lastNews time.Time // the worker's last progress, or the host's request
 	sent     float64   // the last value the host was sent
 	any      bool      // whether sent holds one
-	total    json.RawMessage
-	beats    int
+}
+
+// NewHeartbeat starts the heartbeats of a stream silent since since:
+// fire runs after every of silence, and again each time it is due; it
+// takes the owner's lock and asks Due. The owner holds its lock while
+// storing the result, as fire may run at once.
+func NewHeartbeat(every time.Duration, since time.Time, fire func()) *Heartbeat {
+	now := time.Now()
+	if since.IsZero() || since.After(now) {
+		since = now
+	}
+	hb := &Heartbeat{every: every, lastSent: since, lastNews: since}
+	hb.t = time.AfterFunc(since.Add(every).Sub(now), fire)
+	return hb
+}
+
+// Due is called by the timer's function: ok when a heartbeat is to go
+// now, with its value (the smallest above the last one sent, which it
+// records as sent) and how long the worker has been silent; otherwise the
+// timer is set for when one is due.
+func (hb *Heartbeat) Due() (value float64, silent time.Duration, ok bool) {
+	if hb.stopped {
+		return 0, 0, false
+	}
+	now := time.Now()
+	if due := hb.lastSent.Add(hb.every); now.Before(due) {
+		hb.t.Reset(due.Sub(now))
+		return 0, 0, false
+	}
+	if hb.any {
+		value = math.Nextafter(hb.sent, math.Inf(1))
+	}
+	hb.sent, hb.any, hb.lastSent = value, true, now
+	hb.t.Reset(hb.every)
+	return value, now.Sub(hb.lastNews), true
+}
+
+// News notes that the worker sent progress at at (passed on or not): the
+// silence a heartbeat reports counts from it.
+func (hb *Heartbeat) News(at time.Time) { hb.lastNews = at }
+
+// Forward is called with each of the worker's own values on its way to
+// the host, after News: it returns v, raised to the smallest value above
+// the last one sent if it is not above it already (the host's values
+// must increase), and counts it as sent at the news' time.
+func (hb *Heartbeat) Forward(v float64) float64 {
+	if hb.any && v <= hb.sent {
+		v = math.Nextafter(hb.sent, math.Inf(1))
+	}
+	hb.sent, hb.any, hb.lastSent = v, true, hb.lastNews
+	return v
+}
+
+// Stop ends the heartbeats: fire asks Due no more, and Due says none is
+// due.
+func (hb *Heartbeat) Stop() {
+	hb.stopped = true
+	hb.t.Stop()
+}
+
+// heartbeat is a call's heartbeats, guarded by its callState's mu; made
+// only for a call that gets heartbeats.
+type heartbeat struct {
+	*Heartbeat
+	label string // the tool as the host named it
+	total json.RawMessage
 }
 
 // startHeartbeat starts st's heartbeats if its host's profile calls for
@@ -72,15 +145,7 @@ func (st *callState) startHeartbeat(since time.Time, label string) {
 	}
 	st.mu.Lock() // the first beat may be due at once
 	defer st.mu.Unlock()
-	hb := &heartbeat{}
-	st.hb = hb
-	hb.every = max(c.HostProfile.Timeout/heartbeatEvery, minHeartbeat)
-	now := time.Now()
-	if since.IsZero() || since.After(now) {
-		since = now
-	}
-	hb.label, hb.lastSent, hb.lastNews = label, since, since
-	hb.t = time.AfterFunc(since.Add(hb.every).Sub(now), st.beat)
+	st.hb = &heartbeat{Heartbeat: NewHeartbeat(HeartbeatInterval(c.HostProfile.Timeout), since, st.beat), label: label}
 }
 
 // stopHeartbeat stops st's heartbeats for good: none is sent after it
@@ -89,28 +154,19 @@ func (st *callState) stopHeartbeat() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if hb := st.hb; hb != nil {
-		hb.stopped = true
-		hb.t.Stop()
+		hb.Stop()
 	}
 }
 
 // beat runs when the heartbeat timer fires: a heartbeat if the host has
-// been sent nothing for hb.every, else the timer set for when that is due.
+// been sent nothing for a while (see Heartbeat.Due).
 func (st *callState) beat() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	hb := st.hb
-	if hb.stopped {
+	v, silent, ok := hb.Due()
+	if !ok {
 		return
-	}
-	now := time.Now()
-	if due := hb.lastSent.Add(hb.every); now.Before(due) {
-		hb.t.Reset(due.Sub(now))
-		return
-	}
-	v := 0.0
-	if hb.any {
-		v = math.Nextafter(hb.sent, math.Inf(1))
 	}
 	p := &jsonrpc.Object{}
 	p.Set(mcp.MetaProgressToken, st.call.HostToken)
@@ -118,11 +174,8 @@ func (st *callState) beat() {
 	if hb.total != nil {
 		p.Set("total", hb.total)
 	}
-	p.Set("message", jsonrpc.Quote("waiting on "+hb.label+": no news for "+seconds(now.Sub(hb.lastNews))))
-	hb.sent, hb.any, hb.lastSent = v, true, now
-	hb.beats++
+	p.Set("message", jsonrpc.Quote("waiting on "+hb.label+": no news for "+Seconds(silent)))
 	st.call.Progress(p.Bytes())
-	hb.t.Reset(hb.every)
 }
 
 // newsLocked notes that the upstream sent progress for the call (any
@@ -130,7 +183,7 @@ func (st *callState) beat() {
 // it. st.mu is held.
 func (st *callState) newsLocked() {
 	if st.hb != nil {
-		st.hb.lastNews = time.Now()
+		st.hb.News(time.Now())
 	}
 }
 
@@ -143,14 +196,12 @@ func (st *callState) forwardLocked(obj *jsonrpc.Object, v float64) {
 	if hb == nil {
 		return
 	}
-	if hb.any && v <= hb.sent {
-		v = math.Nextafter(hb.sent, math.Inf(1))
-		obj.Set("progress", formatProgress(v))
+	if raised := hb.Forward(v); raised != v {
+		obj.Set("progress", formatProgress(raised))
 	}
 	if raw, ok := obj.Get("total"); ok && len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 		hb.total = append(hb.total[:0], raw...) // a number: heartbeats repeat it
 	}
-	hb.sent, hb.any, hb.lastSent = v, true, hb.lastNews
 }
 
 // formatProgress is v as a JSON number, as short as it reads back exactly.
@@ -158,8 +209,9 @@ func formatProgress(v float64) json.RawMessage {
 	return strconv.AppendFloat(nil, v, 'g', -1, 64)
 }
 
-// seconds prints d in whole seconds ("40 s"), or tenths under ten.
-func seconds(d time.Duration) string {
+// Seconds prints d in whole seconds ("40 s"), or tenths under ten, as a
+// heartbeat's message says how long its stream has been silent.
+func Seconds(d time.Duration) string {
 	if d < 10*time.Second {
 		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
 	}
