@@ -59,7 +59,11 @@ var rules = []rule{
 		never: slices.Concat([]string{"relay", "catalog", "hostserver", "localapi", "jobs", "runner"}, roots),
 		why:   "upstream is an engine: it never imports the core, the edges or the roots",
 	},
-	{pkg: "sandbox", allowed: []string{}, why: "sandbox is an engine that knows nothing of MCP: nothing of mcpx (and never store)"},
+	{
+		pkg:     "sandbox",
+		allowed: []string{"supervise", "config"},
+		why:     "sandbox is an engine that knows nothing of MCP: its child runs under supervise (which builds on config), nothing else of mcpx (and never store)",
+	},
 	{
 		pkg:   "codemode",
 		never: slices.Concat([]string{"hostserver", "localapi", "store", "jobs"}, roots),

@@ -15,7 +15,10 @@
 // lines captured and bounded), setTimeout, clearTimeout and sleep(ms), and
 // whatever the caller's prelude builds on the host bridge it is given.
 // There is no require, import, fetch, process, filesystem, network or
-// environment (the child starts with an empty one, in /).
+// environment (the child starts with an empty one, in /, but for
+// GOMAXPROCS and the tag supervise marks its children with). The child
+// runs under package supervise as an upstream does: in a process group of
+// its own, killed if mcpx dies.
 //
 // Limits ([Limits]): memory (the child's Go heap, watched, with the Go
 // memory limit set and an RLIMIT_DATA backstop; a child the kernel kills

@@ -6,54 +6,62 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"mcpx/internal/config"
+	"mcpx/internal/supervise"
 )
 
 // proc is one child process, from the parent's side.
 type proc struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	sp     *supervise.Process
 	msgs   chan *message // what the child says, closed at its stdout's end
-	exited chan struct{} // closed once the child has been waited for
+	exited chan struct{} // closed once the child has been reaped and its output read
 	stderr *tail
 
 	wmu    sync.Mutex
 	killed bool // by the parent (guarded by wmu)
 }
 
-// spawn starts a child of exe with memory limit mem. The child has an
-// empty environment but for GOMAXPROCS=2, and runs in /. Two Ps: the
-// script runs on one and the reader of the parent's stop on the other,
-// so a stop interrupts a tight loop at once; with one P the reader
-// waited for the scheduler's preemption (a stop took 32 ms, not 1 ms:
-// TestStopInterruptsBusyLoop's child, timed by hand).
+// spawn starts a child of exe with memory limit mem, supervised as an
+// upstream is (its own process group, killed if mcpx dies). The child has
+// an empty environment but for GOMAXPROCS=2 (and supervise's tag), and
+// runs in /. Two Ps: the script runs on one and the reader of the
+// parent's stop on the other, so a stop interrupts a tight loop at once;
+// with one P the reader waited for the scheduler's preemption (a stop
+// took 32 ms, not 1 ms: TestStopInterruptsBusyLoop's child, timed by
+// hand).
 func spawn(exe string, mem int64) (*proc, error) {
-	cmd := exec.Command(exe, ChildVerb, strconv.FormatInt(mem, 10))
-	cmd.Env = []string{"GOMAXPROCS=2"}
-	cmd.Dir = "/"
-	p := &proc{cmd: cmd, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
+	sp, err := supervise.Start(&config.Server{
+		Name:    "script",
+		Command: exe,
+		Args:    []string{ChildVerb, strconv.FormatInt(mem, 10)},
+		Env:     map[string]string{"GOMAXPROCS": "2"},
+		Cwd:     "/",
+	}, &supervise.Options{CleanEnv: true})
 	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the script's process: %w", err)
 	}
-	read := make(chan struct{})
+	p := &proc{sp: sp, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
+	read, drained := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(drained)
+		defer sp.Stderr.Close()
+		// A healthy child writes nothing there: a small buffer, not
+		// io.Copy's 32 KiB, saves that much per child (BenchmarkExecWarm's
+		// B/op). The struct hides *os.File's WriteTo, which would bring
+		// its own.
+		io.CopyBuffer(p.stderr, struct{ io.Reader }{sp.Stderr}, make([]byte, 4<<10))
+	}()
 	go func() {
 		defer close(read)
 		defer close(p.msgs)
-		r := bufio.NewReaderSize(stdout, 64<<10)
+		defer sp.Stdout.Close()
+		r := bufio.NewReaderSize(sp.Stdout, 64<<10)
 		for {
 			m := &message{}
 			if err := readMessage(r, m); err != nil {
@@ -66,8 +74,9 @@ func spawn(exe string, mem int64) (*proc, error) {
 		}
 	}()
 	go func() {
-		<-read // Wait closes stdout: read it all first
-		cmd.Wait()
+		<-read
+		<-drained
+		sp.Wait()
 		close(p.exited)
 	}()
 	return p, nil
@@ -81,7 +90,7 @@ func (p *proc) send(m *message) error {
 	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	_, err = p.stdin.Write(append(b, '\n'))
+	_, err = p.sp.Stdin.Write(append(b, '\n'))
 	return err
 }
 
@@ -110,7 +119,7 @@ func (p *proc) end(grace time.Duration) {
 		case <-t.C:
 			p.kill()
 		case <-p.exited: // after msgs closed
-			p.stdin.Close()
+			p.sp.Stdin.Close()
 			return
 		}
 	}
@@ -121,8 +130,8 @@ func (p *proc) kill() {
 	p.wmu.Lock()
 	p.killed = true
 	p.wmu.Unlock()
-	p.cmd.Process.Kill()
-	p.stdin.Close()
+	p.sp.Kill()
+	p.sp.Stdin.Close()
 }
 
 // deathError is why a child that ended without a done message did: the
@@ -131,7 +140,7 @@ func (p *proc) kill() {
 // CPU limit.
 func (p *proc) deathError(mem int64, lim Limits) error {
 	<-p.exited
-	st := p.cmd.ProcessState
+	st := p.sp.State()
 	p.wmu.Lock()
 	killed := p.killed
 	p.wmu.Unlock()

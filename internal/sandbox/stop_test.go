@@ -3,6 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -110,7 +113,7 @@ func TestKernelKillIsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syscall.Kill(c.cmd.Process.Pid, syscall.SIGKILL)
+	syscall.Kill(c.sp.PID(), syscall.SIGKILL)
 	err = c.deathError(p.mem, DefaultLimits)
 	c.end(time.Second)
 	var le *LimitError
@@ -127,7 +130,7 @@ func TestWarmPool(t *testing.T) {
 	// No child is started before the first script asks for one.
 	select {
 	case c := <-p.warm:
-		t.Errorf("a warm child (pid %d) before any script", c.cmd.Process.Pid)
+		t.Errorf("a warm child (pid %d) before any script", c.sp.PID())
 	case <-time.After(200 * time.Millisecond):
 	}
 	for i := range 2 {
@@ -154,5 +157,34 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestChildSupervised: the child leads a process group of its own (so a
+// kill reaches whatever it might start) and has no environment of mcpx's:
+// GOMAXPROCS and supervise's tag, nothing else.
+func TestChildSupervised(t *testing.T) {
+	t.Setenv("MCPX_SANDBOX_LEAK", "secret")
+	p := testPool(t, 0)
+	c, err := spawn(p.exe, p.mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.kill(); c.end(time.Second) }()
+	pid := c.sp.PID()
+	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
+		t.Errorf("the child's process group is %d (%v), want its own, %d", pgid, err, pid)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for kv := range strings.SplitSeq(strings.TrimRight(string(env), "\x00"), "\x00") {
+		name, _, _ := strings.Cut(kv, "=")
+		names = append(names, name)
+	}
+	if want := []string{"GOMAXPROCS", "MCPX_UPSTREAM"}; !slices.Equal(names, want) {
+		t.Errorf("the child's environment has %q, want %q", names, want)
 	}
 }

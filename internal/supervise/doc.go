@@ -16,5 +16,6 @@
 // closes them; Stop closes Stdin.
 //
 // The package knows nothing of MCP: upstream builds its stdio transport
-// on it, and cmd/mcpx runs the shim.
+// on it, sandbox starts its script children with it, and cmd/mcpx runs
+// the shim.
 package supervise

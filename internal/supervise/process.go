@@ -48,7 +48,11 @@ func Start(srv *config.Server, sup *Options) (*Process, error) {
 		return nil, fmt.Errorf("starting %q: %w", srv.Command, cmd.Err)
 	}
 	tag := newTag()
-	cmd.Env = mergeEnv(os.Environ(), withTag(srv.Env, tag))
+	base := os.Environ()
+	if sup.CleanEnv {
+		base = nil
+	}
+	cmd.Env = mergeEnv(base, withTag(srv.Env, tag))
 	cmd.Dir = srv.Cwd
 	var ctrlR, ctrlW, repR, repW *os.File
 	target := cmd.Path
@@ -230,6 +234,10 @@ func (p *Process) ExitStatus() string {
 	}
 	return p.err.Error()
 }
+
+// State is how the child ended (the shim's end under a shim), once Done
+// is closed.
+func (p *Process) State() *os.ProcessState { return p.cmd.ProcessState }
 
 // signalGroup signals the child's whole process group.
 func (p *Process) signalGroup(sig syscall.Signal) {

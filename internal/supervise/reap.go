@@ -27,6 +27,10 @@ type Options struct {
 	// [Reap] kills what the records of owners no longer running name. ""
 	// keeps no records.
 	Records string
+	// CleanEnv starts the child with the server's Env alone (and the tag
+	// Reap knows its tree by), not mcpx's environment with Env over it:
+	// for a child that is to have no ambient authority (a script's).
+	CleanEnv bool
 }
 
 // record is the file of one live upstream process.
