@@ -301,14 +301,6 @@ func (c *Catalog) HasServer(name string) bool {
 // its cached listing (listing it if needed); listed is false when the
 // server could not be listed, and then has says nothing.
 func (c *Catalog) HasTool(ctx context.Context, server, tool string) (has, listed bool) {
-	tools, err := c.pool.Tools(ctx, server)
-	if err != nil {
-		return false, false
-	}
-	for i := range tools {
-		if tools[i].Name == tool {
-			return true, true
-		}
-	}
-	return false, true
+	_, has, err := c.pool.Tool(ctx, server, tool)
+	return has, err == nil
 }

@@ -89,23 +89,17 @@ func (m *Manager) StartJob(ctx context.Context, spec Spec, run func(ctx context.
 // Idempotent reports whether server's tool, as r's pool lists it, is
 // annotated idempotentHint: a job of it may run again after a restart.
 func Idempotent(ctx context.Context, r *relay.Relay, server, tool string) bool {
-	tools, err := r.Pool().Tools(ctx, server)
-	if err != nil {
+	t, found, _ := r.Pool().Tool(ctx, server, tool)
+	if !found {
 		return false
 	}
-	for _, t := range tools {
-		if t.Name != tool {
-			continue
-		}
-		var def struct {
-			Annotations struct {
-				Idempotent bool `json:"idempotentHint"`
-			} `json:"annotations"`
-		}
-		_ = json.Unmarshal(t.Raw, &def)
-		return def.Annotations.Idempotent
+	var def struct {
+		Annotations struct {
+			Idempotent bool `json:"idempotentHint"`
+		} `json:"annotations"`
 	}
-	return false
+	_ = json.Unmarshal(t.Raw, &def)
+	return def.Annotations.Idempotent
 }
 
 // ProgressTo returns a relay.Call Progress func that notes each

@@ -49,22 +49,16 @@ func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) b
 	if json.Unmarshal(caps, &c) != nil || len(c.Tasks.Requests.Tools.Call) == 0 {
 		return false
 	}
-	tools, err := r.pool.Tools(ctx, server)
-	if err != nil {
+	t, found, _ := r.pool.Tool(ctx, server, tool)
+	if !found {
 		return false
 	}
-	for _, t := range tools {
-		if t.Name != tool {
-			continue
-		}
-		var def struct {
-			Execution struct {
-				TaskSupport string `json:"taskSupport"`
-			} `json:"execution"`
-		}
-		return json.Unmarshal(t.Raw, &def) == nil && def.Execution.TaskSupport == "required"
+	var def struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
 	}
-	return false
+	return json.Unmarshal(t.Raw, &def) == nil && def.Execution.TaskSupport == "required"
 }
 
 // upstreamTask is a 2025-11-25 Task as a server sends it.

@@ -162,6 +162,18 @@ func (p *Pool) Tools(ctx context.Context, name string) ([]Tool, error) {
 	return s.Tools(ctx)
 }
 
+// Tool returns the tool of server name called tool (see Tools); found
+// is false when the server does not list it.
+func (p *Pool) Tool(ctx context.Context, name, tool string) (t Tool, found bool, err error) {
+	tools, err := p.Tools(ctx, name)
+	for _, t := range tools {
+		if t.Name == tool {
+			return t, true, nil
+		}
+	}
+	return Tool{}, false, err
+}
+
 // nextStart is when an eager server may start again: after its start
 // failures' wait and its crashes' wait.
 func (en *entry) nextStart() time.Time {
