@@ -210,17 +210,28 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	}
 }
 
+// run runs c's services for a serve of its own: the pool (and the
+// scripts' warm children), the jobs and the config's watcher, until the
+// returned stop is called, which stops them in the reverse order and
+// exports the last spans.
+func (c *core) run(ctx context.Context, opts *Options) (stop func()) {
+	stopPool := c.runPool(ctx)
+	stopJobs := c.runJobs(ctx)
+	stopWatch := c.watchConfig(ctx, opts)
+	return func() {
+		stopWatch()
+		stopJobs()
+		stopPool()
+		c.stopTracing()
+	}
+}
+
 // ServeStdio serves one host on r and w with a core of its own: everything
 // in one process. It returns when the host leaves or ctx ends (the host's
 // calls then end with "mcpx is stopping"), after stopping every upstream.
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
 	c := newCore(opts, nil)
-	defer c.stopTracing()
-	stopPool := c.runPool(ctx)
-	defer stopPool()
-	stopJobs := c.runJobs(ctx)
-	defer stopJobs()
-	defer c.watchConfig(ctx, opts)()
+	defer c.run(ctx, opts)()
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})
@@ -234,12 +245,7 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
 	c := newCore(opts, nil)
-	defer c.stopTracing()
-	stopPool := c.runPool(ctx)
-	defer stopPool()
-	stopJobs := c.runJobs(ctx)
-	defer stopJobs()
-	defer c.watchConfig(ctx, opts)()
+	defer c.run(ctx, opts)()
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
 	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
