@@ -30,6 +30,15 @@ func lookupHost(name string) (*hostconfig.Host, error) {
 	return nil, usagef("unknown host %q (want one of %s)", name, hostconfig.Names())
 }
 
+// oneHost returns the host args name, or a usage error unless args is
+// one name of a host.
+func oneHost(args []string) (*hostconfig.Host, error) {
+	if len(args) != 1 {
+		return nil, usagef("want one HOST")
+	}
+	return lookupHost(args[0])
+}
+
 func hostEnv(env *Env) hostconfig.Env {
 	return hostconfig.Env{Getenv: env.getenv, GOOS: runtime.GOOS}
 }

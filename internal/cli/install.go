@@ -57,10 +57,7 @@ Installing again rewrites the entry and keeps the first backup.`,
 			fs.BoolVar(&plugin, "plugin", false, "opencode: install mcpx's opencode plugin (live progress, cancel) instead of an MCP entry")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("want one HOST")
-			}
-			h, err := lookupHost(args[0])
+			h, err := oneHost(args)
 			if err != nil {
 				return err
 			}

@@ -29,10 +29,7 @@ stay there. A unified diff is printed every time.`,
 			fs.BoolVar(&force, "force", false, "put the backup back even if the file changed since install")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
-			if len(args) != 1 {
-				return usagef("want one HOST")
-			}
-			h, err := lookupHost(args[0])
+			h, err := oneHost(args)
 			if err != nil {
 				return err
 			}
