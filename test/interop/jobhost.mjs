@@ -19,39 +19,10 @@
 //   seconds     how long the tool works, silent
 //   timeoutMs   the host's hard timer on every request
 //   deadlineMs  the whole run's limit
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioClientTransport as StdioV1, getDefaultEnvironment as envV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { StdioClientTransport as StdioV2, getDefaultEnvironment as envV2 } from '@modelcontextprotocol/client/stdio';
+import { run, connectTo } from './hostkit.mjs';
 
-const spec = JSON.parse(process.argv[2] ?? '{}');
-const report = { sdk: spec.sdk, transport: spec.transport, ok: false };
-const print = () => process.stdout.write(JSON.stringify(report) + '\n');
-const watchdog = setTimeout(() => {
-  report.error = `jobhost: no end within ${spec.deadlineMs} ms`;
-  print();
-  process.exit(1);
-}, spec.deadlineMs ?? 60000);
-
-const v1 = spec.sdk === 'v1';
-let transport;
-if (spec.transport === 'stdio') {
-  const args = ['serve', '--config', spec.config];
-  if (spec.inProcess) args.push('--in-process');
-  const env = { ...(v1 ? envV1() : envV2()), ...(spec.env ?? {}) };
-  transport = v1
-    ? new StdioV1({ command: spec.mcpx, args, env, stderr: 'inherit' })
-    : new StdioV2({ command: spec.mcpx, args, env, stderr: 'inherit' });
-} else {
-  const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
-  const url = new URL(spec.url);
-  transport = v1 ? new TransportV1(url, { requestInit }) : new TransportV2(url, { requestInit });
-}
-const info = { name: spec.clientName, version: '1.0.0' };
-const client = v1
-  ? new ClientV1(info, { capabilities: {} })
-  : new ClientV2(info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+const { spec, report, end } = run('jobhost');
+const { client, transport, v1 } = connectTo(spec, { name: spec.clientName, version: '1.0.0' });
 // A hard timer: progress does not reset it.
 const opts = { timeout: spec.timeoutMs, resetTimeoutOnProgress: false };
 const call = params => (v1 ? client.callTool(params, undefined, opts) : client.callTool(params, opts));
@@ -81,11 +52,5 @@ try {
 } catch (err) {
   report.error = String(err?.stack ?? err);
 }
-try {
-  await client.close();
-} catch (err) {
-  report.closeError = String(err?.message ?? err);
-}
-clearTimeout(watchdog);
-print();
+await end(client);
 process.exit(0);

@@ -22,38 +22,16 @@
 //   log          (stdio) {tool, level, levels}: setLoggingLevel(level), call
 //                tool with {levels}, and report the messages received
 //   deadlineMs   the whole run's limit
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { run, connectTo } from './hostkit.mjs';
 
-const spec = JSON.parse(process.argv[2] ?? '{}');
-const report = { sdk: spec.sdk, transport: spec.transport, ok: false };
-const print = () => process.stdout.write(JSON.stringify(report) + '\n');
-const watchdog = setTimeout(() => {
-  report.error = `surfacehost: no end within ${spec.deadlineMs} ms`;
-  print();
-  process.exit(1);
-}, spec.deadlineMs ?? 60000);
-
-const v1 = spec.sdk === 'v1';
-let transport;
-if (spec.transport === 'stdio') {
-  const args = ['serve', '--config', spec.config];
-  if (spec.inProcess) args.push('--in-process');
-  transport = new StdioClientTransport({ command: spec.mcpx, args, env: { ...getDefaultEnvironment(), ...(spec.env ?? {}) }, stderr: 'inherit' });
-} else {
-  const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
-  transport = v1 ? new TransportV1(new URL(spec.url), { requestInit }) : new TransportV2(new URL(spec.url), { requestInit });
-}
+const { spec, report, end } = run('surfacehost');
 const received = [];
-const client = v1
-  ? new ClientV1({ name: 'mcpx-interop-surfacehost-v1', version: '1.0.0' }, { capabilities: {} })
-  : new ClientV2(
-      { name: 'mcpx-interop-surfacehost-v2', version: '2.0.0' },
-      { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } },
-    );
+const v1 = spec.sdk === 'v1';
+const { client, transport } = connectTo(
+  spec,
+  v1 ? { name: 'mcpx-interop-surfacehost-v1', version: '1.0.0' } : { name: 'mcpx-interop-surfacehost-v2', version: '2.0.0' },
+);
 
 const refusal = async f => {
   try {
@@ -136,10 +114,4 @@ try {
 } catch (err) {
   report.error = String(err?.stack ?? err);
 }
-try {
-  await client.close();
-} catch (err) {
-  report.closeError = String(err?.message ?? err);
-}
-clearTimeout(watchdog);
-print();
+await end(client);
