@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"mcpx/internal/demo"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -24,10 +20,7 @@ type anthropicStub struct {
 	// echo is the name the host gives mcpx's demo__echo; prefix starts
 	// the names of mcpx's tools.
 	echo, prefix string
-
-	mu      sync.Mutex
-	tools   []string
-	results []string
+	stubLog
 }
 
 func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,17 +57,14 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	offered := false
-	s.mu.Lock()
+	var tools []string
 	for _, t := range body.Tools {
 		if strings.HasPrefix(t.Name, s.prefix) {
-			if len(results) == 0 && !realHas(s.tools, t.Name) {
-				s.tools = append(s.tools, t.Name)
-			}
+			tools = append(tools, t.Name)
 			offered = offered || t.Name == s.echo
 		}
 	}
-	s.results = append(s.results, results...)
-	s.mu.Unlock()
+	s.saw(tools, results)
 	w.Header().Set("Content-Type", "text/event-stream")
 	event := func(v map[string]any) {
 		b, _ := json.Marshal(v)
@@ -97,15 +87,6 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	event(map[string]any{"type": "message_stop"})
 }
 
-func realHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // TestRealClaudePrint: after mcpx install claude-code, `claude -p` (its
 // model a stub on loopback that answers with one tool call) calls
 // demo__echo through mcpx, on stdio and over HTTP; the tools it offers
@@ -120,60 +101,12 @@ func TestRealClaudePrint(t *testing.T) {
 	e.Vars["ANTHROPIC_BASE_URL"] = srv.URL
 	e.Vars["ANTHROPIC_API_KEY"] = "sk-stub"
 	e.Vars["ENABLE_TOOL_SEARCH"] = "false" // else Claude Code hides MCP tools behind a search of its own
-	home := e.Vars["HOME"]
-	file := filepath.Join(home, ".claude.json")
-	const seed = "{\n  \"numStartups\": 1\n}\n"
-	if err := os.WriteFile(file, []byte(seed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg := e.WriteConfig(map[string]any{
-		"http": map[string]any{"listen": "127.0.0.1:" + realFreePort(t)},
-		"hosts": map[string]any{
-			"claude-code": map[string]any{"tools": []string{"!demo__wait"}},
-			"claude-http": map[string]any{"tools": []string{"!demo__scan"}},
-		},
-	}, mcpxtest.Demo{Name: "demo"})
-	realStartDaemon(t, e, cfg, e.Path("daemon.log"))
-
-	for i, way := range []string{"stdio", "http"} {
-		args := []string{"install", "claude-code", "--config", cfg}
-		if way == "http" {
-			args = append(args, "--http", "--name", "claude-http")
-		}
-		if out, stderr, code := e.Run(30*time.Second, args...); code != 0 {
-			t.Fatalf("%s: mcpx %v: exit %d\n%s%s", way, args, code, out, stderr)
-		}
-		stub.mu.Lock()
-		stub.tools = nil
-		stub.mu.Unlock()
-		out := runRealHost(t, e, bin, home, "-p", "call the echo tool", "--allowedTools", "mcp__mcpx__demo__echo")
-		calls := 0
-		for _, ev := range e.Records("demo") {
-			if ev.Method == "tools/call" && ev.Tool == "echo" && ev.Event == demo.EventRequest {
-				calls++
-			}
-		}
-		stub.mu.Lock()
-		results, tools := append([]string(nil), stub.results...), stub.tools
-		stub.mu.Unlock()
-		if calls != i+1 {
-			t.Errorf("%s: the demo saw %d echo calls, want %d:\n%s", way, calls, i+1, out)
-		}
-		if len(results) != i+1 || !strings.Contains(results[i], "hello from the claude stub") {
-			t.Errorf("%s: Claude Code sent the model the tool results %q, want the echo's:\n%s", way, results, out)
-		}
-		refused, kept := "mcp__mcpx__demo__wait", "mcp__mcpx__demo__scan"
-		if way == "http" {
-			refused, kept = kept, refused
-		}
-		if !realHas(tools, "mcp__mcpx__demo__echo") || !realHas(tools, kept) || realHas(tools, refused) {
-			t.Errorf("%s: Claude Code offered %v, want demo__echo and %s, not %s (the host's tool filter)", way, tools, kept, refused)
-		}
-		if out, stderr, code := e.Run(30*time.Second, "uninstall", "claude-code", "--force"); code != 0 {
-			t.Fatalf("%s: uninstall: %s%s", way, out, stderr)
-		}
-		if got := realReadFile(t, file); got != seed {
-			t.Errorf("%s: uninstall --force did not restore %s byte for byte:\n%s", way, file, got)
-		}
-	}
+	runRealRound(t, e, realRound{
+		host: "claude-code", title: "Claude Code", bin: bin,
+		args:      []string{"-p", "call the echo tool", "--allowedTools", "mcp__mcpx__demo__echo"},
+		stdioName: "claude-code", httpName: "claude-http",
+		file: filepath.Join(e.Vars["HOME"], ".claude.json"), seed: "{\n  \"numStartups\": 1\n}\n",
+		tool: "mcp__mcpx__demo__", stub: &stub.stubLog, said: "hello from the claude stub",
+		force: func(string) bool { return true }, // Claude Code keeps its own state in that file
+	})
 }
