@@ -36,7 +36,7 @@ func TestStatusSignIns(t *testing.T) {
 			Token: oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: expiry}},
 		{Server: "moved", ServerURL: "http://127.0.0.1:9/old", SignedIn: signedIn, Token: oauth.Token{AccessToken: "secret-access"}},
 	} {
-		if err := store.Save(r); err != nil {
+		if err := store.Save(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -34,7 +34,7 @@ func BenchmarkTransport(b *testing.B) {
 	})
 	b.Run("signed-in", func(b *testing.B) {
 		store := &Store{Dir: b.TempDir()}
-		if err := store.Save(&Record{Server: "s", ServerURL: ts.URL, Token: Token{AccessToken: "a", Expiry: time.Now().Add(time.Hour)}}); err != nil {
+		if err := store.Save(b.Context(), &Record{Server: "s", ServerURL: ts.URL, Token: Token{AccessToken: "a", Expiry: time.Now().Add(time.Hour)}}); err != nil {
 			b.Fatal(err)
 		}
 		run(b, &Transport{Server: "s", URL: ts.URL, Store: store, Client: &Client{}, Base: base})
