@@ -15,10 +15,10 @@ const refusedReason = "the authorization server refused the refresh token (revok
 // token the authorization server refuses (invalid_grant) ends the
 // sign-in: the record is kept, marked refused, for status to show, and
 // the error is a *SignInError. Any other failure changes nothing: the
-// sign-in stays for the next try.
-func refreshRecord(ctx context.Context, recs Records, c *Client, server, url string, need func(cur *Record) bool) (*Record, error) {
+// sign-in stays for the next try. did reports that this call refreshed.
+func refreshRecord(ctx context.Context, recs Records, c *Client, server, url string, need func(cur *Record) bool) (rec *Record, did bool, err error) {
 	var refused bool
-	rec, err := recs.Update(ctx, server, func(cur *Record) (*Record, error) {
+	rec, err = recs.Update(ctx, server, func(cur *Record) (*Record, error) {
 		switch {
 		case cur == nil || cur.ServerURL != url:
 			return nil, &SignInError{Server: server, Reason: "not signed in"}
@@ -40,13 +40,14 @@ func refreshRecord(ctx context.Context, recs Records, c *Client, server, url str
 			}
 			return nil, err
 		}
+		did = true
 		return &next, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if refused {
-		return nil, &SignInError{Server: server, Reason: refusedReason}
+		return nil, false, &SignInError{Server: server, Reason: refusedReason}
 	}
-	return rec, nil
+	return rec, did, nil
 }

@@ -108,7 +108,7 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	if time.Now().Before(due) {
 		return due
 	}
-	next, err := refreshRecord(ctx, r.Records, r.client(), tg.Server, tg.URL, func(cur *Record) bool {
+	next, did, err := refreshRecord(ctx, r.Records, r.client(), tg.Server, tg.URL, func(cur *Record) bool {
 		d := cur.Token.due(ahead)
 		return !d.IsZero() && !time.Now().Before(d)
 	})
@@ -116,7 +116,7 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	switch {
 	case err == nil:
 		r.settle(tg.Server, nil)
-		if next.Token.AccessToken != rec.Token.AccessToken {
+		if did {
 			r.log().Info("refreshed the server's access token ahead of its expiry", "server", tg.Server, "expiry", next.Token.Expiry)
 		}
 		return next.Token.due(ahead)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +220,47 @@ func TestLoadKeys(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "c2hvcnQ") || strings.Contains(err.Error(), "not base64!") {
 			t.Errorf("%+v: %v, want %q", tc.k, err, tc.want)
 		}
+	}
+}
+
+// Gateways sharing sealed records whose token the server refuses refresh
+// it once between them: 2 gateways × 4 requests at once, one refresh at
+// the authorization server, every request sent again with its token.
+func TestTransportRefreshOnceAcrossGateways(t *testing.T) {
+	ts := newTestServer(t)
+	blobs := &memBlobs{}
+	keys := mustKeys(t, testKey(3))
+	rec := &Record{Server: "s", ServerURL: ts.URL + "/mcp", Resource: ts.URL + "/mcp", Metadata: ServerMetadata{TokenEndpoint: ts.URL + "/token"},
+		Client: Registration{ClientID: "c1"}, Token: Token{AccessToken: "refused-by-the-server", RefreshToken: "rt", Expiry: time.Now().Add(time.Hour)}}
+	if err := (&Sealed{Blobs: blobs, Keys: keys}).Save(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	bodies := make(chan string, 8)
+	for range 2 {
+		tr := &Transport{Server: "s", URL: ts.URL + "/mcp", Store: &Sealed{Blobs: blobs, Keys: keys}, Client: &Client{}, Base: http.DefaultTransport}
+		for range 4 {
+			wg.Go(func() {
+				req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, ts.URL+"/mcp", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					bodies <- err.Error()
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				bodies <- string(b)
+			})
+		}
+	}
+	wg.Wait()
+	close(bodies)
+	for b := range bodies {
+		if b != "Bearer at-refresh_token" {
+			t.Errorf("a request: %q", b)
+		}
+	}
+	if n := ts.refreshed.Load(); n != 1 {
+		t.Fatalf("%d refreshes at the authorization server, want 1", n)
 	}
 }

@@ -203,14 +203,16 @@ func missingScopes(rec *Record, want []string) bool {
 func (t *Transport) refresh(ctx context.Context, rec *Record) (*Record, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next, err := refreshRecord(ctx, t.Store, t.Client, t.Server, t.URL, func(cur *Record) bool {
+	next, did, err := refreshRecord(ctx, t.Store, t.Client, t.Server, t.URL, func(cur *Record) bool {
 		return cur.Token.AccessToken == rec.Token.AccessToken
 	})
 	if err != nil {
 		return nil, err
 	}
-	if next.Token.AccessToken != rec.Token.AccessToken {
+	if did {
 		t.Log.Info("refreshed the server's access token", "expiry", next.Token.Expiry)
+	} else {
+		t.Log.Info("the server's access token was refreshed by another request or gateway")
 	}
 	return next, nil
 }
