@@ -89,7 +89,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req) // never a token to another origin
 	}
 	authorizations := 0
-	refreshed := false
+	refreshed, reread := false, false
 	var fresh *Record // the record a refresh returned, for the next attempt
 	for attempt := 0; ; attempt++ {
 		rec, loadErr := fresh, error(nil)
@@ -131,6 +131,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 				continue
 			}
+			if rec == nil && !reread {
+				// Records may answer from a cache: a sign-in made a
+				// moment ago elsewhere is read afresh before giving up.
+				reread = true
+				if cur := t.reread(req.Context()); cur != nil {
+					discard(resp)
+					fresh = cur
+					continue
+				}
+			}
 			why = "not signed in"
 			if ended != nil {
 				why = ended.Reason
@@ -165,6 +175,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		refreshed = true // a fresh token: no refresh for this request
 	}
+}
+
+// reread reads the server's record afresh (under its lock), nil when
+// there is none usable.
+func (t *Transport) reread(ctx context.Context) *Record {
+	cur, err := t.Store.Update(ctx, t.Server, func(*Record) (*Record, error) { return nil, nil })
+	if err != nil || cur == nil || cur.ServerURL != t.URL || cur.Refused != nil {
+		return nil
+	}
+	return cur
 }
 
 // prepare returns the request to send: req itself the first time, a copy
