@@ -31,7 +31,9 @@ settings name a client id, and opens the authorization URL with $BROWSER (or
 prints it when $BROWSER is unset); the browser's redirect comes back to mcpx
 on a loopback port. The tokens are stored, readable by you alone, in the state
 directory, where the daemon and every host it serves use them, and refresh
-them. Run it again to sign in anew (or with the scopes a server asked for).
+them; with a PostgreSQL store (mcpx.store) they go into the store instead,
+sealed with the key mcpx.oauth.keyFile or keyEnv names, for every replica.
+Run it again to sign in anew (or with the scopes a server asked for).
 
 Login needs no daemon: it runs here, where the browser is.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
