@@ -83,6 +83,9 @@ type clusterOpts struct {
 	// balance is nginx's balancing directive in the upstream block ("" is
 	// round-robin), such as "ip_hash;".
 	balance string
+	// allowedHosts is the replicas' mcpx.http.allowedHosts (nil: nginx's
+	// host:port).
+	allowedHosts []string
 }
 
 // startClusterWith starts two replicas and nginx as o says.
@@ -96,7 +99,10 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	port := freePort(t)
 	lb := fmt.Sprintf("127.0.0.1:%d", port)
 	c := &cluster{URL: "http://" + lb + "/mcp"}
-	settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": []string{lb}}, "jobs": o.jobs}
+	if o.allowedHosts == nil {
+		o.allowedHosts = []string{lb}
+	}
+	settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": o.allowedHosts}, "jobs": o.jobs}
 	for i := range 2 {
 		e := mcpxtest.NewEnv(t)
 		if i > 0 { // one state dir: one token file for both
