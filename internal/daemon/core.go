@@ -242,7 +242,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
+	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
+	srv := httpServer(mcpMux(face.Handler(access)), log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
@@ -268,12 +269,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 
 // tcpAccess is who may use the HTTP face on a TCP listener at addr: the
 // holders of tokens, or anyone if tokens is nil.
-func tcpAccess(addr string, tokens *config.HostTokens, allowed []string) hostserver.Access {
-	a := hostserver.Access{Addr: addr, AllowedHosts: allowed}
-	if tokens != nil { // never a nil pointer in the interface
-		a.Tokens = tokens
-	}
-	return a
+func tcpAccess(addr string, tokens hostserver.Tokens, allowed []string) hostserver.Access {
+	return hostserver.Access{Addr: addr, Tokens: tokens, AllowedHosts: allowed}
 }
 
 // watchConfig applies edits of the config file to c until the returned

@@ -121,7 +121,7 @@ func Run(ctx context.Context, opts *Options) error {
 	seen.api = api
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
-		access := tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)
+		access := tcpAccess(addr, c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
 		mux.Handle("/v1/", api.V1(access.Check))

@@ -26,6 +26,7 @@ import (
 type cluster struct {
 	URL      string // nginx's MCP endpoint
 	Token    string
+	PG       string // the store's URL
 	Replicas []*replicaProc
 	envs     []*mcpxtest.Env
 }
@@ -98,7 +99,7 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	port := freePort(t)
 	lb := fmt.Sprintf("127.0.0.1:%d", port)
-	c := &cluster{URL: "http://" + lb + "/mcp"}
+	c := &cluster{URL: "http://" + lb + "/mcp", PG: o.pg}
 	if o.allowedHosts == nil {
 		o.allowedHosts = []string{lb}
 	}

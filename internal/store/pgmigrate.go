@@ -47,6 +47,12 @@ var migrations = []string{
 		value   bytea NOT NULL,
 		created bigint NOT NULL
 	);`,
+	// 3: named host tokens, by the SHA-256 of the token (see PutToken).
+	`CREATE TABLE host_tokens (
+		name    text PRIMARY KEY,
+		hash    bytea NOT NULL UNIQUE,
+		created bigint NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.
