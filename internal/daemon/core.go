@@ -58,6 +58,10 @@ type Options struct {
 	// tests and the conformance suite). Unset, such a call fails with an
 	// error that says to run mcpx login.
 	OAuthBrowser oauth.Browser
+
+	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
+	// replica names it to the others.
+	httpAddr string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -233,6 +237,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
+	o := *opts
+	o.httpAddr, opts = ln.Addr().String(), &o
 	c := newCore(opts, nil)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)

@@ -58,6 +58,8 @@ func Run(ctx context.Context, opts *Options) error {
 			return fmt.Errorf("listening on mcpx.http.listen %s: %w", listen, err)
 		}
 		defer tcpLn.Close()
+		o := *opts
+		o.httpAddr, opts = tcpLn.Addr().String(), &o
 	}
 	ln, err := sock.Listen(opts.Files.Socket)
 	if err != nil {

@@ -29,6 +29,7 @@ type cluster struct {
 	PG       string // the store's URL
 	Replicas []*replicaProc
 	envs     []*mcpxtest.Env
+	cfgs     []string // each replica's config file
 }
 
 type replicaProc struct {
@@ -111,6 +112,7 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 		}
 		c.envs = append(c.envs, e)
 		cfg := e.WriteConfig(settings, mcpxtest.Demo{Name: "demo"})
+		c.cfgs = append(c.cfgs, cfg)
 		if i == 0 {
 			tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
 			if err != nil {

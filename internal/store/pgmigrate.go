@@ -53,6 +53,16 @@ var migrations = []string{
 		hash    bytea NOT NULL UNIQUE,
 		created bigint NOT NULL
 	);`,
+	// 4: the gateways sharing the store, by their heartbeats (see Beat).
+	`CREATE TABLE replicas (
+		owner   text PRIMARY KEY,
+		address text NOT NULL,
+		host    text NOT NULL,
+		pid     integer NOT NULL,
+		version text NOT NULL,
+		started bigint NOT NULL,
+		seen    bigint NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.
