@@ -18,7 +18,8 @@ import (
 // nginx round-robin over the same replicas (no affinity), the requests
 // that land on the other replica are answered at once with 404 and an
 // error that says the session is not found and to send initialize: a
-// clear answer, never a hang; a new initialize there works.
+// clear answer, never a hang. Through HAProxy with the stick table the
+// guide gives, sessions on both replicas keep to theirs.
 func TestReplicasLegacySession(t *testing.T) {
 	c := startClusterWith(t, clusterOpts{balance: "ip_hash;", jobs: map[string]any{"leaseTerm": "5s"}, allowedHosts: []string{"127.0.0.1"}})
 	rrPort := freePort(t)
@@ -85,4 +86,34 @@ func TestReplicasLegacySession(t *testing.T) {
 		t.Errorf("round-robin: %d answered in the session, %d refused; want both (each replica in turn)", ok, lost)
 	}
 	t.Logf("round-robin: %d of %d calls reached the session's replica, %d got 404 session not found (the slowest in %v)", ok, n, lost, slowest)
+
+	t.Run("haproxy stick table", func(t *testing.T) { haproxySessions(t, c, echo) })
+}
+
+// haproxySessions: through HAProxy with the stick table the guide gives,
+// four legacy sessions (their initializes round-robin, so both replicas
+// hold some) each make 10 calls, every one answered in its session.
+func haproxySessions(t *testing.T, c *cluster, echo func(int) string) {
+	port := freePort(t)
+	startHAProxy(t, port, c.Replicas)
+	_, before := c.executions("echo")
+	ver := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+	const sessions, calls = 4, 10
+	for s := range sessions {
+		h := newRawHost(t, &httpMCPX{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Token: c.Token})
+		h.initialize("2025-11-25")
+		for i := range calls {
+			id := 1000 + s*calls + i
+			r := h.do(echo(id), ver)
+			if r.Status != http.StatusOK || len(r.Msgs) == 0 || r.Msgs[len(r.Msgs)-1].Error != nil || !strings.Contains(r.Body, fmt.Sprintf(`\"i\":%d`, id)) {
+				t.Fatalf("session %d, call %d through haproxy: %d %s", s, i, r.Status, r.Body)
+			}
+		}
+	}
+	_, after := c.executions("echo")
+	ran := []int{after[0] - before[0], after[1] - before[1]}
+	if ran[0]+ran[1] != sessions*calls || ran[0] == 0 || ran[1] == 0 {
+		t.Errorf("the sessions' calls ran %v per replica, want %d in all, on both", ran, sessions*calls)
+	}
+	t.Logf("haproxy stick table: %d sessions, %d calls each, all answered; executions per replica %v", sessions, calls, ran)
 }
