@@ -58,6 +58,10 @@ type Options struct {
 	// tests and the conformance suite). Unset, such a call fails with an
 	// error that says to run mcpx login.
 	OAuthBrowser oauth.Browser
+
+	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
+	// replica names it to the others.
+	httpAddr string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -246,6 +250,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
+	o := *opts
+	o.httpAddr, opts = ln.Addr().String(), &o
 	c := newCore(opts, nil)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
@@ -255,7 +261,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
+	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
+	srv := httpServer(mcpMux(face.Handler(access)), log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
@@ -281,12 +288,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 
 // tcpAccess is who may use the HTTP face on a TCP listener at addr: the
 // holders of tokens, or anyone if tokens is nil.
-func tcpAccess(addr string, tokens *config.HostTokens, allowed []string) hostserver.Access {
-	a := hostserver.Access{Addr: addr, AllowedHosts: allowed}
-	if tokens != nil { // never a nil pointer in the interface
-		a.Tokens = tokens
-	}
-	return a
+func tcpAccess(addr string, tokens hostserver.Tokens, allowed []string) hostserver.Access {
+	return hostserver.Access{Addr: addr, Tokens: tokens, AllowedHosts: allowed}
 }
 
 // watchConfig applies edits of the config file to c until the returned

@@ -66,6 +66,7 @@ func (h *Handler) Status() apitype.Status {
 		st.Calls = append(st.Calls, call)
 	}
 	st.Jobs = h.runningJobs()
+	st.Cluster = h.cluster()
 	st.SignIns = h.signIns()
 	if h.opts.Jobs != nil {
 		st.JobStoreWrites = h.opts.Jobs.Writes()

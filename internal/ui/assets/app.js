@@ -108,6 +108,18 @@ function render(snap) {
       [{ class: "num" }, u.queued || 0], [{ class: "err" }, u.lastError || ""], [{}, tr.button]);
   });
 
+  const cl = st.cluster;
+  document.getElementById("cluster-section").hidden = !cl;
+  if (cl) {
+    const reps = cl.replicas || [];
+    document.getElementById("cluster").textContent = `${reps.length} replica(s) share the store, ${reps.filter(r => r.live).length} live` +
+      (cl.error ? `; reading the store failed: ${cl.error}` : "");
+    document.querySelector("#replicas tbody").replaceChildren(...reps.map(r => el("tr", { "data-owner": r.owner, "data-live": r.live },
+      el("td", {}, r.owner + (r.owner === cl.self ? " (this)" : "")), el("td", {}, r.address || "-"), el("td", {}, r.host),
+      el("td", { class: "num" }, r.pid), el("td", { class: r.live ? "" : "err" }, ago(r.seen, now) + " ago" + (r.live ? "" : ", lapsed")),
+      el("td", { class: "num" }, r.jobs))));
+  }
+
   const signIns = st.signIns || [];
   document.getElementById("signin-section").hidden = signIns.length === 0;
   document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
