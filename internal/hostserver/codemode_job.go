@@ -7,6 +7,7 @@ import (
 
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
+	"mcpx/internal/relay"
 )
 
 // scriptJobTool names a script's jobs (they have no server): mcpx_job and
@@ -33,7 +34,7 @@ func (hs *hostSession) execCandidate(ctx context.Context, req *request, s codemo
 		req.job.onOff = sp.stop // before anything makes it a job
 	}
 	cd := candidate{tool: scriptJobTool, key: key, timer: timer, background: background, script: true}
-	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd)
+	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, nil)
 	if attached {
 		return true
 	}
@@ -41,9 +42,11 @@ func (hs *hostSession) execCandidate(ctx context.Context, req *request, s codemo
 		req.job.onOff = nil
 		return false
 	}
-	host := s.Progress
+	host, e := s.Progress, req.entry
 	s.Progress = func(value float64, total *float64, message string) {
-		l.progress(jobs.Progress{Progress: value, Total: total, Message: message})
+		if e != nil {
+			e.Note(relay.Progress{Value: value, Total: total, Message: message}) // its job's once it is one
+		}
 		if host != nil {
 			host(value, total, message) // nothing once the host is answered
 		}

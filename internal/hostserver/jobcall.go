@@ -52,12 +52,11 @@ const maxJobWait = 60 * time.Second
 type candidate struct {
 	server, tool, key string
 	// params are the tools/call params a job keeps, to run it again after
-	// a restart, and args their arguments; nil for a script (never run
-	// again).
-	params, args json.RawMessage
-	timer        time.Duration
-	background   bool
-	script       bool
+	// a restart; nil for a script (never run again).
+	params     json.RawMessage
+	timer      time.Duration
+	background bool
+	script     bool
 }
 
 // becomeCandidate readies req's call to become a job, on req's own
@@ -69,14 +68,14 @@ type candidate struct {
 // for jobs), and when the link must be told to Promote (zero: never by
 // time). A background call is a job before it runs: attached is true if
 // it could not become one (req is answered with why).
-func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate) (l *jobLink, promoteAt time.Time, attached bool) {
+func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage) (l *jobLink, promoteAt time.Time, attached bool) {
 	m := hs.srv.opts.Jobs
 	if req.task != nil {
 		// A task is its own: no other call attaches to it, nor it to one.
 		cd.key = "task:" + jobs.NewID()
 	} else if cd.key != "" || m.HasJobs() {
 		if cd.key == "" {
-			cd.key = jobs.Key(cd.server, cd.tool, cd.args)
+			cd.key = jobs.Key(cd.server, cd.tool, args)
 		}
 		if c := m.Attach(hs.jobPrincipal(), cd.key); c != nil {
 			if f := req.job.onOff; f != nil {
@@ -132,8 +131,8 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 		params = call.Params.Bytes()
 	}
 	args, _ := call.Params.Get("arguments")
-	cd := candidate{server: call.Server, tool: call.Tool, params: params, args: args, timer: timer, background: background}
-	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd)
+	cd := candidate{server: call.Server, tool: call.Tool, params: params, timer: timer, background: background}
+	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, args)
 	if attached {
 		return true
 	}

@@ -45,10 +45,6 @@ type jobLink struct {
 	mu    sync.Mutex
 	job   *jobs.Call // set once the call is a job
 	ended bool       // the call has ended: too late to become one
-	// A script's progress until it is a job (a call's is its registry
-	// entry's).
-	last  jobs.Progress
-	moved bool
 }
 
 // since is when the host's timer for the request started.
@@ -97,11 +93,9 @@ func (l *jobLink) promote(answer bool) {
 		return
 	}
 	l.job = c
-	if l.cd.script {
-		if l.moved {
-			c.SetProgress(l.last)
-		}
-	} else if e := req.entry; e != nil {
+	// The call's progress, as its registry entry has it (its upstream's,
+	// or a script's own): the job's from now on.
+	if e := req.entry; e != nil {
 		if p, ok := e.LastProgress(); ok {
 			c.SetProgress(jobs.Progress{Progress: p.Value, Total: p.Total, Message: p.Message})
 		}
@@ -156,7 +150,11 @@ func (l *jobLink) spec() jobs.Spec {
 	}
 	sp.Params = cd.params
 	if sp.Key == "" {
-		sp.Key = jobs.Key(cd.server, cd.tool, cd.args)
+		var p struct {
+			Args json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(cd.params, &p)
+		sp.Key = jobs.Key(cd.server, cd.tool, p.Args)
 	}
 	sp.Idempotent = hs.idempotent(context.WithoutCancel(l.req.ctx), cd.server, cd.tool)
 	return sp
@@ -181,19 +179,6 @@ func (l *jobLink) end(res json.RawMessage, err error) bool {
 	}
 	c.Finish(res, err)
 	return true
-}
-
-// progress notes a script's progress: its job's once it is one.
-func (l *jobLink) progress(p jobs.Progress) {
-	l.mu.Lock()
-	c := l.job
-	if c == nil {
-		l.last, l.moved = p, true
-	}
-	l.mu.Unlock()
-	if c != nil {
-		c.SetProgress(p)
-	}
 }
 
 // Can, Ask and Notify are the host's until the call is a job.

@@ -143,6 +143,10 @@ func (e *Entry) LastProgress() (Progress, bool) {
 	return Progress{Value: e.progress, Total: e.total, Message: e.message}, e.updates > 0
 }
 
+// Note records progress of the request's own (a script's, which has no
+// upstream of its own), as its upstream's is recorded.
+func (e *Entry) Note(p Progress) { e.update(p.Value, p.Total, p.Message) }
+
 // OnProgress makes each later progress of the call (its upstream's own,
 // as status shows it) call f too, on the goroutine that reads it; f must
 // not block. A call that became a job keeps its progress so.
