@@ -341,13 +341,17 @@ const PathMetrics = "/metrics"
 type SignIn struct {
 	Server string `json:"server"`
 	// State: signed_in, not_signed_in, old_url (signed in to a URL the
-	// config no longer names: mcpx login again), unreadable.
+	// config no longer names: mcpx login again), revoked (the
+	// authorization server refused the refresh token: mcpx login again),
+	// unreadable.
 	State    string    `json:"state"`
 	SignedIn time.Time `json:"signedIn,omitzero"`
 	// Expiry is the access token's; absent when the server gave none.
 	Expiry time.Time `json:"expiry,omitzero"`
 	// Refreshable: a refresh token is kept, so an expired access token is
 	// renewed on the next request without a new sign-in.
-	Refreshable bool   `json:"refreshable,omitempty"`
-	Error       string `json:"error,omitempty"`
+	Refreshable bool `json:"refreshable,omitempty"`
+	// Refused is when the refresh token was refused (revoked).
+	Refused time.Time `json:"refused,omitzero"`
+	Error   string    `json:"error,omitempty"`
 }

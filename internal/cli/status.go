@@ -54,7 +54,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
 				if !asJSON {
-					printSignIns(env.Stdout, cfg, paths, time.Now())
+					statusSignIns(env, cfg, paths)
 				}
 				return &exitError{ExitTransport, errSilent}
 			}
@@ -70,7 +70,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 				return enc.Encode(st)
 			}
 			printStatus(env, st, time.Now())
-			printSignIns(env.Stdout, cfg, paths, time.Now())
+			printSignIns(env.Stdout, st.SignIns, time.Now())
 			return nil
 		},
 	}

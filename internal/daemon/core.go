@@ -69,18 +69,20 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns // nil when there is no sign-in directory
-	pool    *upstream.Pool
-	relay   *relay.Relay
-	catalog *catalog.Catalog
-	hosts   *hostserver.Server
-	tracer  *tracing.Tracer // nil without mcpx.traces
-	log     *slog.Logger
-	sandbox *sandbox.Pool    // nil without an executable
-	scripts *codemode.Engine // nil without an executable
-	jobs    *jobs.Manager    // nil: no job store
-	store   store.Store
-	unlock  func() // the job store's lock, if this core holds it
+	signIns *oauth.SignIns // nil when there is no place for sign-ins
+	// closeSignIns releases the sign-ins' store.
+	closeSignIns func()
+	pool         *upstream.Pool
+	relay        *relay.Relay
+	catalog      *catalog.Catalog
+	hosts        *hostserver.Server
+	tracer       *tracing.Tracer // nil without mcpx.traces
+	log          *slog.Logger
+	sandbox      *sandbox.Pool    // nil without an executable
+	scripts      *codemode.Engine // nil without an executable
+	jobs         *jobs.Manager    // nil: no job store
+	store        store.Store
+	unlock       func() // the job store's lock, if this core holds it
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -91,6 +93,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	// The pool tells the host face of tool list changes; the face is made
 	// after the pool, hence the pointer.
 	var face atomic.Pointer[hostserver.Server]
+	recs, closeRecs := opts.signInRecords(log)
 	pool := upstream.NewPool(cfg, &upstream.Options{
 		Logger:          log,
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
@@ -98,7 +101,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Observer:        upstreamObserver(obs),
-		Authorize:       opts.authorizer(log),
+		Authorize:       opts.authorizer(recs, log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -130,7 +133,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
 	c.openJobs(opts, r, jobsObserver(obs), log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
@@ -139,8 +142,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
 		Scripts: c.scripts, Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(c.hosts)
-	if dir := opts.oauthDir(log); dir != "" {
-		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+	if recs != nil {
+		c.signIns = &oauth.SignIns{Store: recs, Log: log}
 		r.SetSignIns(c.signIns)
 	}
 	return c
@@ -184,8 +187,9 @@ func (c *core) stopTracing() {
 	}
 }
 
-// runPool runs the upstream pool and the scripts' warm children until
-// the returned stop is called, which waits for both.
+// runPool runs the upstream pool, the scripts' warm children and the
+// background refresh of sign-ins until the returned stop is called, which
+// waits for them all.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -200,13 +204,22 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 			_ = c.sandbox.Run(ctx)
 		}
 	}()
+	refreshed := make(chan struct{})
+	go func() {
+		defer close(refreshed)
+		if c.signIns != nil {
+			_ = c.refresher(c.signIns.Store).Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
 		<-warm
+		<-refreshed
 		if c.signIns != nil {
 			c.signIns.Close() // the sign-ins hosts started and left unfinished
 		}
+		c.closeSignIns()
 	}
 }
 

@@ -47,6 +47,12 @@ var migrations = []string{
 		value   bytea NOT NULL,
 		created bigint NOT NULL
 	);`,
+	// 3: named blobs, opaque and sealed by their writer (see Blobs).
+	`CREATE TABLE blobs (
+		name    text PRIMARY KEY,
+		value   bytea,
+		updated bigint NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.

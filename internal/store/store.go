@@ -5,9 +5,11 @@
 // [Store] is the one interface the gateway uses; [OpenSQLite] is the
 // embedded default (one file under the state directory), [OpenPostgres]
 // the store several gateways share (replicas behind a load balancer); both
-// run the same contract tests (package storetest). Two optional
+// run the same contract tests (package storetest). Three optional
 // interfaces: [CancelWatcher] (a cancel made by any gateway reaches the
-// one running the job) and [Secrets] (keys every replica reads alike).
+// one running the job), [Secrets] (keys every replica reads alike) and
+// [Blobs] (small values sealed by their writer, updated under a lock
+// every replica honours).
 //
 // The rules every Store keeps:
 //

@@ -112,7 +112,8 @@ function render(snap) {
   document.getElementById("signin-section").hidden = signIns.length === 0;
   document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
     const state = { signed_in: "signed in", not_signed_in: `not signed in (mcpx login ${s.server}, if it asks for one)`,
-      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}` }[s.state] || s.state;
+      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}`,
+      revoked: `revoked: the refresh token was refused (mcpx login ${s.server})` }[s.state] || s.state;
     let token = "-";
     if (s.state === "signed_in" || s.state === "old_url") {
       if (!s.expiry) token = "no expiry given";
