@@ -316,11 +316,16 @@ const workerIdle = time.Second
 
 // handlerLoop executes req, then each request dispatch hands it, until it
 // has waited workerIdle for one or stop is closed.
+// A request whose call became a job ends it: it was counted gone then.
 func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-chan struct{}) {
-	defer hs.handlers.Done()
 	var idle *time.Timer
 	for {
-		hs.execute(req)
+		if hs.execute(req) {
+			if idle != nil {
+				idle.Stop()
+			}
+			return
+		}
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
 		} else {
@@ -330,8 +335,10 @@ func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-ch
 		case req = <-work:
 		case <-stop:
 			idle.Stop()
+			hs.handlers.Done()
 			return
 		case <-idle.C:
+			hs.handlers.Done()
 			return
 		}
 	}

@@ -109,6 +109,9 @@ func (a *taskAsker) Ask(ctx context.Context, method string, params json.RawMessa
 // input_required.
 func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string]relay.InputRequest) (map[string]json.RawMessage, bool, error) {
 	c := a.call()
+	if c == nil {
+		return nil, true, nil // not a task yet
+	}
 	id := c.ID()
 	if id == "" {
 		return nil, true, nil

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -33,6 +34,13 @@ var tasksExtension = json.RawMessage(`{"` + extTasks + `":{}}`)
 // takesTasks reports whether a 2026-07-28 request's clientCapabilities
 // name the tasks extension.
 func takesTasks(caps json.RawMessage) bool {
+	// Capabilities that neither spell the extension's name nor escape
+	// anything (which could spell it otherwise) cannot name it: most
+	// hosts' are not parsed. Saves three allocations a 2026-07-28 call
+	// (BenchmarkJobHardTimerHostModern, allocs/op).
+	if !bytes.Contains(caps, []byte(extTasks)) && bytes.IndexByte(caps, '\\') < 0 {
+		return false
+	}
 	var c struct {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}

@@ -466,8 +466,10 @@ func (m *Manager) HasJobs() bool {
 }
 
 // Adopt makes a call that runs elsewhere (on its host request's own
-// goroutine) a job at once: the host that was to have its answer left.
-// cancel ends the call; the caller must call Finish with its outcome.
+// goroutine) a job at once, its row written before it returns: its host's
+// timer is about to fire, or the host left, or asked for the background.
+// spec's Describe runs first, if set. cancel ends the call; the caller
+// must call Finish with its outcome.
 func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
 	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started}
 	m.mu.Lock()

@@ -1,11 +1,16 @@
 // Package jobs keeps the answer of a relayed call that outlives its host's
 // request: a job.
 //
-// A call that may become a job runs as a [Call], on a goroutine of the
-// [Manager]'s, under a context of its own that the host's request does not
-// end: the host face waits for it, forwards the host's cancel with
-// [Call.CancelUnlessJob], and [Call.Promote]s it when the host's timer is
-// about to fire. From then on the call is a job: a row in the store,
+// A call becomes a job in one of two ways. The host face runs a call on
+// its host request's own goroutine and, only if the host's timer is about
+// to fire first (or the host left, or asked for the background), hands it
+// to the manager with [Manager.Adopt]: the call goes on where it runs,
+// counted by the manager, which can cancel it, until [Call.Finish]; a call
+// that ends in time never meets the manager. [Manager.Start] runs a call
+// on a goroutine of the manager's under a context of its own, to
+// [Call.Promote] later, and [Manager.StartJob] one that is a job from its
+// start (the CLI's background calls, re-runs after a restart). From then
+// on the call is a job: a row in the store,
 // owned by this manager (a lease it renews), its progress written at most
 // once a second ([FlushInterval]), its result or error written when it
 // ends. A cancel (CancelJob) reaches the upstream with a
@@ -101,6 +106,11 @@ type Options struct {
 	// Observer, if set, hears of this manager's jobs (metrics, the live
 	// view).
 	Observer Observer
+	// Replica, if set, describes this gateway to the others sharing a
+	// store that knows replicas (store.Replicas): its Address, Host, PID
+	// and Version (the manager fills Owner and Started). It heartbeats
+	// with each lease renewal; see Cluster.
+	Replica *store.Replica
 }
 
 // Observer hears of a manager's jobs. Its methods must not block nor
@@ -125,10 +135,11 @@ func (noObserver) JobEnded(string, string, store.Status) {}
 
 // Manager runs jobs over a store.
 type Manager struct {
-	st    store.Store
-	opts  Options
-	owner string
-	log   *slog.Logger
+	st      store.Store
+	opts    Options
+	owner   string
+	created time.Time
+	log     *slog.Logger
 
 	writes atomic.Int64 // store writes, for tests and benchmarks
 	njobs  atomic.Int64 // live jobs: HasJobs without the lock, on every call
@@ -143,6 +154,7 @@ type Manager struct {
 	// unwritten are ends of jobs the store failed to take, by id.
 	unwritten map[string]ending
 	started   chan struct{} // closed once Run has recovered orphans
+	cluster   *Cluster      // the replicas as last read; nil before
 }
 
 // New returns a manager over opts.Store; Run runs it.
@@ -164,7 +176,7 @@ func New(opts Options) *Manager {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Manager{
-		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), log: log,
+		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), created: time.Now(), log: log,
 		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
 		unwritten: map[string]ending{}, started: make(chan struct{}),
 	}
@@ -191,6 +203,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
 	m.recover(bg)
+	m.beat(bg)
 	close(m.started)
 	m.expire(bg)
 	stopWatch := m.watchCancels(ctx)
@@ -210,6 +223,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.writeEndings(bg)
 		case <-renew.C:
 			m.writes.Add(1)
+			m.beat(bg)
 			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
 				m.log.Warn("renewing job leases", "err", err)
 				reachedSince = time.Time{}
@@ -243,6 +257,7 @@ func (m *Manager) stop(ctx context.Context) {
 	m.flush(ctx)
 	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
+	m.leave(ctx)
 }
 
 func (m *Manager) expire(ctx context.Context) {

@@ -97,6 +97,11 @@ func (r *Relay) callAsTask(ctx context.Context, e *Entry, c Call) (json.RawMessa
 	}
 	task := created.Task
 	r.log.Info("following an upstream task", "server", c.Server, "tool", c.Tool, "task", task.TaskID)
+	if c.Promoter != nil && !c.PromoteAt.IsZero() {
+		// callTool's timer, which would have told the promoter, is gone.
+		t := time.AfterFunc(time.Until(c.PromoteAt), c.Promoter.Promote)
+		defer t.Stop()
+	}
 	res, err = r.followTask(ctx, sess, &c, task)
 	if err != nil && ctx.Err() != nil {
 		// The call gave up: the server's task is cancelled too.
