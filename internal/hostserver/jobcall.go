@@ -109,10 +109,12 @@ func (hs *hostSession) relayAsJob(ctx context.Context, req *request, call relay.
 	// No heartbeats: a job's progress is its server's own.
 	call.HostProfile = hostprofile.Profile{}
 	var taskCall *jobs.Call // set before the call starts, on its goroutine
-	if req.task != nil && req.task.modern {
-		// A 2026-07-28 task's questions wait in the task for its host's
-		// tasks/update (taskinput.go), not held for a retry.
+	if req.task != nil {
+		// A task's questions wait in the task for its host
+		// (taskinput.go), not held for a retry; its job keeps the ttl
+		// granted.
 		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: func() *jobs.Call { return taskCall }}, false
+		params = withGrantedTTL(params, req.task.ttl)
 	}
 	entry := req.entry
 	var started chan struct{} // a background call waits for its job's row

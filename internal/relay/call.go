@@ -76,6 +76,8 @@ type Call struct {
 	// their cause, instead of a context of the call's own (one less per
 	// call), and the caller cancels it once CallTool has returned.
 	Cancel context.CancelCauseFunc
+
+	asTask bool // asks a 2025-11-25 server for a task (callAsTask)
 }
 
 // HostDeadline returns when the host's timer for c fires unless the call
@@ -273,6 +275,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	}
 	for round := 1; ; round++ {
 		res, req, err := r.round(ctx, q, sess, c, st, a, e)
+		if task, ok := createdTask(res, c.asTask); ok && err == nil {
+			res, req, err = r.followTask(ctx, q, sess, c, st, a, e, task) // upstreamtask.go
+		}
 		if errors.Is(err, errHold) {
 			held = true
 			args, _ := c.Params.Get("arguments")
