@@ -29,10 +29,13 @@ type researchReport struct {
 		Error    string   `json:"error"`
 	} `json:"research"`
 	Cancel struct {
-		TaskID        string     `json:"taskId"`
-		StatusMessage string     `json:"statusMessage"`
-		Answer        string     `json:"answer"`
-		Error         *taskError `json:"error"`
+		TaskID        string `json:"taskId"`
+		StatusMessage string `json:"statusMessage"`
+		Answer        string `json:"answer"`
+		Error         *struct {
+			Code    any    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
 	} `json:"cancel"`
 }
 

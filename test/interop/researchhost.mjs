@@ -57,7 +57,7 @@ const info = { name: 'mcpx-interop-researchhost', version: '1.0.0' };
 const capabilities = { elicitation: { form: {} } };
 const client = v1
   ? new ClientV1(info, { capabilities })
-  : new ClientV2(info, { capabilities, versionNegotiation: { mode: { pin: report.era } } });
+  : new ClientV2(info, { capabilities, versionNegotiation: { mode: report.era === '2026-07-28' ? { pin: report.era } : 'legacy' } });
 
 // The host's answer to the server's question, and what it was asked.
 report.questions = [];
