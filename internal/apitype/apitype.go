@@ -197,8 +197,9 @@ type Progress struct {
 type Tools struct {
 	Tools  []Tool            `json:"tools"`
 	Errors map[string]string `json:"errors,omitempty"` // servers that could not be listed
-	// Meta are mcpx's own tools (mcpx_exec), each run through its Route
-	// rather than a call, for integrations that offer them as hosts do.
+	// Meta are mcpx's own tools (mcpx_exec, mcpx_job, mcpx_job_cancel),
+	// each run through its Route rather than a call, for integrations
+	// that offer them as hosts do.
 	Meta []Tool `json:"meta,omitempty"`
 }
 
@@ -210,7 +211,7 @@ type Tool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	Route       string          `json:"route,omitempty"` // a meta tool's route (PathV1Exec)
+	Route       string          `json:"route,omitempty"` // a meta tool's route (PathV1Exec, PathV1JobWait, PathV1JobCancel)
 }
 
 // CallRequest is the body of POST PathCall.
