@@ -67,6 +67,13 @@ const (
 	forgetAfter = 7
 )
 
+// LocalPrincipal owns the jobs of the local user: those started with the
+// CLI (mcpx call --background, mcpx exec --background) and those of every
+// host on a stream (stdio, or handed to the daemon over its socket), which
+// runs as the same user. A host that restarts, or another of the user's
+// hosts, reads them by id; HTTP hosts are principals of their own.
+const LocalPrincipal = "local"
+
 // Runner runs a stored job's call again (after a restart), reporting
 // progress to c.
 type Runner func(ctx context.Context, j *store.Job, c *Call) (json.RawMessage, error)

@@ -24,7 +24,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 	// The relay edits params as it runs: the job keeps a copy made now.
 	kept := params.Bytes()
 	spec := jobs.Spec{
-		Principal: localPrincipal, Server: server, Tool: tool, Params: kept,
+		Principal: jobs.LocalPrincipal, Server: server, Tool: tool, Params: kept,
 		Key: jobs.Key(server, tool, req.Arguments),
 		Describe: func(sp *jobs.Spec) {
 			sp.Idempotent = jobs.Idempotent(context.WithoutCancel(r.Context()), h.relay, server, tool)
