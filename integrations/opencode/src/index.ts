@@ -292,7 +292,7 @@ async function cancelJob(api: Api, id: string): Promise<Job> {
 // own API instead (PATCH .../part/{partID}, what opencode publishes as
 // message.part.updated): one write at a time, the newest waiting one
 // next. done() waits for the last, so that none lands after opencode has
-// completed the part.
+// completed the part; after an abort nothing more is written.
 class Live {
   private next?: Meta
   private busy?: Promise<void>
@@ -307,6 +307,8 @@ class Live {
   show(m: Meta) {
     const r = (this.ctx.metadata as (m: Meta) => unknown)(m)
     if (r === undefined || typeof (r as { then?: unknown })?.then === "function" || !this.client || this.off) return
+    // Aborted, opencode ends the part itself: a write now could undo it.
+    if (this.ctx.abort.aborted) return
     this.next = m
     this.busy ??= this.drain()
   }
@@ -316,7 +318,7 @@ class Live {
   }
 
   private async drain() {
-    while (this.next && !this.off) {
+    while (this.next && !this.off && !this.ctx.abort.aborted) {
       const m = this.next
       this.next = undefined
       await this.write(m).catch(() => {
