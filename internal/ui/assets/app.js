@@ -108,11 +108,24 @@ function render(snap) {
       [{ class: "num" }, u.queued || 0], [{ class: "err" }, u.lastError || ""], [{}, tr.button]);
   });
 
+  const cl = st.cluster;
+  document.getElementById("cluster-section").hidden = !cl;
+  if (cl) {
+    const reps = cl.replicas || [];
+    document.getElementById("cluster").textContent = `${reps.length} replica(s) share the store, ${reps.filter(r => r.live).length} live` +
+      (cl.error ? `; reading the store failed: ${cl.error}` : "");
+    document.querySelector("#replicas tbody").replaceChildren(...reps.map(r => el("tr", { "data-owner": r.owner, "data-live": r.live },
+      el("td", {}, r.owner + (r.owner === cl.self ? " (this)" : "")), el("td", {}, r.address || "-"), el("td", {}, r.host),
+      el("td", { class: "num" }, r.pid), el("td", { class: r.live ? "" : "err" }, ago(r.seen, now) + " ago" + (r.live ? "" : ", lapsed")),
+      el("td", { class: "num" }, r.jobs))));
+  }
+
   const signIns = st.signIns || [];
   document.getElementById("signin-section").hidden = signIns.length === 0;
   document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
     const state = { signed_in: "signed in", not_signed_in: `not signed in (mcpx login ${s.server}, if it asks for one)`,
-      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}` }[s.state] || s.state;
+      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}`,
+      revoked: `revoked: the refresh token was refused (mcpx login ${s.server})` }[s.state] || s.state;
     let token = "-";
     if (s.state === "signed_in" || s.state === "old_url") {
       if (!s.expiry) token = "no expiry given";
