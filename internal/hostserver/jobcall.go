@@ -130,6 +130,9 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 	if call.Params != req.params {
 		params = call.Params.Bytes()
 	}
+	if req.task != nil {
+		params = withGrantedTTL(params, req.task.ttl) // its job keeps the ttl granted
+	}
 	args, _ := call.Params.Get("arguments")
 	cd := candidate{server: call.Server, tool: call.Tool, params: params, timer: timer, background: background}
 	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, args)
@@ -145,9 +148,9 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 		call.HostProfile = hostprofile.Profile{}
 	}
 	switch {
-	case req.task != nil && req.task.modern:
-		// A 2026-07-28 task's questions wait in the task for its host's
-		// tasks/update (taskinput.go), not held for a retry.
+	case req.task != nil:
+		// A task's questions wait in the task for its host
+		// (taskinput.go), not held for a retry.
 		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: l.jobCall}, false
 	case call.Asker != nil:
 		// Until the call is a job its host hears its questions; then

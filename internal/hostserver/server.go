@@ -52,12 +52,10 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
-	// taskTTLs holds the ttl granted to each task this server created
-	// (task id to time.Duration).
-	taskTTLs sync.Map
-	// taskInputs holds the questions of live 2026-07-28 tasks (task id
-	// to *taskInput, taskinput.go).
+	// taskInputs holds the questions of live tasks (task id to
+	// *taskInput, taskinput.go); taskAsked fires when one is asked.
 	taskInputs sync.Map
+	taskAsked  signal
 	// refused counts refused HTTP requests' log lines; lists coalesces
 	// list-change notifications to hosts.
 	refused *repeats

@@ -166,7 +166,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Server:      server,
 		Tool:        tool,
 		Params:      params,
-		ClientCaps:  hs.upstreamCaps(req),
+		ClientCaps:  hs.upstreamCallCaps(req),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 		Asker:       hs.asker(req),

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -295,7 +296,10 @@ func (m *Manager) writeEnd(c *Call, id string, res json.RawMessage, err error) s
 	to, errText := store.Completed, ""
 	switch {
 	case err != nil:
-		to, res, errText = store.Failed, nil, err.Error()
+		// The error as a host of the call would have had it, code and
+		// all, is the failed job's result.
+		rpcErr, _ := relay.RPCError(err, c.spec.Server)
+		to, res, errText = store.Failed, jsonrpc.MustMarshal(rpcErr), err.Error()
 	case int64(len(res)) > m.opts.MaxResultBytes:
 		lim := &store.LimitError{Limit: "mcpx.jobs.maxResultBytes", Max: m.opts.MaxResultBytes, Got: int64(len(res))}
 		to, res, errText = store.Failed, nil, "the result was not kept: "+lim.Error()

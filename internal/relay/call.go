@@ -85,6 +85,8 @@ type Call struct {
 	// idempotent and settle that race itself.
 	PromoteAt time.Time
 	Promoter  Promoter
+
+	asTask bool // asks a 2025-11-25 server for a task (callAsTask)
 }
 
 // Promoter takes over a call that reached its Call.PromoteAt.
@@ -288,6 +290,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	}
 	for round := 1; ; round++ {
 		res, req, err := r.round(ctx, q, sess, c, st, a, e)
+		if task, ok := createdTask(res, c.asTask); ok && err == nil {
+			res, req, err = r.followTask(ctx, q, sess, c, st, a, e, task) // upstreamtask.go
+		}
 		if errors.Is(err, errHold) {
 			held = true
 			args, _ := c.Params.Get("arguments")

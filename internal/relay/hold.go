@@ -285,5 +285,5 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 		why = err.Error()
 	}
 	hc.finish(why)
-	return res, err
+	return withoutRelatedTask(res), err // a held tasks/result's (upstreamtask.go)
 }
