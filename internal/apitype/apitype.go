@@ -129,6 +129,38 @@ type Status struct {
 	// SignIns are the OAuth sign-ins of the HTTP servers, by name.
 	SignIns        []SignIn `json:"signIns,omitempty"`
 	JobStoreWrites int64    `json:"jobStoreWrites,omitempty"`
+	// Cluster, when the daemon is a replica (its config names a shared
+	// store), is every replica sharing it.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is the replicas sharing one store (mcpx.store), as their
+// heartbeats say: each writes one as it renews its job leases, every
+// third of the lease term.
+type Cluster struct {
+	Self        string    `json:"self"` // the owner of the replica answering
+	LeaseTermMs int64     `json:"leaseTermMs"`
+	Read        time.Time `json:"read"`            // when the replicas were read
+	Error       string    `json:"error,omitempty"` // why they could not be read then
+	Replicas    []Replica `json:"replicas"`
+}
+
+// Replica is one replica of a Cluster.
+type Replica struct {
+	Owner   string    `json:"owner"`             // as its job leases name it
+	Address string    `json:"address,omitempty"` // where it serves HTTP hosts
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+	Seen    time.Time `json:"seen"` // its last heartbeat
+	// Live: seen within a lease term; a replica that is not has died or
+	// lost the store, and its jobs go to the others once their leases
+	// lapse.
+	Live bool `json:"live"`
+	Jobs int  `json:"jobs"` // the running jobs it owns
+	// LeaseUntil is the latest lease of its jobs.
+	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
 }
 
 // ConnectedHost is one connected host.
@@ -342,13 +374,17 @@ const PathMetrics = "/metrics"
 type SignIn struct {
 	Server string `json:"server"`
 	// State: signed_in, not_signed_in, old_url (signed in to a URL the
-	// config no longer names: mcpx login again), unreadable.
+	// config no longer names: mcpx login again), revoked (the
+	// authorization server refused the refresh token: mcpx login again),
+	// unreadable.
 	State    string    `json:"state"`
 	SignedIn time.Time `json:"signedIn,omitzero"`
 	// Expiry is the access token's; absent when the server gave none.
 	Expiry time.Time `json:"expiry,omitzero"`
 	// Refreshable: a refresh token is kept, so an expired access token is
 	// renewed on the next request without a new sign-in.
-	Refreshable bool   `json:"refreshable,omitempty"`
-	Error       string `json:"error,omitempty"`
+	Refreshable bool `json:"refreshable,omitempty"`
+	// Refused is when the refresh token was refused (revoked).
+	Refused time.Time `json:"refused,omitzero"`
+	Error   string    `json:"error,omitempty"`
 }

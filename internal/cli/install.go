@@ -149,8 +149,11 @@ func (in *installer) target(useHTTP bool, url, name string, dryRun bool) (hostco
 	}
 	tok := "<the token named " + name + ">"
 	if !dryRun {
-		var err error
-		if tok, err = config.NamedToken(in.paths.TokenDir(), name); err != nil {
+		cfg, _, err := loadConfig(env, in.configPath)
+		if err != nil {
+			return hostconfig.Target{}, err
+		}
+		if tok, err = namedTokenFor(context.Background(), cfg, in.paths.TokenDir(), name); err != nil {
 			return hostconfig.Target{}, err
 		}
 	}

@@ -31,15 +31,18 @@ settings name a client id, and opens the authorization URL with $BROWSER (or
 prints it when $BROWSER is unset); the browser's redirect comes back to mcpx
 on a loopback port. The tokens are stored, readable by you alone, in the state
 directory, where the daemon and every host it serves use them, and refresh
-them. Run it again to sign in anew (or with the scopes a server asked for).
+them; with a PostgreSQL store (mcpx.store) they go into the store instead,
+sealed with the key mcpx.oauth.keyFile or keyEnv names, for every replica.
+Run it again to sign in anew (or with the scopes a server asked for).
 
 Login needs no daemon: it runs here, where the browser is.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			srv, store, prev, err := signIn(env, configPath, args)
+			srv, recs, prev, closeRecs, err := signIn(ctx, env, configPath, args)
 			if err != nil {
 				return err
 			}
+			defer closeRecs()
 			if prev != nil && prev.ServerURL != srv.URL {
 				prev = nil // signed in to the server's old URL
 			}
@@ -49,48 +52,56 @@ Login needs no daemon: it runs here, where the browser is.`,
 			rec, err := client.SignIn(ctx, oauth.LoginRequest{
 				Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Previous: prev,
 				Browser: browser(env),
-			}, store.Save)
+			}, func(r *oauth.Record) error { return recs.Save(ctx, r) })
 			if err != nil {
 				return fmt.Errorf("signing in to %q: %w", srv.Name, err)
 			}
-			fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", srv.Name, expiry(rec, time.Now()))
+			fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", srv.Name, expiry(rec.Token.Expiry, rec.Token.RefreshToken != "", time.Now()))
 			return nil
 		},
 	}
 }
 
-// signInServer returns the http server args name.
-func signInServer(env *Env, configPath string, args []string) (*config.Server, config.Paths, error) {
+// signInServer returns the http server args name, and its config.
+func signInServer(env *Env, configPath string, args []string) (*config.Server, *config.Config, config.Paths, error) {
 	if len(args) != 1 {
-		return nil, config.Paths{}, usagef("want one SERVER")
+		return nil, nil, config.Paths{}, usagef("want one SERVER")
 	}
 	cfg, paths, err := loadConfig(env, configPath)
 	if err != nil {
-		return nil, paths, err
+		return nil, nil, paths, err
 	}
 	srv, ok := cfg.Servers[args[0]]
 	switch {
 	case !ok:
-		return nil, paths, usagef("no server %q in the config", args[0])
+		return nil, nil, paths, usagef("no server %q in the config", args[0])
 	case srv.Transport == config.TransportStdio:
-		return nil, paths, usagef("%q is a stdio server: it takes its credentials from its environment, not a sign-in", args[0])
+		return nil, nil, paths, usagef("%q is a stdio server: it takes its credentials from its environment, not a sign-in", args[0])
 	}
-	return srv, paths, nil
+	return srv, cfg, paths, nil
 }
 
-// signIn is signInServer with the server's stored sign-in and its store;
-// rec is nil when there is none.
-func signIn(env *Env, configPath string, args []string) (srv *config.Server, store *oauth.Store, rec *oauth.Record, err error) {
-	srv, paths, err := signInServer(env, configPath, args)
+// signIn is signInServer with where sign-ins are kept and the server's
+// stored sign-in; rec is nil when there is none. close releases the
+// records.
+func signIn(ctx context.Context, env *Env, configPath string, args []string) (srv *config.Server, recs oauth.Records, rec *oauth.Record, close func(), err error) {
+	srv, cfg, paths, err := signInServer(env, configPath, args)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	store = &oauth.Store{Dir: paths.OAuthDir()}
-	rec, err = store.Load(srv.Name)
+	recs, close, err = signInRecords(ctx, env, cfg, paths)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	rec, err = recs.Load(ctx, srv.Name)
 	if errors.Is(err, oauth.ErrNoRecord) {
-		return srv, store, nil, nil
+		return srv, recs, nil, close, nil
 	}
-	return srv, store, rec, err
+	if err != nil {
+		close()
+		return nil, nil, nil, nil, err
+	}
+	return srv, recs, rec, close, nil
 }
 
 // browser shows the authorization URL: always on stdout, for a user to
@@ -114,15 +125,15 @@ func browser(env *Env) oauth.Browser {
 	}
 }
 
-// expiry says when rec's access token expires.
-func expiry(rec *oauth.Record, now time.Time) string {
+// expiry says when an access token expires.
+func expiry(at time.Time, refreshable bool, now time.Time) string {
 	switch {
-	case rec.Token.Expiry.IsZero():
+	case at.IsZero():
 		return "the token has no expiry"
-	case rec.Token.Expiry.Before(now) && rec.Token.RefreshToken != "":
-		return "token expired " + ago(now, rec.Token.Expiry) + " ago; refreshed on next use"
-	case rec.Token.Expiry.Before(now):
-		return "token expired " + ago(now, rec.Token.Expiry) + " ago; sign in again"
+	case at.Before(now) && refreshable:
+		return "token expired " + ago(now, at) + " ago; refreshed on next use"
+	case at.Before(now):
+		return "token expired " + ago(now, at) + " ago; sign in again"
 	}
-	return "token expires in " + ago(rec.Token.Expiry, now)
+	return "token expires in " + ago(at, now)
 }

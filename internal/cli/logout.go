@@ -24,10 +24,11 @@ message saying to run mcpx login. A failed revocation is reported and the
 tokens are deleted all the same.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			srv, store, rec, err := signIn(env, configPath, args)
+			srv, recs, rec, closeRecs, err := signIn(ctx, env, configPath, args)
 			if err != nil {
 				return err
 			}
+			defer closeRecs()
 			if rec == nil {
 				fmt.Fprintf(env.Stdout, "not signed in to %s\n", srv.Name)
 				return nil
@@ -36,7 +37,7 @@ tokens are deleted all the same.`,
 			defer cancel()
 			client := &oauth.Client{HTTP: &http.Client{Timeout: 15 * time.Second}}
 			revoked, rerr := client.Revoke(ctx, rec)
-			if err := store.Delete(srv.Name); err != nil {
+			if err := recs.Delete(ctx, srv.Name); err != nil {
 				return err
 			}
 			switch {

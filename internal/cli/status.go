@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/config"
 	"mcpx/internal/localclient"
 )
 
@@ -31,6 +32,13 @@ config's mcpx.hosts or the default for a host mcpx does not know), each
 upstream server (state, pid, protocol revision, calls in flight), every
 call in flight with its latest progress, and each HTTP server's sign-in
 (mcpx login) with its token's expiry. Exit status 3 when no daemon runs.
+
+When the config names a shared store (mcpx.store), status shows the cluster
+too: every replica sharing the store, with its address, machine, last
+heartbeat (each writes one every third of mcpx.jobs.leaseTerm; one not seen
+for a lease term is "lapsed": it died or lost the store) and the jobs it
+runs. With no daemon running here (a replica run by "mcpx serve --http"),
+status reads the cluster from the store itself, and still exits 3.
 
 With --watch it keeps watching until interrupted: on a terminal it redraws
 the status four times a second; otherwise it prints a timestamped line per
@@ -52,11 +60,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 			c, files := client(env, cfg, paths)
 			st, err := c.Status(ctx)
 			if errors.Is(err, localclient.ErrNoDaemon) {
-				fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", files.Socket)
-				if !asJSON {
-					printSignIns(env.Stdout, cfg, paths, time.Now())
-				}
-				return &exitError{ExitTransport, errSilent}
+				return noDaemonStatus(ctx, env, cfg, paths, files.Socket, asJSON)
 			}
 			if err != nil {
 				return err
@@ -70,7 +74,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 				return enc.Encode(st)
 			}
 			printStatus(env, st, time.Now())
-			printSignIns(env.Stdout, cfg, paths, time.Now())
+			printSignIns(env.Stdout, st.SignIns, time.Now())
 			return nil
 		},
 	}
@@ -135,6 +139,7 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintf(w, "  collision: %s\n", c)
 	}
 	printStatusJobs(env, st.Jobs, now)
+	printCluster(w, st.Cluster, now)
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")
 		return
@@ -159,6 +164,39 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintf(tw, "#%d\t%s\t%s\t%s\tfrom %s\n", c.ID, what, ago(now, c.Started), prog, c.Host)
 	}
 	tw.Flush()
+}
+
+// noDaemonStatus says no daemon runs and, for a replica, shows the
+// cluster it shares the store with; it exits 3 either way.
+func noDaemonStatus(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths, socket string, asJSON bool) error {
+	var cluster *apitype.Cluster
+	var clusterErr error
+	if cfg.Store != "" {
+		cluster, clusterErr = readCluster(ctx, cfg)
+	}
+	if asJSON {
+		out := struct {
+			Daemon  any              `json:"daemon"`
+			Cluster *apitype.Cluster `json:"cluster,omitempty"`
+			Error   string           `json:"error,omitempty"`
+		}{Cluster: cluster}
+		if clusterErr != nil {
+			out.Error = "reading the cluster: " + clusterErr.Error()
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+		return &exitError{ExitTransport, errSilent}
+	}
+	fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", socket)
+	statusSignIns(env, cfg, paths)
+	printCluster(env.Stdout, cluster, time.Now())
+	if clusterErr != nil {
+		fmt.Fprintf(env.Stdout, "\ncluster  reading it from the shared store failed: %v\n", clusterErr)
+	}
+	return &exitError{ExitTransport, errSilent}
 }
 
 // ago prints a duration since t, coarsely.

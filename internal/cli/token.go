@@ -14,15 +14,16 @@ import (
 
 func cmdToken() *command {
 	var (
-		showPath bool
-		name     string
-		list     bool
-		revoke   string
+		showPath   bool
+		name       string
+		list       bool
+		revoke     string
+		configPath string
 	)
 	return &command{
 		name:   "token",
 		noArgs: true,
-		usage:  "[--name NAME | --list | --revoke NAME] [--path]",
+		usage:  "[--name NAME | --list | --revoke NAME] [--path] [--config FILE]",
 		short:  "print, mint, list or revoke the bearer tokens of HTTP hosts",
 		long: `
 Token prints the bearer token that HTTP hosts must send to mcpx's MCP
@@ -39,12 +40,20 @@ token, minting it on first use, in $XDG_STATE_HOME/mcpx/tokens/NAME; a name
 is 1 to 32 lower-case letters, digits, '-' and '_'. --list lists the names (never the tokens) and when each
 was minted. --revoke deletes a named token: whatever serves HTTP refuses it
 from the next request on, with no restart; mint it again for a new one (a
-new host to mcpx: what was bound to the old token is not its).`,
+new host to mcpx: what was bound to the old token is not its).
+
+Replicas (a config whose mcpx.store names a PostgreSQL database) accept the
+named tokens the store holds, by their SHA-256, never the token itself:
+--name mints the token here and puts its hash in the store, and every replica
+accepts it from its first request; --revoke removes it there, and every
+replica refuses it within 2 seconds; --list lists the store's. The token's
+value is kept only in the file where it was minted.`,
 		setFlags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&showPath, "path", false, "print the token file's path instead (with --list, the named tokens' dir)")
 			fs.StringVar(&name, "name", "", "print the token named `NAME`, minting it on first use")
 			fs.BoolVar(&list, "list", false, "list the named tokens")
 			fs.StringVar(&revoke, "revoke", "", "revoke the token named `NAME`")
+			configFlag(fs, &configPath)
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {
 			if (name != "" && list) || (name != "" && revoke != "") || (list && revoke != "") {
@@ -66,18 +75,31 @@ new host to mcpx: what was bound to the old token is not its).`,
 				return err
 			}
 			dir := paths.TokenDir()
+			// Named tokens: the config says whether replicas share them.
+			shared := &config.Config{}
+			if name != "" || revoke != "" || (list && !showPath) {
+				if shared, _, err = loadConfig(env, configPath); err != nil {
+					return err
+				}
+			}
 			switch {
 			case list && showPath:
 				_, err = fmt.Fprintln(env.Stdout, dir)
 				return err
 			case list:
 				infos, err := config.ListTokens(dir)
+				if shared.Store != "" {
+					infos, err = listShared(ctx, shared)
+				}
 				if err != nil {
 					return err
 				}
 				return printTokens(env.Stdout, infos)
 			case revoke != "":
 				err := config.RevokeToken(dir, revoke)
+				if shared.Store != "" {
+					err = revokeShared(ctx, shared, dir, revoke)
+				}
 				if errors.Is(err, config.ErrNoToken) {
 					return &exitError{code: ExitUsage, err: fmt.Errorf("no token is named %q (mcpx token --list lists them)", revoke)}
 				}
@@ -90,7 +112,7 @@ new host to mcpx: what was bound to the old token is not its).`,
 			file, tok := paths.TokenFile(), ""
 			if name != "" {
 				file = filepath.Join(dir, name)
-				tok, err = config.NamedToken(dir, name)
+				tok, err = namedTokenFor(ctx, shared, dir, name)
 			} else {
 				tok, err = config.Token(file)
 			}

@@ -94,6 +94,10 @@ type Config struct {
 	// password: it goes into no error and no log but redacted.
 	Store string
 
+	// SignInKey names the key sealing the OAuth sign-ins kept in Store
+	// ("mcpx.oauth"); with no Store, sign-ins are files and it is unused.
+	SignInKey SignInKey
+
 	// Hosts holds what the config says of MCP hosts, by the
 	// clientInfo.name each sends ("mcpx.hosts"); nil when it says
 	// nothing. A reload applies it to calls that start from then on.

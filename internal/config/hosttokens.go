@@ -250,3 +250,9 @@ func (t *HostTokens) failLocked(err error) {
 	}
 	t.failing = true
 }
+
+// DefaultOnly returns the default token of t alone, without its named
+// tokens: a replica takes those from the shared store instead.
+func (t *HostTokens) DefaultOnly() *HostTokens {
+	return &HostTokens{def: t.def, onErr: t.onErr}
+}

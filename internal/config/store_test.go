@@ -61,3 +61,27 @@ func TestAllowedHosts(t *testing.T) {
 		}
 	}
 }
+
+// mcpx.oauth names the sign-in key by file or environment variable, never
+// holds it, and refuses what cannot be one.
+func TestSignInKeySettings(t *testing.T) {
+	c, err := parse(`{"mcpx": {"oauth": {"keyFile": "/etc/mcpx/signin.key", "previousKeyFiles": ["/etc/mcpx/old.key"]}}}`)
+	if err != nil || c.SignInKey.File != "/etc/mcpx/signin.key" || len(c.SignInKey.PreviousFiles) != 1 || !c.SignInKey.Named() {
+		t.Fatalf("%+v, %v", c.SignInKey, err)
+	}
+	if c, err := parse(`{"mcpx": {"oauth": {"keyEnv": "MCPX_SIGNIN_KEY"}}}`); err != nil || c.SignInKey.Env != "MCPX_SIGNIN_KEY" {
+		t.Fatalf("%+v, %v", c.SignInKey, err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`{"mcpx": {"oauth": {"keyFile": "signin.key"}}}`, "mcpx.oauth.keyFile: must be an absolute path"},
+		{`{"mcpx": {"oauth": {"keyEnv": "c2VjcmV0IGtleQ=="}}}`, "mcpx.oauth.keyEnv: must be the name of an environment variable"},
+		{`{"mcpx": {"oauth": {"keyFile": "/k", "keyEnv": "K"}}}`, "mcpx.oauth.keyEnv: name the key by keyFile or keyEnv, not both"},
+		{`{"mcpx": {"oauth": {"previousKeyFiles": ["/old"]}}}`, "mcpx.oauth.previousKeyFiles: needs keyFile or keyEnv"},
+		{`{"mcpx": {"oauth": {"key": "x"}}}`, "mcpx.oauth"},
+	} {
+		_, err := parse(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}

@@ -58,6 +58,10 @@ type Options struct {
 	// tests and the conformance suite). Unset, such a call fails with an
 	// error that says to run mcpx login.
 	OAuthBrowser oauth.Browser
+
+	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
+	// replica names it to the others.
+	httpAddr string
 }
 
 func (o *Options) logger() *slog.Logger {
@@ -69,18 +73,20 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns // nil when there is no sign-in directory
-	pool    *upstream.Pool
-	relay   *relay.Relay
-	catalog *catalog.Catalog
-	hosts   *hostserver.Server
-	tracer  *tracing.Tracer // nil without mcpx.traces
-	log     *slog.Logger
-	sandbox *sandbox.Pool    // nil without an executable
-	scripts *codemode.Engine // nil without an executable
-	jobs    *jobs.Manager    // nil: no job store
-	store   store.Store
-	unlock  func() // the job store's lock, if this core holds it
+	signIns *oauth.SignIns // nil when there is no place for sign-ins
+	// closeSignIns releases the sign-ins' store.
+	closeSignIns func()
+	pool         *upstream.Pool
+	relay        *relay.Relay
+	catalog      *catalog.Catalog
+	hosts        *hostserver.Server
+	tracer       *tracing.Tracer // nil without mcpx.traces
+	log          *slog.Logger
+	sandbox      *sandbox.Pool    // nil without an executable
+	scripts      *codemode.Engine // nil without an executable
+	jobs         *jobs.Manager    // nil: no job store
+	store        store.Store
+	unlock       func() // the job store's lock, if this core holds it
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -91,6 +97,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	// The pool tells the host face of tool list changes; the face is made
 	// after the pool, hence the pointer.
 	var face atomic.Pointer[hostserver.Server]
+	recs, closeRecs := opts.signInRecords(log)
 	pool := upstream.NewPool(cfg, &upstream.Options{
 		Logger:          log,
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
@@ -98,7 +105,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		ProbeTimeout:    cfg.ProbeTimeout,
 		Supervision:     &supervise.Options{Shim: opts.Shim, Records: opts.Files.Upstreams},
 		Observer:        upstreamObserver(obs),
-		Authorize:       opts.authorizer(log),
+		Authorize:       opts.authorizer(recs, log),
 		OnToolsChanged: func(string) {
 			if h := face.Load(); h != nil {
 				h.ToolsChanged()
@@ -130,7 +137,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log}
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
 	c.openJobs(opts, r, jobsObserver(obs), log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
@@ -139,8 +146,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	c.hosts = hostserver.New(r, cat, &hostserver.Options{Logger: log, Version: opts.Version, MaxMessageBytes: cfg.MaxMessageBytes,
 		Scripts: c.scripts, Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(c.hosts)
-	if dir := opts.oauthDir(log); dir != "" {
-		c.signIns = &oauth.SignIns{Store: &oauth.Store{Dir: dir}, Log: log}
+	if recs != nil {
+		c.signIns = &oauth.SignIns{Store: recs, Log: log}
 		r.SetSignIns(c.signIns)
 	}
 	return c
@@ -184,8 +191,9 @@ func (c *core) stopTracing() {
 	}
 }
 
-// runPool runs the upstream pool and the scripts' warm children until
-// the returned stop is called, which waits for both.
+// runPool runs the upstream pool, the scripts' warm children and the
+// background refresh of sign-ins until the returned stop is called, which
+// waits for them all.
 func (c *core) runPool(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -200,13 +208,22 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 			_ = c.sandbox.Run(ctx)
 		}
 	}()
+	refreshed := make(chan struct{})
+	go func() {
+		defer close(refreshed)
+		if c.signIns != nil {
+			_ = c.refresher(c.signIns.Store).Run(ctx)
+		}
+	}()
 	return func() {
 		cancel()
 		<-done
 		<-warm
+		<-refreshed
 		if c.signIns != nil {
 			c.signIns.Close() // the sign-ins hosts started and left unfinished
 		}
+		c.closeSignIns()
 	}
 }
 
@@ -233,6 +250,8 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // streams close and the upstreams stop. It closes ln.
 func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
 	log := opts.logger()
+	o := *opts
+	o.httpAddr, opts = ln.Addr().String(), &o
 	c := newCore(opts, nil)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
@@ -242,7 +261,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	defer c.watchConfig(ctx, opts)()
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
-	srv := httpServer(mcpMux(face.Handler(tcpAccess(ln.Addr().String(), tokens, opts.Config.HTTP.AllowedHosts))), log, guard)
+	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
+	srv := httpServer(mcpMux(face.Handler(access)), log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
@@ -268,12 +288,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 
 // tcpAccess is who may use the HTTP face on a TCP listener at addr: the
 // holders of tokens, or anyone if tokens is nil.
-func tcpAccess(addr string, tokens *config.HostTokens, allowed []string) hostserver.Access {
-	a := hostserver.Access{Addr: addr, AllowedHosts: allowed}
-	if tokens != nil { // never a nil pointer in the interface
-		a.Tokens = tokens
-	}
-	return a
+func tcpAccess(addr string, tokens hostserver.Tokens, allowed []string) hostserver.Access {
+	return hostserver.Access{Addr: addr, Tokens: tokens, AllowedHosts: allowed}
 }
 
 // watchConfig applies edits of the config file to c until the returned

@@ -58,6 +58,8 @@ func Run(ctx context.Context, opts *Options) error {
 			return fmt.Errorf("listening on mcpx.http.listen %s: %w", listen, err)
 		}
 		defer tcpLn.Close()
+		o := *opts
+		o.httpAddr, opts = tcpLn.Addr().String(), &o
 	}
 	ln, err := sock.Listen(opts.Files.Socket)
 	if err != nil {
@@ -121,7 +123,7 @@ func Run(ctx context.Context, opts *Options) error {
 	seen.api = api
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
-		access := tcpAccess(addr, tokens, opts.Config.HTTP.AllowedHosts)
+		access := tcpAccess(addr, c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
 		mux := mcpMux(face.Handler(access))
 		seen.onHTTP(mux, addr, access)
 		mux.Handle("/v1/", api.V1(access.Check))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"time"
 
 	"mcpx/internal/jobs"
@@ -48,9 +49,11 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 			log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
 		}
 		c.store = st
+		host, _ := os.Hostname()
 		c.jobs = jobs.New(jobs.Options{
 			Store: st, Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,
 			Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
+			Replica: &store.Replica{Address: opts.httpAddr, Host: host, PID: os.Getpid(), Version: opts.Version},
 		})
 		return
 	}

@@ -41,7 +41,8 @@ func (s *server) listen(ctx context.Context, c *call, req *request) (json.RawMes
 	}
 	meta := map[string]json.RawMessage{mcp.MetaSubscriptionID: c.id.Raw()}
 	l := &demoListen{c: c, uris: uris, end: make(chan struct{})}
-	s.notify(c, jsonrpc.NewNotification(mcp.MethodSubscriptionsAcknowledged, marshal(map[string]any{"_meta": meta, "notifications": honored})))
+	// Registered before the acknowledgement: a client that acts on the
+	// acknowledgement at once must find its subscription in place.
 	s.mu.Lock()
 	if s.listens == nil {
 		s.listens = map[*demoListen]bool{}
@@ -53,6 +54,7 @@ func (s *server) listen(ctx context.Context, c *call, req *request) (json.RawMes
 		delete(s.listens, l)
 		s.mu.Unlock()
 	}()
+	s.notify(c, jsonrpc.NewNotification(mcp.MethodSubscriptionsAcknowledged, marshal(map[string]any{"_meta": meta, "notifications": honored})))
 	select {
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)

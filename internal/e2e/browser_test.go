@@ -100,7 +100,7 @@ func TestLiveViewBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	pollPage(t, bctx, "progress advancing on the page",
-		`(() => { const r = document.querySelector("#calls tbody tr[data-call-id]"); return r && Number(r.dataset.progress) >= 25 })()`)
+		`(() => { const r = document.querySelector("#calls tbody tr[data-call-id]"); return r !== null && Number(r.dataset.progress) >= 25 })()`)
 	screenshot(t, bctx, dir, "1-call-in-flight")
 
 	callID, err := chromedp.Run(bctx, chromedp.AttributeValue(chromedp.CSS(`#calls tbody tr[data-call-id]`), "data-call-id"))
@@ -128,7 +128,7 @@ func TestLiveViewBrowser(t *testing.T) {
 	job := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_call", "arguments": map[string]any{
 		"name": "demo__export", "arguments": map[string]any{"seconds": 60, "steps": 240}, "background": true}}), waitLong)).JobID
 	pollPage(t, bctx, "the job's progress on the page",
-		`(() => { const r = document.querySelector('#jobs tbody tr[data-job="`+job+`"]'); return r && Number(r.dataset.progress) >= 2 })()`)
+		`(() => { const r = document.querySelector('#jobs tbody tr[data-job="`+job+`"]'); return r !== null && Number(r.dataset.progress) >= 2 })()`)
 	screenshot(t, bctx, dir, "2a-job-running")
 	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`#jobs button.cancel-job[data-job="`+job+`"]`))); err != nil {
 		t.Fatalf("clicking the job's cancel: %v", err)

@@ -66,8 +66,9 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 			tokens = config.NewHostTokens(m.Token, e.Vars["XDG_STATE_HOME"]+"/mcpx/tokens", nil)
 		}
 		go func() {
-			// As `mcpx serve --http`: a job store of its own.
-			files := config.DaemonFiles{Jobs: e.Path("jobs-http.db"), JobsLock: e.Path("jobs-http.lock")}
+			// The job store of the env's other in-process gateways: as
+			// every mcpx of a user shares one.
+			files := mcpxtest.InProcessFiles(e)
 			served <- daemon.ServeHTTP(ctx, &daemon.Options{Config: e.LoadConfig(cfgPath), Version: "test", Logger: log, Files: files}, ln, tokens)
 		}()
 		t.Cleanup(func() {

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,27 +64,8 @@ func TestJobTSHardTimerHost(t *testing.T) {
 						m := startHTTP(t, e, mode, cfg, false)
 						spec["url"], spec["token"] = m.URL, m.Token
 					}
-					out, stderr, err := runHostScript(t, e, node, interop, "jobhost.mjs", spec)
-					var r jobHostReport
-					if jerr := json.Unmarshal(out, &r); jerr != nil || err != nil || !r.OK {
-						t.Fatalf("jobhost.mjs: %v %v %s\nstdout %s\nstderr %s", err, jerr, r.Error, out, stderr)
-					}
-					limit := int(timer.Milliseconds())
-					if r.First.Structured == nil || r.First.Structured.Status != "running" || r.First.Ms >= limit || !strings.Contains(r.First.Text, "mcpx_job") {
-						t.Fatalf("first call: %+v, want a running job within %d ms", r.First, limit)
-					}
-					id := r.First.Structured.JobID
-					if r.Retry.Structured == nil || r.Retry.Structured.JobID != id || r.Retry.Ms >= limit {
-						t.Errorf("retry: %+v, want job %s within %d ms", r.Retry, id, limit)
-					}
-					for i, p := range r.Polls {
-						if p.Ms >= limit {
-							t.Errorf("mcpx_job poll %d took %d ms, past the host's timer", i, p.Ms)
-						}
-					}
-					if r.Final == nil || r.Final.Text != "the export is done" || r.Final.IsError {
-						t.Errorf("final: %+v after %d polls", r.Final, len(r.Polls))
-					}
+					r := runJobHost(t, node, interop, e, spec)
+					checkJobHost(t, r, timer)
 					if n := executions(e, "demo", "sleep_then"); n != 1 {
 						t.Errorf("the upstream ran the tool %d times, want 1", n)
 					}

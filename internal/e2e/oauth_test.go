@@ -324,7 +324,9 @@ func setExpiry(t *testing.T, e *mcpxtest.Env, at time.Time) {
 	if err != nil || json.Unmarshal(b, &doc) != nil {
 		t.Fatalf("reading the sign-in: %v", err)
 	}
-	doc["token"].(map[string]any)["expiry"] = at.Format(time.RFC3339Nano)
+	tok := doc["token"].(map[string]any)
+	tok["expiry"] = at.Format(time.RFC3339Nano)
+	tok["obtained"] = at.Add(-time.Hour).Format(time.RFC3339Nano) // an hour's token
 	writeJSONFile(t, signInPath(e), doc)
 }
 

@@ -26,8 +26,10 @@ import (
 type cluster struct {
 	URL      string // nginx's MCP endpoint
 	Token    string
+	PG       string // the store's URL
 	Replicas []*replicaProc
 	envs     []*mcpxtest.Env
+	cfgs     []string // each replica's config file
 }
 
 type replicaProc struct {
@@ -72,14 +74,37 @@ func startCluster(t *testing.T, leaseTerm string) *cluster {
 
 // startClusterOn is startCluster over the PostgreSQL at pg.
 func startClusterOn(t *testing.T, pg, leaseTerm string) *cluster {
+	return startClusterWith(t, clusterOpts{pg: pg, jobs: map[string]any{"leaseTerm": leaseTerm}})
+}
+
+// clusterOpts vary startClusterWith's cluster.
+type clusterOpts struct {
+	pg string // the PostgreSQL URL; "" for a fresh schema of the shared one
+	// jobs is the replicas' mcpx.jobs block.
+	jobs map[string]any
+	// balance is nginx's balancing directive in the upstream block ("" is
+	// round-robin), such as "ip_hash;".
+	balance string
+	// allowedHosts is the replicas' mcpx.http.allowedHosts (nil: nginx's
+	// host:port).
+	allowedHosts []string
+}
+
+// startClusterWith starts two replicas and nginx as o says.
+func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
 	ngx := nginxBinary(t)
+	if o.pg == "" {
+		o.pg = storetest.PostgresURL(t)
+	}
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	port := freePort(t)
 	lb := fmt.Sprintf("127.0.0.1:%d", port)
-	c := &cluster{URL: "http://" + lb + "/mcp"}
-	settings := map[string]any{"store": pg, "http": map[string]any{"allowedHosts": []string{lb}},
-		"jobs": map[string]any{"leaseTerm": leaseTerm}}
+	c := &cluster{URL: "http://" + lb + "/mcp", PG: o.pg}
+	if o.allowedHosts == nil {
+		o.allowedHosts = []string{lb}
+	}
+	settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": o.allowedHosts}, "jobs": o.jobs}
 	for i := range 2 {
 		e := mcpxtest.NewEnv(t)
 		if i > 0 { // one state dir: one token file for both
@@ -87,6 +112,7 @@ func startClusterOn(t *testing.T, pg, leaseTerm string) *cluster {
 		}
 		c.envs = append(c.envs, e)
 		cfg := e.WriteConfig(settings, mcpxtest.Demo{Name: "demo"})
+		c.cfgs = append(c.cfgs, cfg)
 		if i == 0 {
 			tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
 			if err != nil {
@@ -96,7 +122,7 @@ func startClusterOn(t *testing.T, pg, leaseTerm string) *cluster {
 		}
 		c.Replicas = append(c.Replicas, startReplica(t, e, cfg, fmt.Sprint("replica-", i)))
 	}
-	startNginx(t, ngx, port, c.Replicas)
+	startNginx(t, ngx, port, o.balance, c.Replicas)
 	return c
 }
 
@@ -175,6 +201,7 @@ http {
 	uwsgi_temp_path %[1]s/uwsgi;
 	scgi_temp_path %[1]s/scgi;
 	upstream mcpx {
+		%[4]s
 %[3]s		keepalive 16;
 	}
 	server {
@@ -192,9 +219,9 @@ http {
 }
 `
 
-// startNginx runs nginx round-robin over the replicas on port until the
-// test ends.
-func startNginx(t *testing.T, bin string, port int, replicas []*replicaProc) {
+// startNginx runs nginx over the replicas on port until the test ends,
+// round-robin unless balance names another method.
+func startNginx(t *testing.T, bin string, port int, balance string, replicas []*replicaProc) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "mx-nginx")
 	if err != nil {
@@ -212,7 +239,7 @@ func startNginx(t *testing.T, bin string, port int, replicas []*replicaProc) {
 		fmt.Fprintf(&servers, "\t\tserver %s max_fails=1 fail_timeout=2s;\n", addr)
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, servers.String()), 0o644); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, servers.String(), balance), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off;")

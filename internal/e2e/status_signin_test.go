@@ -22,6 +22,7 @@ func TestStatusSignIns(t *testing.T) {
 		"secure": map[string]any{"url": "http://127.0.0.1:9/mcp"},
 		"moved":  map[string]any{"url": "http://127.0.0.1:9/new"},
 		"open":   map[string]any{"url": "http://127.0.0.1:9/open"},
+		"ended":  map[string]any{"url": "http://127.0.0.1:9/ended"},
 	}}
 	b, _ := json.Marshal(doc)
 	cfg := e.Path("config.json")
@@ -35,8 +36,11 @@ func TestStatusSignIns(t *testing.T) {
 		{Server: "secure", ServerURL: "http://127.0.0.1:9/mcp", SignedIn: signedIn,
 			Token: oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: expiry}},
 		{Server: "moved", ServerURL: "http://127.0.0.1:9/old", SignedIn: signedIn, Token: oauth.Token{AccessToken: "secret-access"}},
+		{Server: "ended", ServerURL: "http://127.0.0.1:9/ended", SignedIn: signedIn,
+			Token:   oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: expiry},
+			Refused: &oauth.Refusal{At: signedIn.Add(30 * time.Second), Reason: "the authorization server refused the refresh token"}},
 	} {
-		if err := store.Save(r); err != nil {
+		if err := store.Save(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,15 +56,21 @@ func TestStatusSignIns(t *testing.T) {
 			SignedIn    time.Time `json:"signedIn"`
 			Expiry      time.Time `json:"expiry"`
 			Refreshable bool      `json:"refreshable"`
+			Refused     time.Time `json:"refused"`
+			Error       string    `json:"error"`
 		} `json:"signIns"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status %s: %v", out, err)
 	}
-	if len(st.SignIns) != 3 {
-		t.Fatalf("sign-ins %+v, want three", st.SignIns)
+	if len(st.SignIns) != 4 {
+		t.Fatalf("sign-ins %+v, want four", st.SignIns)
 	}
-	moved, open, secure := st.SignIns[0], st.SignIns[1], st.SignIns[2]
+	ended, moved, open, secure := st.SignIns[0], st.SignIns[1], st.SignIns[2], st.SignIns[3]
+	if ended.Server != "ended" || ended.State != "revoked" || ended.Refreshable || !ended.Refused.Equal(signedIn.Add(30*time.Second)) ||
+		!strings.Contains(ended.Error, "refused the refresh token") {
+		t.Errorf("ended: %+v, want revoked, not refreshable, with when and why", ended)
+	}
 	if secure.Server != "secure" || secure.State != "signed_in" || !secure.Expiry.Equal(expiry) || !secure.SignedIn.Equal(signedIn) || !secure.Refreshable {
 		t.Errorf("secure: %+v, want signed_in, expiry %v, refreshable", secure, expiry)
 	}
@@ -72,5 +82,9 @@ func TestStatusSignIns(t *testing.T) {
 	}
 	if strings.Contains(out, "secret-") {
 		t.Errorf("status shows a token:\n%s", out)
+	}
+	text, errOut, code := e.Run(waitLong, "status", "--config", cfg)
+	if code != 0 || !strings.Contains(text, "sign-in revoked") || !strings.Contains(text, "mcpx login ended") || strings.Contains(text, "secret-") {
+		t.Errorf("mcpx status: exit %d\n%s%s", code, text, errOut)
 	}
 }

@@ -1,7 +1,9 @@
 package hostserver
 
 import (
+	"errors"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +29,40 @@ func TestAllowedHosts(t *testing.T) {
 		status, msg, _ := a.check(r)
 		if got := status == 0; got != want {
 			t.Errorf("Host %q: status %d %q, want allowed=%v", host, status, msg, want)
+		}
+	}
+}
+
+// checkingTokens cannot tell for tokens it has no answer for.
+type checkingTokens struct{ testTokens }
+
+func (c checkingTokens) Check(tok string) (string, bool, error) {
+	if name, ok := c.testTokens[tok]; ok {
+		return name, true, nil
+	}
+	if tok == "unknown-while-down" {
+		return "", false, errors.New("the job store (PostgreSQL at db:5432/mcpx) is unavailable")
+	}
+	return "", false, nil
+}
+
+// Tokens that cannot be checked (a shared store down) answer 503 saying
+// so, never 401: the token may be good. Those they can check go as usual.
+func TestAccessCheckUnavailable(t *testing.T) {
+	a := Access{Addr: "127.0.0.1:7001", Tokens: checkingTokens{testTokens{"alice-token": "alice"}}}
+	for tok, want := range map[string]int{"alice-token": 0, "wrong": 401, "unknown-while-down": 503} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Host = "127.0.0.1:7001"
+		r.Header.Set("Authorization", "Bearer "+tok)
+		status, msg, principal := a.check(r)
+		if status != want || strings.Contains(msg, tok) {
+			t.Errorf("token %q: %d %q, want %d (never quoting the token)", tok, status, msg, want)
+		}
+		if want == 503 && !strings.Contains(msg, "unavailable") {
+			t.Errorf("503 %q does not say why", msg)
+		}
+		if want == 0 && principal != namedPrincipal("alice", tok) {
+			t.Errorf("principal %q", principal)
 		}
 	}
 }

@@ -40,6 +40,16 @@ type Tokens interface {
 	Match(tok string) (name string, ok bool)
 }
 
+// CheckingTokens are Tokens that may be unable to tell (a store shared by
+// replicas that cannot be reached): Check says why, and the request is
+// refused with 503 rather than 401, since the token may be good.
+type CheckingTokens interface {
+	Tokens
+	// Check is Match, or an error (which never quotes tok) when it
+	// cannot tell.
+	Check(tok string) (name string, ok bool, err error)
+}
+
 // Principals: who an HTTP request comes from, as the requestState mcpx
 // seals and a legacy session are bound to it. A host with a named token
 // is a principal of its own; every host with the default token (or, with
@@ -117,7 +127,16 @@ func (a Access) check(r *http.Request) (status int, msg, principal string) {
 		return 0, "", principalHTTP
 	}
 	tok := bearer(r.Header.Get("Authorization"))
-	name, ok := a.Tokens.Match(tok)
+	var name string
+	var ok bool
+	if ct, checks := a.Tokens.(CheckingTokens); checks {
+		var err error
+		if name, ok, err = ct.Check(tok); err != nil {
+			return http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: " + err.Error(), ""
+		}
+	} else {
+		name, ok = a.Tokens.Match(tok)
+	}
 	switch {
 	case !ok:
 		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", ""

@@ -454,13 +454,12 @@ func hostCtx(s sink) context.Context {
 }
 
 // jobPrincipal is who a job of this host belongs to: an HTTP host's
-// token holder (which outlives this process, as its jobs do), or a stream
-// connection, named uniquely across processes (connection numbers start
-// again with each gateway; its jobs are this connection's alone).
+// token holder (which outlives this process, as its jobs do), or, for a
+// host on a stream, the local user (jobs.LocalPrincipal): a host that
+// restarts finds its jobs again, as does the user with mcpx jobs.
 func (hs *hostSession) jobPrincipal() string {
-	p := hs.principal()
-	if strings.HasPrefix(p, "conn:") {
-		return p + "@" + hs.srv.opts.Jobs.Owner()
+	if p := hs.principal(); !strings.HasPrefix(p, "conn:") {
+		return p
 	}
-	return p
+	return jobs.LocalPrincipal
 }

@@ -67,6 +67,13 @@ const (
 	forgetAfter = 7
 )
 
+// LocalPrincipal owns the jobs of the local user: those started with the
+// CLI (mcpx call --background, mcpx exec --background) and those of every
+// host on a stream (stdio, or handed to the daemon over its socket), which
+// runs as the same user. A host that restarts, or another of the user's
+// hosts, reads them by id; HTTP hosts are principals of their own.
+const LocalPrincipal = "local"
+
 // Runner runs a stored job's call again (after a restart), reporting
 // progress to c.
 type Runner func(ctx context.Context, j *store.Job, c *Call) (json.RawMessage, error)
@@ -94,6 +101,11 @@ type Options struct {
 	// Observer, if set, hears of this manager's jobs (metrics, the live
 	// view).
 	Observer Observer
+	// Replica, if set, describes this gateway to the others sharing a
+	// store that knows replicas (store.Replicas): its Address, Host, PID
+	// and Version (the manager fills Owner and Started). It heartbeats
+	// with each lease renewal; see Cluster.
+	Replica *store.Replica
 }
 
 // Observer hears of a manager's jobs. Its methods must not block nor
@@ -118,10 +130,11 @@ func (noObserver) JobEnded(string, string, store.Status) {}
 
 // Manager runs jobs over a store.
 type Manager struct {
-	st    store.Store
-	opts  Options
-	owner string
-	log   *slog.Logger
+	st      store.Store
+	opts    Options
+	owner   string
+	created time.Time
+	log     *slog.Logger
 
 	writes atomic.Int64 // store writes, for tests and benchmarks
 	njobs  atomic.Int64 // live jobs: HasJobs without the lock, on every call
@@ -136,6 +149,7 @@ type Manager struct {
 	// unwritten are ends of jobs the store failed to take, by id.
 	unwritten map[string]ending
 	started   chan struct{} // closed once Run has recovered orphans
+	cluster   *Cluster      // the replicas as last read; nil before
 }
 
 // New returns a manager over opts.Store; Run runs it.
@@ -157,7 +171,7 @@ func New(opts Options) *Manager {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return &Manager{
-		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), log: log,
+		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), created: time.Now(), log: log,
 		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
 		unwritten: map[string]ending{}, started: make(chan struct{}),
 	}
@@ -184,6 +198,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
 	m.recover(bg)
+	m.beat(bg)
 	close(m.started)
 	m.expire(bg)
 	stopWatch := m.watchCancels(ctx)
@@ -203,6 +218,7 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.writeEndings(bg)
 		case <-renew.C:
 			m.writes.Add(1)
+			m.beat(bg)
 			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
 				m.log.Warn("renewing job leases", "err", err)
 				reachedSince = time.Time{}
@@ -236,6 +252,7 @@ func (m *Manager) stop(ctx context.Context) {
 	m.flush(ctx)
 	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
+	m.leave(ctx)
 }
 
 func (m *Manager) expire(ctx context.Context) {

@@ -89,11 +89,11 @@ func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, req api
 	}
 	key := jobs.Key("", "mcpx_exec", mustJSON(map[string]any{"code": req.Code, "timeoutMs": req.TimeoutMs}))
 	id := ""
-	if c := m.Attach(localPrincipal, key); c != nil {
+	if c := m.Attach(jobs.LocalPrincipal, key); c != nil {
 		id = c.ID()
 	} else {
 		name := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
-		spec := jobs.Spec{Principal: localPrincipal, Tool: "mcpx_exec", Key: key}
+		spec := jobs.Spec{Principal: jobs.LocalPrincipal, Tool: "mcpx_exec", Key: key}
 		c, err := m.StartJob(context.WithoutCancel(r.Context()), spec, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			return h.opts.Scripts.Run(ctx, codemode.Script{
 				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name,

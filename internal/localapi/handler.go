@@ -81,7 +81,7 @@ type Options struct {
 	// Scripts runs scripts (PathExec); nil: 404.
 	Scripts *codemode.Engine
 	// OAuth holds the HTTP servers' sign-ins, shown in Status; nil: none.
-	OAuth *oauth.Store
+	OAuth oauth.Records
 }
 
 // Handler serves the local API.

@@ -131,7 +131,7 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	spec := jobs.Spec{
-		Principal: localPrincipal, Server: server, Tool: tool, Params: params.Bytes(),
+		Principal: jobs.LocalPrincipal, Server: server, Tool: tool, Params: params.Bytes(),
 		Key: jobs.Key(server, tool, req.Arguments), Idempotent: jobs.Idempotent(r.Context(), h.relay, server, tool),
 	}
 	id, err := m.StartRelayed(context.WithoutCancel(r.Context()), h.relay, spec,
@@ -145,7 +145,3 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, wireJob(j))
 }
-
-// localPrincipal owns the jobs the local user starts (mcpx call
-// --background); hosts cannot read them, the CLI reads every job.
-const localPrincipal = "local"

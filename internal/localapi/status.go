@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -8,9 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
+	"mcpx/internal/oauth"
 	"mcpx/internal/upstream"
 )
 
@@ -63,6 +66,7 @@ func (h *Handler) Status() apitype.Status {
 		st.Calls = append(st.Calls, call)
 	}
 	st.Jobs = h.runningJobs()
+	st.Cluster = h.cluster()
 	st.SignIns = h.signIns()
 	if h.opts.Jobs != nil {
 		st.JobStoreWrites = h.opts.Jobs.Writes()
@@ -174,13 +178,16 @@ func (h *Handler) signIns() []apitype.SignIn {
 	if h.opts.OAuth == nil || cfg == nil {
 		return nil
 	}
+	// The shared store may be slow or down: status answers regardless.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	var out []apitype.SignIn
 	for name, s := range cfg.Servers {
 		if s.Transport == config.TransportStdio {
 			continue
 		}
-		st := h.opts.OAuth.State(name, s.URL)
-		si := apitype.SignIn{Server: name, State: st.State, SignedIn: st.SignedIn, Expiry: st.Expiry, Refreshable: st.Refreshable}
+		st := oauth.StateOf(ctx, h.opts.OAuth, name, s.URL)
+		si := apitype.SignIn{Server: name, State: st.State, SignedIn: st.SignedIn, Expiry: st.Expiry, Refreshable: st.Refreshable, Refused: st.Refused}
 		if st.Err != nil {
 			si.Error = st.Err.Error()
 		}

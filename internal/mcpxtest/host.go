@@ -77,7 +77,7 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 		go func() {
 			// Upstreams run under the built mcpx as their supervisor, as
 			// with `mcpx serve --in-process`.
-			files := config.DaemonFiles{Jobs: e.Path("jobs-inprocess.db"), JobsLock: e.Path("jobs-inprocess.lock")}
+			files := InProcessFiles(e)
 			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files}, mcpxEnd)
 		}()
 		r, h.w = hostEnd, hostEnd
@@ -315,4 +315,11 @@ func ModernMeta(extra map[string]any) map[string]any {
 		m[k] = v
 	}
 	return m
+}
+
+// InProcessFiles are the files of a gateway run in the test process: the
+// job store every in-process gateway of e shares, as every mcpx of a
+// user shares one.
+func InProcessFiles(e *Env) config.DaemonFiles {
+	return config.DaemonFiles{Jobs: e.Path("jobs-inprocess.db"), JobsLock: e.Path("jobs-inprocess.lock")}
 }

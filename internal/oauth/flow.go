@@ -110,7 +110,7 @@ func (c *Client) login(ctx context.Context, req LoginRequest, save func(*Record)
 	}
 	rec = &Record{
 		Server: req.Server, ServerURL: req.URL, Resource: resource, Metadata: *md, Client: *reg, Scopes: scopes,
-		Token:    Token{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry},
+		Token:    Token{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry, Obtained: time.Now()},
 		SignedIn: time.Now(),
 	}
 	if s, ok := tok.Extra("scope").(string); ok {

@@ -145,8 +145,9 @@ func TestLoginRefreshRevoke(t *testing.T) {
 		t.Fatal("Token.String shows the token")
 	}
 	store := &Store{Dir: t.TempDir()}
+	rec.Token.Obtained = time.Now().Add(-time.Hour)     // an hour's token
 	rec.Token.Expiry = time.Now().Add(10 * time.Second) // within refreshAhead
-	if err := store.Save(rec); err != nil {
+	if err := store.Save(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
 	tr := &Transport{Server: "s", URL: ts.URL + "/mcp", Store: store, Client: c, Base: http.DefaultTransport}
@@ -160,7 +161,7 @@ func TestLoginRefreshRevoke(t *testing.T) {
 	if string(body) != "Bearer at-refresh_token" || ts.refreshed.Load() != 1 {
 		t.Fatalf("got %q after %d refreshes, want the refreshed token", body, ts.refreshed.Load())
 	}
-	saved, _ := store.Load("s")
+	saved, _ := store.Load(t.Context(), "s")
 	if saved.Token.AccessToken != "at-refresh_token" {
 		t.Fatal("the refreshed token was not stored")
 	}
@@ -232,7 +233,7 @@ func TestRefreshRefusedNeedsSignIn(t *testing.T) {
 	rec := &Record{Server: "s", ServerURL: ts.URL + "/mcp", Resource: ts.URL + "/mcp",
 		Metadata: ServerMetadata{TokenEndpoint: ts.URL + "/token"}, Client: Registration{ClientID: "c1", AuthMethod: "none"},
 		Token: Token{AccessToken: "stale", RefreshToken: "revoked", Expiry: time.Now().Add(-time.Minute)}}
-	if err := store.Save(rec); err != nil {
+	if err := store.Save(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
 	tr := &Transport{Server: "s", URL: ts.URL + "/mcp", Store: store, Client: &Client{}, Base: http.DefaultTransport}
@@ -268,7 +269,7 @@ func TestSignInsForHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The browser's page answered once the sign-in was stored.
-	if rec, err := s.Store.Load("s"); err != nil || rec.Token.AccessToken != "at-authorization_code" {
+	if rec, err := s.Store.Load(t.Context(), "s"); err != nil || rec.Token.AccessToken != "at-authorization_code" {
 		t.Fatalf("the stored sign-in: %v", err)
 	}
 	// One left unfinished ends with Close.
@@ -290,7 +291,7 @@ func TestStepUpNotedForTheNextSignIn(t *testing.T) {
 	}))
 	defer ts.Close()
 	store := &Store{Dir: t.TempDir()}
-	if err := store.Save(&Record{Server: "s", ServerURL: ts.URL, Scopes: []string{"read"}, Token: Token{AccessToken: "a"}}); err != nil {
+	if err := store.Save(t.Context(), &Record{Server: "s", ServerURL: ts.URL, Scopes: []string{"read"}, Token: Token{AccessToken: "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	tr := &Transport{Server: "s", URL: ts.URL, Store: store, Client: &Client{}, Base: http.DefaultTransport}
@@ -299,7 +300,7 @@ func TestStepUpNotedForTheNextSignIn(t *testing.T) {
 	if !errors.As(err, &se) || strings.Join(se.Scopes, " ") != "write" {
 		t.Fatalf("got %v, want a SignInError asking for write", err)
 	}
-	rec, err := store.Load("s")
+	rec, err := store.Load(t.Context(), "s")
 	if err != nil || strings.Join(rec.Scopes, " ") != "read write" {
 		t.Fatalf("the stored scopes: %v %v, want read write", rec.Scopes, err)
 	}

@@ -19,7 +19,7 @@ import (
 // one runs per server; a host asking again while it runs gets the same
 // URL. Close cancels the ones running and waits for them.
 type SignIns struct {
-	Store   *Store
+	Store   Records
 	HTTP    *http.Client  // nil: http.DefaultClient
 	Timeout time.Duration // how long one waits for the user; 0: 5 minutes
 	Log     *slog.Logger
@@ -113,12 +113,13 @@ func (s *SignIns) Begin(srv *config.Server) (string, error) {
 }
 
 func (s *SignIns) run(ctx context.Context, srv *config.Server, browser Browser) error {
-	prev, err := s.Store.Load(srv.Name)
+	prev, err := s.Store.Load(ctx, srv.Name)
 	if err != nil || prev.ServerURL != srv.URL {
 		prev = nil
 	}
 	c := &Client{HTTP: s.HTTP}
-	_, err = c.SignIn(ctx, LoginRequest{Server: srv.Name, URL: srv.URL, Settings: SettingsOf(srv.OAuth), Previous: prev, Browser: browser}, s.Store.Save)
+	_, err = c.SignIn(ctx, LoginRequest{Server: srv.Name, URL: srv.URL, Settings: SettingsOf(srv.OAuth), Previous: prev, Browser: browser},
+		func(r *Record) error { return s.Store.Save(ctx, r) })
 	if s.Log != nil {
 		if err != nil {
 			s.Log.Info("a sign-in started for a host did not complete", "server", srv.Name, "err", err)

@@ -1,9 +1,6 @@
 package oauth
 
-import (
-	"errors"
-	"time"
-)
+import "time"
 
 // States of a server's sign-in, as status shows them.
 const (
@@ -11,6 +8,9 @@ const (
 	NotSignedIn = "not_signed_in"
 	OldURL      = "old_url" // signed in to a URL the config no longer names
 	Unreadable  = "unreadable"
+	// Revoked: the authorization server refused the refresh token
+	// (revoked, or expired): only a new sign-in helps.
+	Revoked = "revoked"
 )
 
 // SignInState is what status shows of one server's sign-in; never a token.
@@ -20,23 +20,9 @@ type SignInState struct {
 	// Expiry is the access token's; zero when the server gave none.
 	Expiry time.Time
 	// Refreshable: a refresh token is kept, so an expired access token
-	// is renewed on the next request without a new sign-in.
+	// is renewed without a new sign-in.
 	Refreshable bool
-	Err         error // why it is Unreadable
-}
-
-// State reads server's sign-in, for a server configured at url.
-func (s *Store) State(server, url string) SignInState {
-	rec, err := s.Load(server)
-	switch {
-	case errors.Is(err, ErrNoRecord):
-		return SignInState{State: NotSignedIn}
-	case err != nil:
-		return SignInState{State: Unreadable, Err: err}
-	}
-	st := SignInState{State: SignedIn, SignedIn: rec.SignedIn, Expiry: rec.Token.Expiry, Refreshable: rec.Token.RefreshToken != ""}
-	if rec.ServerURL != url {
-		st.State = OldURL
-	}
-	return st
+	// Refused is when the refresh token was refused (Revoked).
+	Refused time.Time
+	Err     error // why it is Unreadable or Revoked
 }

@@ -93,9 +93,9 @@ func (c *Client) Refresh(ctx context.Context, r *Record) error {
 	if out.RefreshToken != "" {
 		r.Token.RefreshToken = out.RefreshToken
 	}
-	r.Token.Expiry = time.Time{}
+	r.Token.Expiry, r.Token.Obtained = time.Time{}, time.Now()
 	if out.ExpiresIn > 0 {
-		r.Token.Expiry = time.Now().Add(time.Duration(out.ExpiresIn) * time.Second)
+		r.Token.Expiry = r.Token.Obtained.Add(time.Duration(out.ExpiresIn) * time.Second)
 	}
 	if out.Scope != "" {
 		r.Token.Scope = out.Scope

@@ -39,7 +39,7 @@ type Transport struct {
 	Server   string
 	URL      string // the configured URL: the token goes to its origin only
 	Settings Settings
-	Store    *Store
+	Store    Records
 	Client   *Client
 	Base     http.RoundTripper
 	// Browser, when set, lets the transport run the authorization flow
@@ -50,9 +50,7 @@ type Transport struct {
 
 	once   sync.Once
 	origin *url.URL
-	mu     sync.Mutex // the record and its refresh
-	rec    *Record
-	recMod time.Time
+	mu     sync.Mutex // one refresh at a time in this process
 	login  sync.Mutex // one authorization flow at a time
 }
 
@@ -65,33 +63,22 @@ func (t *Transport) init() {
 	})
 }
 
-// current returns the stored record for this server (reloaded when its
-// file changed: a `mcpx login` in another process), nil when there is none
-// or it was made for another URL.
-func (t *Transport) current() *Record {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.currentLocked()
-}
-
-func (t *Transport) currentLocked() *Record {
-	mod := t.Store.modTime(t.Server)
-	if mod.IsZero() {
-		t.rec, t.recMod = nil, time.Time{}
-		return nil
+// current returns the stored record for this server (a `mcpx login` in
+// another process is seen: see [Records]), nil when there is none or it
+// was made for another URL; err says why one could not be read.
+func (t *Transport) current(ctx context.Context) (*Record, error) {
+	rec, err := t.Store.Load(ctx, t.Server)
+	if errors.Is(err, ErrNoRecord) {
+		return nil, nil
 	}
-	if t.rec == nil || !mod.Equal(t.recMod) {
-		rec, err := t.Store.Load(t.Server)
-		if err != nil {
-			t.Log.Warn("cannot read the server's sign-in", "err", err)
-			return nil
-		}
-		t.rec, t.recMod = rec, mod
+	if err != nil {
+		t.Log.Warn("cannot read the server's sign-in", "err", err)
+		return nil, err
 	}
-	if t.rec.ServerURL != t.URL {
-		return nil // signed in to the server's old URL: not this one's token
+	if rec.ServerURL != t.URL {
+		return nil, nil // signed in to the server's old URL: not this one's token
 	}
-	return t.rec
+	return rec, nil
 }
 
 // RoundTrip sends req with the server's token, when req goes to the
@@ -102,10 +89,21 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.Base.RoundTrip(req) // never a token to another origin
 	}
 	authorizations := 0
-	refreshed := false
+	refreshed, reread := false, false
+	var fresh *Record // the record a refresh returned, for the next attempt
 	for attempt := 0; ; attempt++ {
-		rec := t.current()
-		if rec != nil && !refreshed && rec.Token.RefreshToken != "" && !rec.Token.Expiry.IsZero() && time.Until(rec.Token.Expiry) < refreshAhead {
+		rec, loadErr := fresh, error(nil)
+		if rec == nil {
+			rec, loadErr = t.current(req.Context())
+		}
+		fresh = nil
+		var ended *SignInError
+		if rec != nil && rec.Refused != nil {
+			// The sign-in ended: its token goes nowhere.
+			ended = &SignInError{Server: t.Server, Reason: rec.Refused.Reason}
+			rec = nil
+		}
+		if rec != nil && !refreshed && rec.Token.RefreshToken != "" && !rec.Token.Expiry.IsZero() && !time.Now().Before(rec.Token.due(refreshAhead)) {
 			refreshed = true
 			var err error
 			if rec, err = t.refresh(req.Context(), rec); err != nil {
@@ -127,12 +125,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if rec != nil && rec.Token.RefreshToken != "" && !refreshed {
 				refreshed = true
 				discard(resp)
-				if _, err := t.refresh(req.Context(), rec); err != nil {
+				var err error
+				if fresh, err = t.refresh(req.Context(), rec); err != nil {
 					return nil, err
 				}
 				continue
 			}
+			if rec == nil && !reread {
+				// Records may answer from a cache: a sign-in made a
+				// moment ago elsewhere is read afresh before giving up.
+				reread = true
+				if cur := t.reread(req.Context()); cur != nil {
+					discard(resp)
+					fresh = cur
+					continue
+				}
+			}
 			why = "not signed in"
+			if ended != nil {
+				why = ended.Reason
+			}
+			if loadErr != nil {
+				why = "the stored sign-in cannot be read: " + loadErr.Error()
+			}
 			if rec != nil {
 				why = "the server refused the stored token"
 			}
@@ -149,7 +164,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if t.Browser == nil || authorizations >= maxAuthorizations || (req.Body != nil && req.GetBody == nil) {
 			discard(resp)
 			if rec != nil && len(ch.Scopes) > 0 {
-				t.remember(ch.Scopes)
+				t.remember(req.Context(), ch.Scopes)
 			}
 			return nil, &SignInError{Server: t.Server, Reason: why, Scopes: ch.Scopes}
 		}
@@ -160,6 +175,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		refreshed = true // a fresh token: no refresh for this request
 	}
+}
+
+// reread reads the server's record afresh (under its lock), nil when
+// there is none usable.
+func (t *Transport) reread(ctx context.Context) *Record {
+	cur, err := t.Store.Update(ctx, t.Server, func(*Record) (*Record, error) { return nil, nil })
+	if err != nil || cur == nil || cur.ServerURL != t.URL || cur.Refused != nil {
+		return nil
+	}
+	return cur
 }
 
 // prepare returns the request to send: req itself the first time, a copy
@@ -193,72 +218,56 @@ func missingScopes(rec *Record, want []string) bool {
 	return false
 }
 
-// refresh refreshes rec's token under the server's lock, unless another
-// request or process already did (the file then holds a newer token).
+// refresh refreshes rec's token, unless another request or process
+// already did (see refreshRecord).
 func (t *Transport) refresh(ctx context.Context, rec *Record) (*Record, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	unlock, err := t.Store.lock(t.Server)
+	next, did, err := refreshRecord(ctx, t.Store, t.Client, t.Server, t.URL, func(cur *Record) bool {
+		return cur.Token.AccessToken == rec.Token.AccessToken
+	})
 	if err != nil {
-		return nil, fmt.Errorf("locking the sign-in of %q: %w", t.Server, err)
-	}
-	defer unlock()
-	if cur := t.currentLocked(); cur != nil && cur.Token.AccessToken != rec.Token.AccessToken {
-		return cur, nil
-	}
-	next := *rec
-	if err := t.Client.Refresh(ctx, &next); err != nil {
-		var te *TokenError
-		if errors.As(err, &te) && te.Code == "invalid_grant" {
-			return nil, &SignInError{Server: t.Server, Reason: "the sign-in expired and the refresh token was refused"}
-		}
-		return nil, err // a transient failure keeps the sign-in for the next try
-	}
-	if err := t.Store.Save(&next); err != nil {
 		return nil, err
 	}
-	t.Log.Info("refreshed the server's access token", "expiry", next.Token.Expiry)
-	t.rec, t.recMod = &next, t.Store.modTime(t.Server)
-	return &next, nil
+	if did {
+		t.Log.Info("refreshed the server's access token", "expiry", next.Token.Expiry)
+	} else {
+		t.Log.Info("the server's access token was refreshed by another request or gateway")
+	}
+	return next, nil
 }
 
 // remember adds the scopes a server asked for to the stored sign-in's, so
 // that the next sign-in (mcpx login, or one a host is asked to complete)
 // requests them with the ones granted before: a step-up done by the user.
-func (t *Transport) remember(scopes []string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	unlock, err := t.Store.lock(t.Server)
-	if err != nil {
-		return
-	}
-	defer unlock()
-	cur := t.currentLocked()
-	if cur == nil || !missingScopes(cur, scopes) {
-		return
-	}
-	next := *cur
-	next.Scopes = slices.Clone(cur.Scopes)
-	for _, s := range scopes {
-		if !slices.Contains(next.Scopes, s) {
-			next.Scopes = append(next.Scopes, s)
+func (t *Transport) remember(ctx context.Context, scopes []string) {
+	_, err := t.Store.Update(ctx, t.Server, func(cur *Record) (*Record, error) {
+		if cur == nil || cur.ServerURL != t.URL || !missingScopes(cur, scopes) {
+			return nil, nil
 		}
-	}
-	if err := t.Store.Save(&next); err != nil {
+		next := *cur
+		next.Scopes = slices.Clone(cur.Scopes)
+		for _, s := range scopes {
+			if !slices.Contains(next.Scopes, s) {
+				next.Scopes = append(next.Scopes, s)
+			}
+		}
+		return &next, nil
+	})
+	if err != nil {
 		t.Log.Warn("cannot note the scopes the server asked for", "err", err)
-		return
 	}
-	t.rec, t.recMod = &next, t.Store.modTime(t.Server)
 }
 
 // authorize runs the authorization flow for ch and stores the result.
 func (t *Transport) authorize(ctx context.Context, ch *Challenge, prev *Record) error {
 	t.login.Lock()
 	defer t.login.Unlock()
-	if cur := t.current(); cur != nil && (prev == nil || cur.Token.AccessToken != prev.Token.AccessToken) {
+	if cur, _ := t.current(ctx); cur != nil && cur.Refused == nil && (prev == nil || cur.Token.AccessToken != prev.Token.AccessToken) {
 		return nil // signed in meanwhile
 	}
-	rec, err := t.Client.SignIn(ctx, LoginRequest{Server: t.Server, URL: t.URL, Settings: t.Settings, Challenge: ch, Previous: prev, Browser: t.Browser}, t.Store.Save)
+	rec, err := t.Client.SignIn(ctx, LoginRequest{Server: t.Server, URL: t.URL, Settings: t.Settings, Challenge: ch, Previous: prev, Browser: t.Browser},
+		func(r *Record) error { return t.Store.Save(ctx, r) })
 	if err != nil {
 		return fmt.Errorf("signing in to %q: %w", t.Server, err)
 	}

@@ -47,6 +47,28 @@ var migrations = []string{
 		value   bytea NOT NULL,
 		created bigint NOT NULL
 	);`,
+	// 3: named blobs, opaque and sealed by their writer (see Blobs).
+	`CREATE TABLE blobs (
+		name    text PRIMARY KEY,
+		value   bytea,
+		updated bigint NOT NULL
+	);`,
+	// 4: named host tokens, by the SHA-256 of the token (see PutToken).
+	`CREATE TABLE host_tokens (
+		name    text PRIMARY KEY,
+		hash    bytea NOT NULL UNIQUE,
+		created bigint NOT NULL
+	);`,
+	// 5: the gateways sharing the store, by their heartbeats (see Beat).
+	`CREATE TABLE replicas (
+		owner   text PRIMARY KEY,
+		address text NOT NULL,
+		host    text NOT NULL,
+		pid     integer NOT NULL,
+		version text NOT NULL,
+		started bigint NOT NULL,
+		seen    bigint NOT NULL
+	);`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.

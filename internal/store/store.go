@@ -5,9 +5,13 @@
 // [Store] is the one interface the gateway uses; [OpenSQLite] is the
 // embedded default (one file under the state directory), [OpenPostgres]
 // the store several gateways share (replicas behind a load balancer); both
-// run the same contract tests (package storetest). Two optional
+// run the same contract tests (package storetest). Optional
 // interfaces: [CancelWatcher] (a cancel made by any gateway reaches the
-// one running the job) and [Secrets] (keys every replica reads alike).
+// one running the job), [Secrets] (keys every replica reads alike),
+// [Blobs] (small values sealed by their writer, updated under a lock
+// every replica honours), [Tokens] (the named host tokens every replica
+// accepts, by hash) and [Replicas] (the gateways sharing the store, by
+// their heartbeats).
 //
 // The rules every Store keeps:
 //

@@ -59,3 +59,17 @@ func PostgresURL(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// QueryRow runs q on its own connection to url and scans its one row
+// into dest: a test reads what a store wrote as it is in the database.
+func QueryRow(t testing.TB, url, q string, dest ...any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.QueryRow(ctx, q).Scan(dest...)
+}

@@ -47,6 +47,43 @@ function progressBar(id, p, at) {
   return el("span", {}, prog, el("span", { class: "msg" }, (p.total ? `${p.progress}/${p.total} ` : `${p.progress} `) + (p.message || "")));
 }
 
+// button makes an action button that posts to path.
+function button(cls, attrs, path, label) {
+  const b = el("button", { class: cls, ...attrs }, label || cls);
+  b.onclick = () => act(path, b);
+  return b;
+}
+
+// keyed keeps a table's rows across snapshots, one per key, and has draw
+// update each in place: a row's button stays the same element while
+// progress redraws the row, so a click whose press and release straddle
+// a redraw is not lost on a replaced button.
+function keyed(tbody, items, key, draw) {
+  const old = new Map([...tbody.rows].map(tr => [tr.dataset.key, tr]));
+  const rows = items.map(it => {
+    const k = String(key(it));
+    const tr = old.get(k) || el("tr", { "data-key": k });
+    draw(tr, it);
+    return tr;
+  });
+  if (rows.length !== tbody.rows.length || rows.some((tr, i) => tbody.rows[i] !== tr)) tbody.replaceChildren(...rows);
+}
+
+// cells sets a row's cells, each [attrs, content]; a cell whose content
+// is unchanged is left alone.
+function cells(tr, ...specs) {
+  specs.forEach(([attrs, kid], i) => {
+    const td = tr.cells[i] || tr.insertCell();
+    if (td.className !== (attrs.class || "")) td.className = attrs.class || "";
+    if (kid instanceof Node) {
+      if (td.childNodes.length !== 1 || td.firstChild !== kid) td.replaceChildren(kid);
+    } else if (td.childNodes.length !== 1 || td.firstChild.nodeType !== Node.TEXT_NODE || td.textContent !== String(kid)) {
+      td.replaceChildren(String(kid));
+    }
+  });
+  while (tr.cells.length > specs.length) tr.deleteCell(-1);
+}
+
 function render(snap) {
   const st = snap.status, now = Date.parse(snap.at);
   document.getElementById("daemon").textContent = `pid ${st.pid} · ${st.version} · up ${ago(st.started, now)}`;
@@ -63,21 +100,32 @@ function render(snap) {
       el("td", {}, `${p.name || "-"}: ${timer} (${p.source || "-"})`));
   }));
 
-  const servers = document.querySelector("#servers tbody");
-  servers.replaceChildren(...(st.upstreams || []).map(u => {
-    const b = el("button", { class: "restart", "data-server": u.name }, "restart");
-    b.onclick = () => act(`/ui/servers/${encodeURIComponent(u.name)}/restart`, b);
-    return el("tr", { "data-server": u.name },
-      el("td", {}, u.name), el("td", { class: "state-" + u.state }, u.state), el("td", { class: "num" }, u.pid || "-"),
-      el("td", {}, u.protocol || "-"), el("td", { class: "num" }, u.starts), el("td", { class: "num" }, u.inFlight),
-      el("td", { class: "num" }, u.queued || 0), el("td", { class: "err" }, u.lastError || ""), el("td", {}, b));
-  }));
+  keyed(document.querySelector("#servers tbody"), st.upstreams || [], u => u.name, (tr, u) => {
+    tr.dataset.server = u.name;
+    tr.button ||= button("restart", { "data-server": u.name }, `/ui/servers/${encodeURIComponent(u.name)}/restart`);
+    cells(tr, [{}, u.name], [{ class: "state-" + u.state }, u.state], [{ class: "num" }, u.pid || "-"],
+      [{}, u.protocol || "-"], [{ class: "num" }, u.starts], [{ class: "num" }, u.inFlight],
+      [{ class: "num" }, u.queued || 0], [{ class: "err" }, u.lastError || ""], [{}, tr.button]);
+  });
+
+  const cl = st.cluster;
+  document.getElementById("cluster-section").hidden = !cl;
+  if (cl) {
+    const reps = cl.replicas || [];
+    document.getElementById("cluster").textContent = `${reps.length} replica(s) share the store, ${reps.filter(r => r.live).length} live` +
+      (cl.error ? `; reading the store failed: ${cl.error}` : "");
+    document.querySelector("#replicas tbody").replaceChildren(...reps.map(r => el("tr", { "data-owner": r.owner, "data-live": r.live },
+      el("td", {}, r.owner + (r.owner === cl.self ? " (this)" : "")), el("td", {}, r.address || "-"), el("td", {}, r.host),
+      el("td", { class: "num" }, r.pid), el("td", { class: r.live ? "" : "err" }, ago(r.seen, now) + " ago" + (r.live ? "" : ", lapsed")),
+      el("td", { class: "num" }, r.jobs))));
+  }
 
   const signIns = st.signIns || [];
   document.getElementById("signin-section").hidden = signIns.length === 0;
   document.querySelector("#signins tbody").replaceChildren(...signIns.map(s => {
     const state = { signed_in: "signed in", not_signed_in: `not signed in (mcpx login ${s.server}, if it asks for one)`,
-      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}` }[s.state] || s.state;
+      old_url: `signed in to its old URL (mcpx login ${s.server})`, unreadable: `unreadable: ${s.error || ""}`,
+      revoked: `revoked: the refresh token was refused (mcpx login ${s.server})` }[s.state] || s.state;
     let token = "-";
     if (s.state === "signed_in" || s.state === "old_url") {
       if (!s.expiry) token = "no expiry given";
@@ -94,24 +142,24 @@ function render(snap) {
 
   const calls = (st.calls || []).filter(c => c.method === "tools/call");
   const at = Date.now();
-  document.querySelector("#calls tbody").replaceChildren(...calls.map(c => {
-    const p = c.progress, bar = progressBar(c.id, p, at);
-    const b = el("button", { class: "cancel", "data-id": c.id }, "cancel");
-    b.onclick = () => act(`/ui/calls/${c.id}/cancel`, b);
-    return el("tr", { "data-call-id": c.id, "data-progress": p ? p.progress : "" },
-      el("td", { class: "num" }, "#" + c.id), el("td", {}, `${c.server}.${c.tool}`), el("td", {}, c.host),
-      el("td", { class: "num" }, ago(c.started, now)), el("td", {}, bar), el("td", {}, b));
-  }));
+  keyed(document.querySelector("#calls tbody"), calls, c => c.id, (tr, c) => {
+    const p = c.progress;
+    tr.dataset.callId = c.id;
+    tr.dataset.progress = p ? p.progress : "";
+    tr.button ||= button("cancel", { "data-id": c.id }, `/ui/calls/${c.id}/cancel`);
+    cells(tr, [{ class: "num" }, "#" + c.id], [{}, `${c.server}.${c.tool}`], [{}, c.host],
+      [{ class: "num" }, ago(c.started, now)], [{}, progressBar(c.id, p, at)], [{}, tr.button]);
+  });
   document.getElementById("nocalls").hidden = calls.length > 0;
 
   const jobs = (st.jobs || []).slice().sort((a, b) => a.created < b.created ? -1 : 1);
-  document.querySelector("#jobs tbody").replaceChildren(...jobs.map(j => {
-    const b = el("button", { class: "cancel-job", "data-job": j.id }, "cancel");
-    b.onclick = () => act(`/ui/jobs/${encodeURIComponent(j.id)}/cancel`, b);
-    return el("tr", { "data-job": j.id, "data-progress": j.progress ? j.progress.progress : "" },
-      el("td", {}, j.id), el("td", {}, j.server ? `${j.server}.${j.tool}` : j.tool), el("td", {}, j.principal),
-      el("td", { class: "num" }, ago(j.created, now)), el("td", {}, progressBar(j.id, j.progress, at)), el("td", {}, b));
-  }));
+  keyed(document.querySelector("#jobs tbody"), jobs, j => j.id, (tr, j) => {
+    tr.dataset.job = j.id;
+    tr.dataset.progress = j.progress ? j.progress.progress : "";
+    tr.button ||= button("cancel-job", { "data-job": j.id }, `/ui/jobs/${encodeURIComponent(j.id)}/cancel`, "cancel");
+    cells(tr, [{}, j.id], [{}, j.server ? `${j.server}.${j.tool}` : j.tool], [{}, j.principal],
+      [{ class: "num" }, ago(j.created, now)], [{}, progressBar(j.id, j.progress, at)], [{}, tr.button]);
+  });
   document.getElementById("nojobs").hidden = jobs.length > 0;
 
   document.querySelector("#recent tbody").replaceChildren(...(snap.recent || []).slice().reverse().map(e =>

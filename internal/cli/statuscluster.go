@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/config"
+	"mcpx/internal/store"
+)
+
+// defaultLeaseTerm is mcpx.jobs.leaseTerm's default (the job manager's).
+const defaultLeaseTerm = 30 * time.Second
+
+// printCluster prints the replicas sharing the store: each one's owner,
+// address, machine, last heartbeat and jobs.
+func printCluster(w io.Writer, c *apitype.Cluster, now time.Time) {
+	if c == nil {
+		return
+	}
+	live := 0
+	for _, r := range c.Replicas {
+		if r.Live {
+			live++
+		}
+	}
+	fmt.Fprintf(w, "\nCLUSTER  %d replica(s) share the store, %d live (heartbeats every %s, read %s ago)\n",
+		len(c.Replicas), live, time.Duration(c.LeaseTermMs/3)*time.Millisecond, ago(now, c.Read))
+	if c.Error != "" {
+		fmt.Fprintf(w, "  reading the store failed: %s\n", c.Error)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  REPLICA\tADDRESS\tHOST\tPID\tVERSION\tHEARTBEAT\tJOBS\tLEASE")
+	for _, r := range c.Replicas {
+		owner := r.Owner
+		if owner == c.Self {
+			owner += " (this)"
+		}
+		addr := r.Address
+		if addr == "" {
+			addr = "-"
+		}
+		beat := ago(now, r.Seen) + " ago"
+		if !r.Live {
+			beat += ", lapsed"
+		}
+		lease := "-"
+		if !r.LeaseUntil.IsZero() {
+			if r.LeaseUntil.After(now) {
+				lease = "for " + ago(r.LeaseUntil, now)
+			} else {
+				lease = "ended " + ago(now, r.LeaseUntil) + " ago"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\n", owner, addr, r.Host, r.PID, r.Version, beat, r.Jobs, lease)
+	}
+	tw.Flush()
+}
+
+// readCluster reads the replicas from the shared store cfg names, for a
+// machine whose replica runs no daemon (mcpx serve --http).
+func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+	defer cancel()
+	st, err := store.OpenPostgres(ctx, cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	list, err := st.Replicas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lease := cfg.Jobs.LeaseTerm
+	if lease <= 0 {
+		lease = defaultLeaseTerm
+	}
+	now := time.Now()
+	c := &apitype.Cluster{LeaseTermMs: lease.Milliseconds(), Read: now, Replicas: []apitype.Replica{}}
+	for _, r := range list {
+		c.Replicas = append(c.Replicas, apitype.Replica{
+			Owner: r.Owner, Address: r.Address, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
+			Seen: r.Seen, Live: now.Sub(r.Seen) < lease, Jobs: r.Jobs, LeaseUntil: r.LeaseUntil,
+		})
+	}
+	return c, nil
+}

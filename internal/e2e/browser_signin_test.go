@@ -1,0 +1,49 @@
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"mcpx/internal/mcpxtest"
+	"mcpx/internal/oauth"
+)
+
+// TestLiveViewSignInsBrowser: the live view, in headless Chromium, shows
+// a sign-in whose refresh token was refused as revoked, saying to sign in
+// again, next to one signed in; no token reaches the page.
+func TestLiveViewSignInsBrowser(t *testing.T) {
+	bctx := chromium(t)
+	e := mcpxtest.NewEnv(t)
+	cfg := e.Path("config.json")
+	writeJSONFile(t, cfg, map[string]any{"mcpServers": map[string]any{
+		"secure": map[string]any{"url": "http://127.0.0.1:9/mcp"},
+		"ended":  map[string]any{"url": "http://127.0.0.1:9/ended"},
+	}})
+	store := &oauth.Store{Dir: filepath.Join(e.Vars["XDG_STATE_HOME"], "mcpx", "oauth")}
+	now := time.Now()
+	for _, r := range []*oauth.Record{
+		{Server: "secure", ServerURL: "http://127.0.0.1:9/mcp", SignedIn: now,
+			Token: oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: now.Add(time.Hour)}},
+		{Server: "ended", ServerURL: "http://127.0.0.1:9/ended", SignedIn: now.Add(-time.Hour),
+			Token:   oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: now.Add(-time.Minute)},
+			Refused: &oauth.Refusal{At: now.Add(-time.Minute), Reason: "the authorization server refused the refresh token"}},
+	} {
+		if err := store.Save(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.StartHost(mcpxtest.Daemon, cfg).Initialize("2025-11-25")
+	if err := chromedp.Do(bctx, chromedp.Navigate(uiLink(t, e, cfg))); err != nil {
+		t.Fatalf("opening the link: %v", err)
+	}
+	pollPage(t, bctx, "the revoked sign-in in the page", `(() => {
+		const r = document.querySelector('#signins tr[data-signin="ended"][data-state="revoked"]');
+		return r !== null && r.textContent.includes("refresh token was refused") && r.textContent.includes("mcpx login ended") })()`)
+	pollPage(t, bctx, "the signed-in one", `(() => {
+		const r = document.querySelector('#signins tr[data-signin="secure"][data-state="signed_in"]');
+		return r !== null && r.textContent.includes("expires in") })()`)
+	pollPage(t, bctx, "no token in the page", `!document.body.innerHTML.includes("secret-")`)
+}

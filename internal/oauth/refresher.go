@@ -1,0 +1,170 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Target is a server whose sign-in a [Refresher] keeps fresh.
+type Target struct {
+	Server string
+	URL    string // the configured URL: a record made for another is left alone
+}
+
+// Refresher defaults.
+const (
+	// BackgroundAhead is how long before its expiry a token is refreshed
+	// in the background (a quarter of its lifetime when that is shorter):
+	// before requests would refresh it themselves (refreshAhead).
+	BackgroundAhead = 5 * time.Minute
+	// DefaultPoll is how often the records are read for sign-ins made
+	// or refreshed elsewhere.
+	DefaultPoll = 15 * time.Second
+	// firstRetry and maxRetry bound the backoff after a failed refresh.
+	firstRetry = 5 * time.Second
+	maxRetry   = 5 * time.Minute
+)
+
+// Refresher refreshes the signed-in servers' access tokens before they
+// expire, while the gateway runs, so that no request waits for a refresh
+// and a refresh token is used before the authorization server forgets it.
+// A failed refresh is tried again with a backoff (5 s, doubling, at most
+// 5 min); a refused refresh token ends the sign-in (the record says so,
+// for status). Gateways sharing the records may each run one: the
+// records' lock makes one refresh and the others find its token.
+//
+// Run is the service: it returns nil when ctx ends, having waited for
+// its refreshes.
+type Refresher struct {
+	Records Records
+	// Targets returns the servers to keep fresh (the live config's).
+	Targets func() []Target
+	// HTTP sends the token requests; nil: a client with a 30 s timeout.
+	HTTP  *http.Client
+	Ahead time.Duration // 0: BackgroundAhead
+	Poll  time.Duration // 0: DefaultPoll
+	Log   *slog.Logger
+
+	mu     sync.Mutex
+	failed map[string]retry
+}
+
+// retry is a server whose last background refresh failed.
+type retry struct {
+	token    string // the access token it failed to refresh
+	failures int
+	at       time.Time
+}
+
+// Run refreshes until ctx ends.
+func (r *Refresher) Run(ctx context.Context) error {
+	poll := r.Poll
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-timer.C:
+		}
+		next := time.Now().Add(poll)
+		for _, tg := range r.Targets() {
+			if due := r.visit(ctx, tg); !due.IsZero() && due.Before(next) {
+				next = due
+			}
+		}
+		timer.Reset(max(time.Until(next), 0))
+	}
+}
+
+// visit refreshes tg's token if it is due, and returns when it is due
+// next (zero: nothing to do until the records change).
+func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
+	rec, err := r.Records.Load(ctx, tg.Server)
+	if err != nil || rec.ServerURL != tg.URL || rec.Refused != nil || rec.Token.RefreshToken == "" {
+		return time.Time{}
+	}
+	ahead := r.Ahead
+	if ahead <= 0 {
+		ahead = BackgroundAhead
+	}
+	due := rec.Token.due(ahead)
+	if due.IsZero() {
+		return due
+	}
+	r.mu.Lock()
+	f, retrying := r.failed[tg.Server]
+	r.mu.Unlock()
+	if retrying && f.token == rec.Token.AccessToken && f.at.After(due) {
+		due = f.at
+	}
+	if time.Now().Before(due) {
+		return due
+	}
+	next, did, err := refreshRecord(ctx, r.Records, r.client(), tg.Server, tg.URL, func(cur *Record) bool {
+		d := cur.Token.due(ahead)
+		return !d.IsZero() && !time.Now().Before(d)
+	})
+	var signIn *SignInError
+	switch {
+	case err == nil:
+		r.settle(tg.Server, nil)
+		if did {
+			r.log().Info("refreshed the server's access token ahead of its expiry", "server", tg.Server, "expiry", next.Token.Expiry)
+		}
+		return next.Token.due(ahead)
+	case errors.As(err, &signIn):
+		r.settle(tg.Server, nil)
+		r.log().Warn("the server's sign-in has ended", "server", tg.Server, "reason", signIn.Reason)
+		return time.Time{}
+	case ctx.Err() != nil:
+		return time.Time{}
+	}
+	f = r.settle(tg.Server, &retry{token: rec.Token.AccessToken})
+	r.log().Warn("refreshing the server's access token failed; trying again", "server", tg.Server, "err", err, "in", time.Until(f.at).Round(time.Second))
+	return f.at
+}
+
+// settle records a server's refresh outcome: nil forgets a failure, else
+// the failure counts and is tried again after the backoff.
+func (r *Refresher) settle(server string, fail *retry) retry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if fail == nil {
+		delete(r.failed, server)
+		return retry{}
+	}
+	if r.failed == nil {
+		r.failed = map[string]retry{}
+	}
+	if prev, ok := r.failed[server]; ok && prev.token == fail.token {
+		fail.failures = prev.failures
+	}
+	fail.failures++
+	wait := firstRetry << min(fail.failures-1, 10)
+	fail.at = time.Now().Add(min(wait, maxRetry))
+	r.failed[server] = *fail
+	return *fail
+}
+
+func (r *Refresher) client() *Client {
+	h := r.HTTP
+	if h == nil {
+		h = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &Client{HTTP: h}
+}
+
+func (r *Refresher) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Replicas is a store that knows the gateways sharing it: each writes a
+// heartbeat as it renews its leases, so that any of them can show the
+// cluster (mcpx status).
+type Replicas interface {
+	// Beat records r (its Owner names it) as seen now, and forgets the
+	// gateways last seen before forgetBefore.
+	Beat(ctx context.Context, r Replica, forgetBefore time.Time) error
+	// Leave forgets owner (a clean stop).
+	Leave(ctx context.Context, owner string) error
+	// Replicas returns every gateway it knows, by owner, with the jobs
+	// each runs.
+	Replicas(ctx context.Context) ([]Replica, error)
+}
+
+// Replica is one gateway sharing the store.
+type Replica struct {
+	Owner   string // the owner its job leases name
+	Address string // where it serves HTTP hosts; "" for none
+	Host    string // its machine's name
+	PID     int
+	Version string
+	Started time.Time
+	Seen    time.Time // its last heartbeat
+	// Jobs is how many running jobs it owns; LeaseUntil the latest of
+	// their leases (zero without jobs). Replicas fills them.
+	Jobs       int
+	LeaseUntil time.Time
+}
+
+func (s *Postgres) Beat(ctx context.Context, r Replica, forgetBefore time.Time) error {
+	now := ms(time.Now())
+	_, err := s.pool.Exec(ctx, `INSERT INTO replicas (owner, address, host, pid, version, started, seen) VALUES ($1,$2,$3,$4,$5,$6,$7)
+		ON CONFLICT (owner) DO UPDATE SET address = $2, host = $3, pid = $4, version = $5, seen = $7`,
+		r.Owner, r.Address, r.Host, r.PID, r.Version, ms(r.Started), now)
+	if err != nil {
+		return s.fail("writing this replica's heartbeat", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM replicas WHERE seen < $1`, ms(forgetBefore)); err != nil {
+		return s.fail("forgetting replicas gone", err)
+	}
+	return nil
+}
+
+func (s *Postgres) Leave(ctx context.Context, owner string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM replicas WHERE owner = $1`, owner); err != nil {
+		return s.fail("removing this replica", err)
+	}
+	return nil
+}
+
+func (s *Postgres) Replicas(ctx context.Context) ([]Replica, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.owner, r.address, r.host, r.pid, r.version, r.started, r.seen,
+		count(j.id), coalesce(max(j.lease_until), 0)
+		FROM replicas r LEFT JOIN jobs j ON j.owner = r.owner AND j.status = 'running'
+		GROUP BY r.owner ORDER BY r.started, r.owner`)
+	if err != nil {
+		return nil, s.fail("listing replicas", err)
+	}
+	defer rows.Close()
+	var out []Replica
+	for rows.Next() {
+		var r Replica
+		var started, seen, lease int64
+		if err := rows.Scan(&r.Owner, &r.Address, &r.Host, &r.PID, &r.Version, &started, &seen, &r.Jobs, &lease); err != nil {
+			return nil, s.fail("listing replicas", err)
+		}
+		r.Started, r.Seen = fromMs(started), fromMs(seen)
+		if lease > 1 { // 1: a released lease
+			r.LeaseUntil = fromMs(lease)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("listing replicas", err)
+	}
+	return out, nil
+}
