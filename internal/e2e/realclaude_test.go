@@ -120,6 +120,13 @@ func TestRealClaudePrint(t *testing.T) {
 	e.Vars["ANTHROPIC_BASE_URL"] = srv.URL
 	e.Vars["ANTHROPIC_API_KEY"] = "sk-stub"
 	e.Vars["ENABLE_TOOL_SEARCH"] = "false" // else Claude Code hides MCP tools behind a search of its own
+	// Claude Code composes its first turn without waiting for MCP servers
+	// still starting (nonblocking, the default): under load mcpx serve (a
+	// race build) took 2-10 s to connect, and the turn went out without
+	// mcpx's tools. Its own harness connects blocking, as here, within the
+	// connect timeout.
+	e.Vars["MCP_CONNECTION_NONBLOCKING"] = "0"
+	e.Vars["MCP_CONNECT_TIMEOUT_MS"] = "60000"
 	home := e.Vars["HOME"]
 	file := filepath.Join(home, ".claude.json")
 	const seed = "{\n  \"numStartups\": 1\n}\n"
