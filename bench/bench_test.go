@@ -64,11 +64,12 @@ func TestEveryPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts every path's processes")
 	}
-	const bursts, cancels, hosts, calls = 2, 5, 5, 40
+	const bursts, cancels, hosts, calls, bgJobs, promoted = 2, 5, 5, 40, 3, 1
 	cfg, err := parseFlags([]string{
 		"-rounds", "1", "-lat1", "100ms", "-latn", "300ms", "-inflight", "8",
 		"-bursts", strconv.Itoa(bursts), "-burst-size", "50", "-cancels", strconv.Itoa(cancels), "-cancel-wait", "5s",
 		"-mem-hosts", strconv.Itoa(hosts), "-mem-calls", strconv.Itoa(calls),
+		"-jobs", strconv.Itoa(bgJobs), "-promoted", strconv.Itoa(promoted),
 		"-mcpx", mcpxtest.Binary(t), "-node-modules", "../test/interop/node_modules",
 	})
 	if err != nil {
@@ -100,6 +101,16 @@ func TestEveryPath(t *testing.T) {
 		}
 		if len(p.gateway) > 0 && r.cpu32 <= 0 {
 			t.Errorf("%s: no gateway CPU counted", p.id)
+		}
+		if j := r.jobs; p.jobs && (j == nil || len(j.bgResult) != bgJobs || len(j.lag) != promoted) {
+			t.Errorf("%s: the job figure measured %+v, want %d background jobs and %d promoted", p.id, j, bgJobs, promoted)
+		} else if p.jobs {
+			for _, d := range j.promoted {
+				// The host had its job before its timer fired.
+				if d >= jobHostTimer-jobPromoteAt {
+					t.Errorf("%s: a call past the host's timer was answered %v after the promotion point, at or past the timer", p.id, d)
+				}
+			}
 		}
 		if p.everything || !(strings.Contains(p.label, "mcpx") || p.gateway == nil || strings.HasPrefix(p.id, "relay")) {
 			continue // server-everything has no burst or record; npm gateways are measured, not judged

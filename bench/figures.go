@@ -27,6 +27,8 @@ type round struct {
 	cancels []time.Duration // host cancel -> upstream saw it
 	missed  int             // cancels the upstream never saw
 
+	jobs *jobRound // nil: the path has no job figure
+
 	errs []string
 }
 

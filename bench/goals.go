@@ -23,7 +23,7 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 		ids   []string
 	}{
 		{"relay", []string{"inproc", "inproc-legacy", "inproc-b", "daemon"}},
-		{"relay26", []string{"inproc26", "daemon26"}},
+		{"relay26", []string{"inproc26", "inproc26-b", "daemon26"}},
 		{"relay-se", []string{"inproc-se"}},
 	} {
 		relay, haveRelay := sums[cmp.relay]

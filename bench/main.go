@@ -44,11 +44,13 @@ type config struct {
 	burstSize   int
 	cancels     int
 	cancelWait  time.Duration
+	jobs        int // background jobs per round (job figure)
+	promoted    int // calls per round that become jobs (job figure)
 	memHosts    int
 	memCalls    int
 	mcpx        string
-	mcpxB       string   // the binary of path inproc-b ("": the same)
-	envB        []string // extra environment of path inproc-b's mcpx
+	mcpxB       string   // the binary of paths inproc-b, inproc26-b ("": the same)
+	envB        []string // extra environment of paths inproc-b and inproc26-b's mcpx
 	nodeModules string
 	keep        bool
 	markdown    bool
@@ -107,7 +109,7 @@ func main() {
 	os.Exit(code)
 }
 
-var allFigures = []string{"lat", "burst", "cancel", "mem"}
+var allFigures = []string{"lat", "burst", "cancel", "job", "mem"}
 
 func parseFlags(args []string) (config, error) {
 	var c config
@@ -137,12 +139,14 @@ direct path. docs/benchmarks.md says what each figure means.
 	fs.IntVar(&c.burstSize, "burst-size", 200, "progress notifications per burst")
 	fs.IntVar(&c.cancels, "cancels", 100, "cancellations per round and path (pooled over rounds: under 100 in all, the p99 is the slowest)")
 	fs.DurationVar(&c.cancelWait, "cancel-wait", 2*time.Second, "how long a cancellation may take to reach the upstream before it counts as never")
+	fs.IntVar(&c.jobs, "jobs", 20, "background jobs per round, on a path that keeps jobs (inproc-job)")
+	fs.IntVar(&c.promoted, "promoted", 3, "calls per round that outlive the host's timer and become jobs, on inproc-job")
 	fs.IntVar(&c.memHosts, "mem-hosts", 100, "idle hosts for the daemon's memory")
 	fs.IntVar(&c.memCalls, "mem-calls", 1000, "calls in flight for the daemon's memory")
 	fs.StringVar(&c.mcpx, "mcpx", "", "mcpx `binary` to measure (default: build ./cmd/mcpx)")
-	fs.StringVar(&c.mcpxB, "mcpx-b", "", "with path inproc-b: a second mcpx `binary`, run beside inproc in every round to compare the two (default: the same)")
+	fs.StringVar(&c.mcpxB, "mcpx-b", "", "with paths inproc-b, inproc26-b: a second mcpx `binary`, run beside inproc and inproc26 in every round to compare the two (default: the same)")
 	var envB string
-	fs.StringVar(&envB, "env-b", "", "with path inproc-b: extra `environment` of its mcpx, comma-separated KEY=VALUE (for example GOMAXPROCS=2)")
+	fs.StringVar(&envB, "env-b", "", "with paths inproc-b, inproc26-b: extra `environment` of its mcpx, comma-separated KEY=VALUE (for example GOMAXPROCS=2)")
 	fs.StringVar(&c.nodeModules, "node-modules", "test/interop/node_modules", "`dir` with mcp-proxy and supergateway (npm ci --prefix test/interop)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, records, logs)")
 	fs.BoolVar(&c.markdown, "markdown", false, "print the tables as Markdown")
@@ -157,7 +161,7 @@ direct path. docs/benchmarks.md says what each figure means.
 	}
 	if paths == "all" {
 		for _, id := range ids {
-			if id != "inproc-b" { // only when asked for
+			if !strings.HasSuffix(id, "-b") { // only when asked for
 				c.paths = append(c.paths, id)
 			}
 		}
@@ -260,6 +264,9 @@ func measure(cfg config) (*report, error) {
 			}
 			if cfg.figures["cancel"] && !p.everything {
 				b.cancel(p, rd)
+			}
+			if cfg.figures["job"] && p.jobs {
+				b.jobs(p, rd)
 			}
 			for _, e := range rd.errs {
 				fmt.Fprintf(os.Stderr, "bench: %s: %s\n", p.id, e)

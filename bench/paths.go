@@ -30,6 +30,9 @@ type path struct {
 	h       host
 	tail    *recordTail
 	note    string // said under the table
+	// jobs marks a path whose mcpx keeps jobs and knows the bench host's
+	// timer: the job figure runs on it.
+	jobs bool
 	// everything marks a path whose upstream is server-everything (npm)
 	// rather than the demo fixture: its echo takes a message, and it
 	// keeps no record (no burst or cancel figures). upArgv is its command
@@ -61,12 +64,14 @@ var specs = []pathSpec{
 	{"inproc", "mcpx serve --in-process", groupStdio, "direct", false, setupInProcess},
 	{"inproc-legacy", "mcpx serve --in-process, upstream pinned 2025-11-25", groupStdio, "direct", false, setupInProcessLegacy},
 	{"inproc-b", "mcpx serve --in-process, B (-mcpx-b, -env-b)", groupStdio, "direct", false, setupInProcessB},
+	{"inproc-job", "mcpx serve --in-process, host with a 1s hard timer", groupStdio, "direct", false, setupInProcessJob},
 	{"daemon", "mcpx serve (daemon)", groupStdio, "direct", false, setupDaemonStdio},
 	{"daemon-fwd", "mcpx serve (daemon), forwarding (MCPX_HANDOFF=off)", groupStdio, "direct", false, setupDaemonStdioForward},
 
 	{"direct26", "direct (fixture on stdio), 2026-07-28", groupStdio26, "direct26", false, setupDirect},
 	{"relay26", "bare relay, 2026-07-28", groupStdio26, "direct26", false, setupRelay},
 	{"inproc26", "mcpx serve --in-process, 2026-07-28", groupStdio26, "direct26", false, setupInProcess},
+	{"inproc26-b", "mcpx serve --in-process, 2026-07-28, B (-mcpx-b, -env-b)", groupStdio26, "direct26", false, setupInProcessB},
 	{"daemon26", "mcpx serve (daemon), 2026-07-28", groupStdio26, "direct26", false, setupDaemonStdio},
 
 	{"http", "direct (fixture on HTTP), legacy", groupHTTP, "http", false, setupDirectHTTP(false)},
@@ -190,17 +195,31 @@ func setupInProcessB(b *bench, p *path) error {
 	return b.inProcessWith(p, "", bin, b.cfg.envB)
 }
 
+// setupInProcessJob is inproc with the bench host's timer in the config:
+// a hard timer of jobHostTimer, so that a call past it becomes a job. Its
+// echo calls each may become one, and none does.
+func setupInProcessJob(b *bench, p *path) error {
+	p.jobs = true
+	p.note = fmt.Sprintf("the config gives the host (clientInfo.name mcpx-bench) a hard timer of %s: every call may become a job, the echo calls end long before.", jobHostTimer)
+	return b.inProcessSettings(p, "", b.mcpx, nil, map[string]any{"hosts": map[string]any{"mcpx-bench": map[string]any{"timeout": jobHostTimer.String(), "resetOnProgress": false}}})
+}
+
 func (b *bench) inProcess(p *path, version string) error {
 	return b.inProcessWith(p, version, b.mcpx, nil)
 }
 
 func (b *bench) inProcessWith(p *path, version, bin string, env []string) error {
+	return b.inProcessSettings(p, version, bin, env, nil)
+}
+
+// inProcessSettings is inProcessWith with the config's mcpx settings.
+func (b *bench) inProcessSettings(p *path, version, bin string, env []string, settings map[string]any) error {
 	p.record = b.recordFile(p.id)
 	server := b.stdioServer(p.record)
 	if version != "" {
 		server["protocolVersion"] = version
 	}
-	cfg, err := b.writeConfig(p.id, server, nil)
+	cfg, err := b.writeConfig(p.id, server, settings)
 	if err != nil {
 		return err
 	}

@@ -320,6 +320,7 @@ func (rep *report) print(w io.Writer) {
 	fmt.Fprintln(w, "The host is the bench process itself; the upstream is the demo fixture behind the path (for the")
 	fmt.Fprintln(w, "daemon paths, the daemon's one, shared by them). /proc counts in ticks of 10 ms: read these as ±1 µs.")
 
+	rep.printJobs(w)
 	if rep.mem != nil {
 		fmt.Fprintln(w)
 		rep.printMem(w)

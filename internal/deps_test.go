@@ -17,7 +17,8 @@ import (
 
 // The layering of docs/architecture.md ("Layers"), checked
 // on the non-test imports of every package in the module. Packages are
-// named relative to mcpx/internal/; "cmd/mcpx" is the binary.
+// named relative to mcpx/internal/; "cmd/mcpx" is the binary and
+// "integrations/..." the integrations beside internal/.
 
 const module = "mcpx"
 
@@ -103,6 +104,11 @@ var rules = []rule{
 	},
 	{pkg: "jobs", never: slices.Concat([]string{"runner", "hostserver", "localapi"}, roots), optional: true, why: "jobs is the core: it builds on relay and store, never on the edges or the roots; jobs and runner never import each other"},
 	{pkg: "runner", never: []string{"jobs"}, optional: true, why: "jobs and runner never import each other"},
+	{
+		pkg:     "integrations/opencode",
+		allowed: []string{},
+		why:     "the opencode plugin reaches mcpx only through /v1 at run time: its Go package, which carries and installs it, imports nothing of mcpx",
+	},
 }
 
 // noNetHTTP lists packages that must not depend on net/http. (jobs builds
@@ -113,8 +119,9 @@ var noNetHTTP = []string{"runner"}
 // packages and by the test support package mcpxtest, which may import
 // anything.
 var importedOnlyBy = map[string][]string{
-	"daemon": {"cmd/mcpx"},
-	"cli":    {"cmd/mcpx"},
+	"daemon":                {"cmd/mcpx"},
+	"cli":                   {"cmd/mcpx"},
+	"integrations/opencode": {"cli"}, // mcpx install opencode --plugin
 }
 
 // testOnly packages are imported from _test.go files only.
@@ -166,8 +173,8 @@ func goList(t *testing.T) map[string]*listed {
 
 // full returns the import path of a package named in the rules.
 func full(name string) string {
-	if name == "cmd/mcpx" {
-		return module + "/cmd/mcpx"
+	if name == "cmd/mcpx" || strings.HasPrefix(name, "integrations/") {
+		return module + "/" + name
 	}
 	return module + "/internal/" + name
 }

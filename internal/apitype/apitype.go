@@ -229,8 +229,9 @@ type Progress struct {
 type Tools struct {
 	Tools  []Tool            `json:"tools"`
 	Errors map[string]string `json:"errors,omitempty"` // servers that could not be listed
-	// Meta are mcpx's own tools (mcpx_exec), each run through its Route
-	// rather than a call, for integrations that offer them as hosts do.
+	// Meta are mcpx's own tools (mcpx_exec, mcpx_job, mcpx_job_cancel),
+	// each run through its Route rather than a call, for integrations
+	// that offer them as hosts do.
 	Meta []Tool `json:"meta,omitempty"`
 }
 
@@ -242,7 +243,7 @@ type Tool struct {
 	Title       string          `json:"title,omitempty"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-	Route       string          `json:"route,omitempty"` // a meta tool's route (PathV1Exec)
+	Route       string          `json:"route,omitempty"` // a meta tool's route (PathV1Exec, PathV1JobWait, PathV1JobCancel)
 }
 
 // CallRequest is the body of POST PathCall.
@@ -256,6 +257,14 @@ type CallRequest struct {
 	// by closing the stream is cancelled upstream with the reason "the
 	// client disconnected (<client>)".
 	Client string `json:"client,omitempty"`
+	// JobAfterMs, when positive, is how long a streamed call may run
+	// before it becomes a job (a client's own timer, less a margin): the
+	// stream then ends with a "job" event and the call goes on, kept as
+	// that job; closing the stream no longer cancels it. With
+	// JobResetOnProgress the time counts from the call's last progress
+	// instead of its start. Ignored by POST PathJobs.
+	JobAfterMs         int64 `json:"jobAfterMs,omitempty"`
+	JobResetOnProgress bool  `json:"jobResetOnProgress,omitempty"`
 }
 
 // ExecRequest is the body of POST PathExec: a script run as mcpx_exec
@@ -274,9 +283,10 @@ type ExecRequest struct {
 
 // CallEvent is one line of the NDJSON stream answering POST PathCall:
 // "started" first, then any number of "progress", then exactly one of
-// "result" or "error". Closing the stream cancels the call.
+// "result", "error" or (a call asked to, past CallRequest.JobAfterMs)
+// "job". Closing the stream cancels the call unless it has become a job.
 type CallEvent struct {
-	Type     string          `json:"type"` // started, progress, result, error
+	Type     string          `json:"type"` // started, progress, result, error, job
 	CallID   uint64          `json:"callId,omitempty"`
 	Server   string          `json:"server,omitempty"`
 	Tool     string          `json:"tool,omitempty"`
@@ -287,6 +297,9 @@ type CallEvent struct {
 	// ExitCode, on the final event (result or error), is the exit status
 	// mcpx call ends with for it (ExitOK ... ExitInterrupted).
 	ExitCode *int `json:"exitCode,omitempty"`
+	// Job, on a "job" event, is the job the call has become: read it,
+	// wait for it and cancel it at PathV1Job and the paths beside it.
+	Job *Job `json:"job,omitempty"`
 }
 
 // CallError is why a call failed.

@@ -212,24 +212,31 @@ func mcpMux(h http.Handler) *http.ServeMux {
 	return mux
 }
 
-// metaTools is mcpx's own tools as the local API lists them: mcpx_exec
-// when s runs scripts, run through PathV1Exec.
+// metaTools is mcpx's own tools as the local API lists them, each with
+// the route that serves it: mcpx_exec when s runs scripts (PathV1Exec),
+// mcpx_job and mcpx_job_cancel when it keeps jobs (PathV1JobWait,
+// PathV1JobCancel).
 func metaTools(s *hostserver.Server) []apitype.Tool {
-	raw := s.ExecTool()
-	if raw == nil {
-		return nil
+	var out []apitype.Tool
+	add := func(raw json.RawMessage, route string) {
+		var def struct {
+			Name        string          `json:"name"`
+			Title       string          `json:"title"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if raw == nil || json.Unmarshal(raw, &def) != nil {
+			return
+		}
+		out = append(out, apitype.Tool{Name: def.Name, Server: "mcpx", Tool: def.Name, Title: def.Title,
+			Description: def.Description, InputSchema: def.InputSchema, Route: route})
 	}
-	var def struct {
-		Name        string          `json:"name"`
-		Title       string          `json:"title"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"inputSchema"`
+	add(s.ExecTool(), apitype.PathV1Exec)
+	if jt := s.JobTools(); len(jt) == 2 {
+		add(jt[0], apitype.PathV1JobWait)
+		add(jt[1], apitype.PathV1JobCancel)
 	}
-	if json.Unmarshal(raw, &def) != nil {
-		return nil
-	}
-	return []apitype.Tool{{Name: def.Name, Server: "mcpx", Tool: def.Name, Title: def.Title,
-		Description: def.Description, InputSchema: def.InputSchema, Route: apitype.PathV1Exec}}
+	return out
 }
 
 // connectedHosts is the hosts s serves, for status.

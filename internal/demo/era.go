@@ -103,8 +103,17 @@ func (s *server) discover(ctx context.Context) (json.RawMessage, error) {
 	return marshal(mcp.DiscoverResult{
 		ResultType:        "complete",
 		SupportedVersions: s.cfg.supported,
-		Capabilities:      s.capabilities(`{"tools":{}`),
+		Capabilities:      s.capabilities(s.discoverTools()),
 		Meta:              marshal(map[string]mcp.Implementation{mcp.MetaServerInfo: serverInfo}),
 		Instructions:      instructions,
 	}), nil
+}
+
+// discoverTools opens discover's capabilities: tools, and with
+// Options.Tasks the tasks extension.
+func (s *server) discoverTools() string {
+	if s.cfg.Tasks {
+		return `{"tools":{},"extensions":{"` + extTasks + `":{}}`
+	}
+	return `{"tools":{}`
 }

@@ -53,6 +53,9 @@ func ServeHTTP(ctx context.Context, stdin io.Reader, stdout io.Writer, opts *Opt
 	if err != nil {
 		return err
 	}
+	if cfg.Tasks {
+		return errors.New("demo: -tasks is served over stdio only")
+	}
 	addr := cfg.HTTP
 	if addr == "" {
 		addr = "127.0.0.1:0"

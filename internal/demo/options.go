@@ -71,6 +71,9 @@ type Options struct {
 	// Surface adds resources, a resource template, prompts, completion and
 	// logging, and the tools log and touch (surface.go).
 	Surface bool
+	// Tasks adds the research tool, which runs as a task of the
+	// 2026-07-28 tasks extension (tasks.go), served over stdio only.
+	Tasks bool
 	// ResourceHost names the server in its resource URIs
 	// (demo://<ResourceHost>/...); the default is "demo".
 	ResourceHost string
@@ -155,6 +158,7 @@ func ParseFlags(args []string, stderr io.Writer) (*Options, error) {
 	fs.BoolVar(&o.NoGet, "no-get", false, "HTTP: answer 405 to a GET without Last-Event-ID (no standalone stream)")
 	fs.BoolVar(&o.PingClient, "ping-client", false, "HTTP: send a ping request to the client before running each legacy tools/call")
 	fs.BoolVar(&o.Surface, "surface", false, "also serve resources, a resource template, prompts, completion and logging, and the tools log and touch")
+	fs.BoolVar(&o.Tasks, "tasks", false, "also serve the research tool, a task of the 2026-07-28 tasks extension (stdio only)")
 	fs.StringVar(&o.ResourceHost, "resource-host", "", "the `name` in the surface's resource URIs, demo://NAME/... (default demo)")
 	fs.DurationVar(&o.KeepAlive, "keep-alive", 0, "HTTP: interval of keep-alive comments on the standalone GET stream (0: 15s)")
 	fs.Usage = func() {

@@ -47,6 +47,11 @@ func appendEvent(b []byte, e *Event) []byte {
 	if e.ElapsedMs != nil {
 		num("elapsedMs", *e.ElapsedMs)
 	}
+	if e.Progress != nil {
+		b = append(b, `,"progress":`...)
+		b = strconv.AppendFloat(b, *e.Progress, 'g', -1, 64)
+	}
+	str("message", e.Message)
 	str("outcome", e.Outcome)
 	str("requested", e.Requested)
 	str("protocolVersion", e.ProtocolVersion)

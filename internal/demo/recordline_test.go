@@ -10,7 +10,7 @@ import (
 // TestAppendEvent checks the record's hand-written encoding against
 // encoding/json's of the same events: the same members, the same values.
 func TestAppendEvent(t *testing.T) {
-	known, elapsed := true, int64(12)
+	known, elapsed, progress := true, int64(12), 2.5
 	events := []Event{
 		{Event: EventRequest, At: "2026-11-29T20:00:00.123456789Z"},
 		{Event: EventRequest, ID: json.RawMessage(`7`), Method: "tools/call", Tool: "echo",
@@ -22,6 +22,8 @@ func TestAppendEvent(t *testing.T) {
 		{Event: EventRejected, Status: 400, Code: -32020, Reason: "bad header", Session: "s1",
 			Headers: map[string]string{"Mcp-Name": "x\x01y", "Mcp-Method": "tools/call", "A": ""}, LastEventID: "9", At: "t"},
 		{Event: EventInitialize, Requested: "2025-11-25", ProtocolVersion: "2025-06-18", Known: new(bool), At: "t"},
+		{Event: EventProgress, ID: json.RawMessage(`3`), Tool: "export", Progress: &progress, Message: "part 2 of 6", At: "t"},
+		{Event: EventProgress, Progress: new(float64), At: "t"},
 	}
 	for i, e := range events {
 		line := appendEvent(nil, &e)

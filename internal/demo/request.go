@@ -85,6 +85,8 @@ func (s *server) dispatch(ctx context.Context, c *call, req *request) (json.RawM
 		result, err = s.listTools(req)
 	case method == mcp.MethodToolsCall:
 		result, err = s.callTool(ctx, c, req)
+	case s.cfg.Tasks && modern && (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel"):
+		return s.taskMethod(req) // results carry their own resultType
 	case s.cfg.Surface && method == "resources/list":
 		result, err = s.listPaged(req, "resources", "resources", s.resources())
 	case s.cfg.Surface && method == "resources/templates/list":

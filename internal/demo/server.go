@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,6 +42,8 @@ type server struct {
 
 	gates    map[string]*gate // the gated tool's URL elicitations, by gate name; guarded by mu
 	stopping <-chan struct{}  // closed when serving ends: the gated tool's timers stop
+
+	tasks demoTasks // the research tool's tasks (tasks.go)
 }
 
 // Serve runs the demo server on newline-delimited JSON-RPC: it reads r and
@@ -68,6 +71,9 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts *Options) error {
 		w = loggedWriter{w: w, log: wire}
 	}
 	s := &server{cfg: cfg, log: cfg.Logger, out: jsonrpc.NewWriter(w), rec: rec, wire: wire, calls: map[string]*call{}, tools: cfg.toolsOf(tools)}
+	if cfg.Tasks {
+		s.tools = append(slices.Clip(s.tools), taskTools...)
+	}
 	s.log.Info("serving", "era", cfg.Era, "versions", cfg.supported)
 
 	ctx, stop := context.WithCancelCause(ctx)

@@ -23,7 +23,7 @@ func toolNames() []string {
 }
 
 func TestToolDefs(t *testing.T) {
-	all := append(slices.Clip(tools), surfaceTools...)
+	all := append(append(slices.Clip(tools), surfaceTools...), taskTools...)
 	if len(toolDefs) != len(all) {
 		t.Errorf("%d definitions for %d tools", len(toolDefs), len(all))
 	}

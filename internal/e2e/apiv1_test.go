@@ -362,17 +362,23 @@ func TestV1Exec(t *testing.T) {
 	}
 }
 
-// TestV1ToolsListExec: /v1/tools lists mcpx_exec among its meta tools,
-// with the description hosts see (naming the servers) and its route.
-func TestV1ToolsListExec(t *testing.T) {
+// TestV1ToolsListMeta: /v1/tools lists mcpx_exec among its meta tools,
+// with the description hosts see (naming the servers) and its route, and
+// mcpx_job and mcpx_job_cancel with the job routes that serve them.
+func TestV1ToolsListMeta(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 	c, _ := startV1Daemon(t, e, cfg)
 	var tools apitype.Tools
 	c.json(http.MethodGet, apitype.PathV1Tools, nil, &tools)
-	if len(tools.Meta) != 1 || tools.Meta[0].Name != "mcpx_exec" || tools.Meta[0].Route != apitype.PathV1Exec ||
+	if len(tools.Meta) != 3 || tools.Meta[0].Name != "mcpx_exec" || tools.Meta[0].Route != apitype.PathV1Exec ||
 		!strings.Contains(tools.Meta[0].Description, "tools.demo") || !strings.Contains(string(tools.Meta[0].InputSchema), `"code"`) {
-		t.Fatalf("meta tools = %+v, want mcpx_exec naming tools.demo, with its schema and route", tools.Meta)
+		t.Fatalf("meta tools = %+v, want mcpx_exec naming tools.demo, with its schema and route, then the job tools", tools.Meta)
+	}
+	for i, want := range []struct{ name, route string }{{"mcpx_job", apitype.PathV1JobWait}, {"mcpx_job_cancel", apitype.PathV1JobCancel}} {
+		if m := tools.Meta[i+1]; m.Name != want.name || m.Route != want.route || m.Description == "" || !strings.Contains(string(m.InputSchema), `"job_id"`) {
+			t.Errorf("meta tool %d = %+v, want %s with its description, a job_id argument and route %s", i+1, m, want.name, want.route)
+		}
 	}
 }
 

@@ -12,14 +12,17 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/demo"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/mcpxtest"
 )
 
-// TestTasksSurviveKill: `mcpx serve --http` killed with one task done and
-// one running. The next gateway, on the same job store, answers the same
-// token holder's tasks/get for both: the done one completed, its
-// tasks/result the tool's; the running one failed, saying it was
-// interrupted, and never run again.
+// TestTasksSurviveKill: `mcpx serve --http` killed with one task done,
+// one failed on mcpx's hard timeout, and one running. The next gateway, on
+// the same job store, answers the same token holder's tasks/get for them:
+// the done one completed, with the ttl it was granted (60000 ms, not the
+// bound), its tasks/result the tool's; the failed one's tasks/result the
+// timeout's own JSON-RPC error code; the running one failed, saying it
+// was interrupted, and never run again.
 func TestTasksSurviveKill(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
@@ -29,6 +32,10 @@ func TestTasksSurviveKill(t *testing.T) {
 	done := createTask(t, h, "demo__sleep_then", map[string]any{"seconds": 0.1, "text": "kept"})
 	if res := taskCall(t, h, "tasks/result", done); resultText(t, res.Result) != "kept" {
 		t.Fatalf("tasks/result before the kill: %s", res.Result)
+	}
+	timedOut := createTaskMeta(t, h, "demo__wait", map[string]any{"seconds": 60}, map[string]any{"mcpx/maxTimeoutMs": 200})
+	if res := taskCall(t, h, "tasks/result", timedOut); res.Error == nil || res.Error.Code != mcp.CodeTimeout {
+		t.Fatalf("tasks/result of the timed-out task: %+v", res)
 	}
 	running := createTask(t, h, "demo__wait", map[string]any{"seconds": 60})
 	e.WaitRecord("demo", waitLong, func(ev demo.Event) bool { return ev.Event == "request" && ev.Tool == "wait" })
@@ -42,9 +49,13 @@ func TestTasksSurviveKill(t *testing.T) {
 	h2.initialize("2025-11-25")
 	var task struct {
 		Status, StatusMessage string
+		TTL                   int64
 	}
-	if err := json.Unmarshal(taskCall(t, h2, "tasks/get", done).Result, &task); err != nil || task.Status != "completed" {
+	if err := json.Unmarshal(taskCall(t, h2, "tasks/get", done).Result, &task); err != nil || task.Status != "completed" || task.TTL != 60000 {
 		t.Fatalf("the done task after the kill: %+v %v", task, err)
+	}
+	if res := taskCall(t, h2, "tasks/result", timedOut); res.Error == nil || res.Error.Code != mcp.CodeTimeout {
+		t.Fatalf("tasks/result of the timed-out task after the kill: %+v", res)
 	}
 	if res := taskCall(t, h2, "tasks/result", done); resultText(t, res.Result) != "kept" {
 		t.Fatalf("tasks/result after the kill: %s", res.Result)
@@ -56,8 +67,8 @@ func TestTasksSurviveKill(t *testing.T) {
 	if res := taskCall(t, h2, "tasks/result", running); res.Error == nil || !strings.Contains(res.Error.Message, "interrupted") {
 		t.Fatalf("tasks/result of the interrupted task: %+v", res)
 	}
-	if n := executions(e, "demo", "wait"); n != 1 {
-		t.Fatalf("the interrupted tool ran %d times, want 1", n)
+	if n := executions(e, "demo", "wait"); n != 2 {
+		t.Fatalf("wait ran %d times, want 2 (the timed-out task's, the interrupted one's): the interrupted one ran again", n)
 	}
 	t.Logf("after the kill: done task %s completed, running task %s: %s", done, running, task.StatusMessage)
 }
@@ -65,8 +76,17 @@ func TestTasksSurviveKill(t *testing.T) {
 // createTask makes a task-augmented tools/call and returns the task id.
 func createTask(t *testing.T, h *rawHost, tool string, args map[string]any) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "c", "method": "tools/call",
-		"params": map[string]any{"name": tool, "arguments": args, "task": map[string]any{"ttl": 60000}}})
+	return createTaskMeta(t, h, tool, args, nil)
+}
+
+// createTaskMeta is createTask with a _meta (nil: none).
+func createTaskMeta(t *testing.T, h *rawHost, tool string, args, meta map[string]any) string {
+	t.Helper()
+	params := map[string]any{"name": tool, "arguments": args, "task": map[string]any{"ttl": 60000}}
+	if meta != nil {
+		params["_meta"] = meta
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "c", "method": "tools/call", "params": params})
 	r := h.do(string(body), map[string]string{"Mcp-Protocol-Version": "2025-11-25"})
 	var res struct {
 		Task struct{ TaskID, Status string }

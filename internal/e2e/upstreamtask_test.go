@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,16 +17,27 @@ import (
 // the server's, follows it with tasks/get, passes its stage messages on
 // as progress under the host's token, and answers the host the report
 // from tasks/result. A second call cancelled by the host mid-way sends
-// the server tasks/cancel for its task (seen on the wire by a tap).
+// the server tasks/cancel for its task (seen on the wire by a tap). A
+// 2026-07-28 host that takes tasks calls it with ambiguous: true: its
+// task of mcpx's reads input_required with the server's question (which
+// came on the tasks/result mcpx waits on), and the host's tasks/update
+// answers it: the report names the interpretation picked.
 func TestUpstreamTask(t *testing.T) {
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		tapPath := e.Path("tap.jsonl")
-		cfg := writeServersConfig(t, e, map[string]any{"everything": map[string]any{
-			"command": node, "args": []string{filepath.Join(interop, "tap.mjs"), tapPath, "--", node, everything, "stdio"},
-		}})
+		cfg := e.Path("config.json")
+		b, _ := json.Marshal(map[string]any{
+			"mcpx": map[string]any{"jobs": map[string]any{"taskAfter": "300ms", "taskPollInterval": "100ms"}},
+			"mcpServers": map[string]any{"everything": map[string]any{
+				"command": node, "args": []string{filepath.Join(interop, "tap.mjs"), tapPath, "--", node, everything, "stdio"},
+			}},
+		})
+		if err := os.WriteFile(cfg, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		h := e.StartHost(mode, cfg)
 		h.Initialize("2025-11-25")
 		const tool = "everything__simulate-research-query"
@@ -40,7 +52,9 @@ func TestUpstreamTask(t *testing.T) {
 				stages = append(stages, string(p.Message))
 			}
 		}
-		if len(stages) < 3 || !strings.Contains(strings.Join(stages, "|"), "Analyzing content") {
+		// Polled at the server's 1 s, which is also a stage's length: a
+		// stage's message may come and go between two polls.
+		if len(stages) < 2 || !strings.Contains(strings.Join(stages, "|"), "Generating report") {
 			t.Errorf("progress from the task's status messages: %q", stages)
 		}
 		sent := func(method string) int {
@@ -76,6 +90,50 @@ func TestUpstreamTask(t *testing.T) {
 				_ = json.Unmarshal(en.msg.Params, &cancelled)
 			}
 		}
-		t.Logf("followed the server's task through %d stages; the cancel reached task %s", len(stages), cancelled.TaskID)
+
+		h2 := e.StartHost(mode, cfg)
+		takes := map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+		withExt := func(p map[string]any) map[string]any { p["_meta"] = mcpxtest.ModernMeta(takes); return p }
+		created := extTaskOf(t, h2.Result(h2.Request("tools/call", withExt(map[string]any{"name": tool,
+			"arguments": map[string]any{"topic": "python", "ambiguous": true}})), waitLong))
+		if created.ResultType != "task" {
+			t.Fatalf("CreateTaskResult: %+v", created)
+		}
+		var asked struct {
+			Status        string `json:"status"`
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+		}
+		for deadline := time.Now().Add(waitLong); asked.Status != "input_required"; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("mcpx's task never read input_required: %+v", asked)
+			}
+			_ = json.Unmarshal(h2.Result(h2.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong), &asked)
+		}
+		key := ""
+		for k, q := range asked.InputRequests {
+			if q.Method == "elicitation/create" && strings.Contains(string(q.Params), "Monty Python") {
+				key = k
+			}
+		}
+		if key == "" {
+			t.Fatalf("input_required without the server's question: %+v", asked)
+		}
+		h2.Result(h2.Request("tasks/update", withExt(map[string]any{"taskId": created.TaskID,
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"interpretation": "comedy"}}}})), waitLong)
+		var done extTask
+		for deadline := time.Now().Add(waitLong); done.Status != "completed"; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("mcpx's task never completed: %+v", done)
+			}
+			done = extTaskOf(t, h2.Result(h2.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong))
+		}
+		if !strings.Contains(resultText(t, done.Result), "Research Report: python (comedy)") {
+			t.Errorf("the research after the host's answer: %.300s", done.Result)
+		}
+		t.Logf("followed the server's task through %d stages; the cancel reached task %s; a 2026-07-28 host's tasks/update answered the server's question", len(stages), cancelled.TaskID)
 	})
 }

@@ -193,8 +193,8 @@ func (a *hostAsker) Notify(method string, params json.RawMessage) {
 // upstreamCaps are the capabilities mcpx stamps on a host request it
 // sends a 2026-07-28 upstream (per request, never a union of hosts): the
 // host's own elicitation, sampling and roots, which mcpx can carry back
-// to it, as the host wrote them; nothing else (no tasks: mcpx relays none
-// yet). A legacy host that cannot be sent requests on this call's stream
+// to it, as the host wrote them; nothing else (upstreamCallCaps adds the
+// tasks extension for a tools/call). A legacy host that cannot be sent requests on this call's stream
 // gets none.
 //
 // A host declares the same capabilities on request after request (a
@@ -210,12 +210,54 @@ func (hs *hostSession) upstreamCaps(req *request) json.RawMessage {
 	return hs.capsMemo.out
 }
 
+// upstreamCallCaps are upstreamCaps for a tools/call, naming the tasks
+// extension when mcpx follows an upstream's tasks for the call: a legacy
+// host's (it gets a plain call, or a task or job of mcpx's own, and is
+// asked the task's questions during the call), or a 2026-07-28 host's
+// call that is a task of mcpx's (its questions wait in that task). A
+// 2026-07-28 call that is no task of mcpx's names only what its host
+// named: its questions go back as input_required, which an upstream
+// task's cannot.
+func (hs *hostSession) upstreamCallCaps(req *request) json.RawMessage {
+	caps := hs.upstreamCaps(req)
+	if req.modern && (req.task == nil || !req.task.modern) {
+		return caps
+	}
+	hs.capsMu.Lock()
+	defer hs.capsMu.Unlock()
+	m := &hs.capsMemo
+	if string(m.out) != string(caps) || m.withTasks == nil {
+		m.withTasks = withTasksExtension(caps)
+	}
+	return m.withTasks
+}
+
+// withTasksExtension returns client capabilities caps naming the tasks
+// extension too.
+func withTasksExtension(caps json.RawMessage) json.RawMessage {
+	c, err := jsonrpc.ParseObject(caps)
+	if err != nil {
+		c = &jsonrpc.Object{}
+	}
+	ext := &jsonrpc.Object{}
+	if raw, ok := c.Get("extensions"); ok {
+		if parsed, err := jsonrpc.ParseObject(raw); err == nil {
+			ext = parsed
+		}
+	}
+	ext.Set(extTasks, json.RawMessage(`{}`))
+	c.SetObject("extensions", ext)
+	return c.Bytes()
+}
+
 // capsMemo is a host's last upstreamCaps: what it was computed from, and
 // the result (never edited in place: it is only ever set into an object).
 type capsMemo struct {
 	caps    json.RawMessage
 	carries bool
 	out     json.RawMessage
+	// withTasks is out naming the tasks extension (upstreamCallCaps).
+	withTasks json.RawMessage
 }
 
 // upstreamCaps computes hostSession.upstreamCaps from the host request's

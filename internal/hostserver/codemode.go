@@ -83,7 +83,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 	}
 	live := func() bool {
 		c, ok := relay.CauseOf(context.Cause(ctx))
-		return !ok || c.Answered()
+		return (!ok || c.Answered()) && req.job.live()
 	}
 	s := codemode.Script{
 		Code:       args.Code,
@@ -116,11 +116,8 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 	}
 	// A script that may outlive its host's hard timer becomes a job by the
 	// rule a call follows, as one asked to run in the background does.
-	if m := hs.srv.opts.Jobs; m != nil {
-		if timer := jobTimer(profile, hasToken); timer > 0 || args.Background || m.HasJobs() && m.Attach(hs.jobPrincipal(), scriptKey(args.Code, args.MaxSeconds)) != nil {
-			hs.execAsJob(ctx, req, s, scriptKey(args.Code, args.MaxSeconds), timer, args.Background, sp)
-			return
-		}
+	if hs.srv.opts.Jobs != nil && hs.execCandidate(ctx, req, s, scriptKey(args.Code, args.MaxSeconds), jobTimer(profile, hasToken), args.Background, sp, live) {
+		return
 	}
 	out, err := hs.srv.opts.Scripts.Exec(ctx, s)
 	if sp != nil {

@@ -156,13 +156,20 @@ func (hs *hostSession) admit(req *request, handle handler) bool {
 }
 
 // execute runs an admitted request's handler, on a handler goroutine,
-// then unregisters it and finishes its sink.
-func (hs *hostSession) execute(req *request) {
-	defer hs.inflight.Add(-1)
-	defer req.sink.finish()
-	defer req.cancel(nil)
-	defer hs.srv.relay.Registry().Remove(req.entry)
+// then unregisters it and finishes its sink. It reports whether the
+// request's call became a job that ran on here: the request was released
+// from its session then (its sink finished, its handler counted gone,
+// jobLink.promote), and the goroutine, the job manager's since, must end.
+func (hs *hostSession) execute(req *request) (released bool) {
 	req.handler(hs, req.ctx, req)
+	hs.srv.relay.Registry().Remove(req.entry)
+	req.cancel(nil)
+	if req.job.released.Load() {
+		return true
+	}
+	req.sink.finish()
+	hs.inflight.Add(-1)
+	return false
 }
 
 // notification handles a host notification. None is ever answered.

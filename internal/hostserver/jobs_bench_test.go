@@ -91,3 +91,9 @@ func BenchmarkJobBackground(b *testing.B) {
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(s.opts.Jobs.Writes()-writes)/float64(b.N), "writes/op")
 }
+
+// BenchmarkJobHardTimerHostModern is BenchmarkJobHardTimerHost from a
+// 2026-07-28 host: each request names its host in its _meta.
+func BenchmarkJobHardTimerHostModern(b *testing.B) {
+	benchEchoes(b, newPipeHostEra(b, benchJobServer(b, map[string]any{"timeout": "60s", "resetOnProgress": false}), true))
+}

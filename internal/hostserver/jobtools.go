@@ -158,3 +158,13 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 	}
 	hs.replyJSON(req, jobResult{Content: []textContent{{Type: "text", Text: text}}, StructuredContent: jobState{JobID: j.ID, Status: j.Status, Error: j.Error}})
 }
+
+// JobTools returns mcpx_job and mcpx_job_cancel as hosts see them, nil
+// when the server keeps no jobs: the local API lists them for its own
+// clients, which serve them through its job routes.
+func (s *Server) JobTools() []json.RawMessage {
+	if s.opts.Jobs == nil {
+		return nil
+	}
+	return []json.RawMessage{jobToolJSON, jobCancelToolJSON}
+}

@@ -45,6 +45,11 @@ type request struct {
 
 	// task is set for a task-augmented tools/call (tasks.go).
 	task *taskRequest
+
+	// job is how its call may become a job while it runs (joblink.go);
+	// pool, the shared workers running it (nil: its session's own).
+	job  jobLink
+	pool *workers
 }
 
 // handler serves one request that admit dispatches to a handler goroutine. A

@@ -52,12 +52,10 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
-	// taskTTLs holds the ttl granted to each task this server created
-	// (task id to time.Duration).
-	taskTTLs sync.Map
-	// taskInputs holds the questions of live 2026-07-28 tasks (task id
-	// to *taskInput, taskinput.go).
+	// taskInputs holds the questions of live tasks (task id to
+	// *taskInput, taskinput.go); taskAsked fires when one is asked.
 	taskInputs sync.Map
+	taskAsked  signal
 	// refused counts refused HTTP requests' log lines; lists coalesces
 	// list-change notifications to hosts.
 	refused *repeats
@@ -316,11 +314,16 @@ const workerIdle = time.Second
 
 // handlerLoop executes req, then each request dispatch hands it, until it
 // has waited workerIdle for one or stop is closed.
+// A request whose call became a job ends it: it was counted gone then.
 func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-chan struct{}) {
-	defer hs.handlers.Done()
 	var idle *time.Timer
 	for {
-		hs.execute(req)
+		if hs.execute(req) {
+			if idle != nil {
+				idle.Stop()
+			}
+			return
+		}
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
 		} else {
@@ -330,8 +333,10 @@ func (hs *hostSession) handlerLoop(req *request, work <-chan *request, stop <-ch
 		case req = <-work:
 		case <-stop:
 			idle.Stop()
+			hs.handlers.Done()
 			return
 		case <-idle.C:
+			hs.handlers.Done()
 			return
 		}
 	}

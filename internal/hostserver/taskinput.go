@@ -3,37 +3,82 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 
-// A 2026-07-28 task's questions. When the call of a task asks its host
-// something (an upstream's input_required, or a legacy upstream's
-// elicitation or sampling request), mcpx keeps the question with the
-// task, which reads input_required with it in inputRequests, and waits
-// for the host's tasks/update to answer it; the call then goes on with
-// the answers. A call that asks before it is a task answers its host
-// input_required as it is, for the host to retry (the round trips come
-// before the task). The questions live in the gateway running the call.
+// A task's questions, of either era. When the call of a task asks its
+// host something (a legacy upstream's elicitation, sampling or roots
+// request, or an upstream's input_required, its own or its task's), mcpx
+// keeps the question with the task, which reads input_required, and the
+// call waits for the answer: a 2026-07-28 host sees the question in
+// tasks/get's inputRequests and answers with tasks/update; a 2025-11-25
+// host's tasks/result, which waits for the task, is sent it as a request
+// related to the task on its own stream, and its answer goes back to the
+// call. A call that asks before it is a task (2026-07-28) answers its
+// host input_required as it is, for the host to retry (the round trips
+// come before the task). The questions live in the gateway running the
+// call.
 
 // taskInput holds one task's outstanding questions and their answers.
 type taskInput struct {
 	mu      sync.Mutex
-	pending map[string]relay.InputRequest // by the key the host sees
-	answers map[string]json.RawMessage
+	pending map[string]*question // by the key the host sees
+	answers map[string]answer
 	used    map[string]bool // every key ever asked: keys are unique over a task's life
 	wake    chan struct{}   // closed, and replaced, when answers come
 	seq     int
 }
 
+// question is one outstanding question.
+type question struct {
+	req  relay.InputRequest
+	sent bool          // put to a 2025-11-25 host's tasks/result, waiting there
+	gone chan struct{} // closed once answered or withdrawn
+}
+
+// answer is the host's answer to a question: its result, or its error.
+type answer struct {
+	res json.RawMessage
+	err *jsonrpc.Error
+}
+
+// signal is closed, and replaced, each time it fires.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns the channel the next fire closes.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) fire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
+}
+
 // taskInputOf returns task id's questions, made on first use and dropped
 // when the call c ends.
 func (s *Server) taskInputOf(id string, c *jobs.Call) *taskInput {
-	ti, loaded := s.taskInputs.LoadOrStore(id, &taskInput{pending: map[string]relay.InputRequest{},
-		answers: map[string]json.RawMessage{}, used: map[string]bool{}, wake: make(chan struct{})})
+	ti, loaded := s.taskInputs.LoadOrStore(id, &taskInput{pending: map[string]*question{},
+		answers: map[string]answer{}, used: map[string]bool{}, wake: make(chan struct{})})
 	if !loaded && c != nil {
 		c.AfterEnd(func() { s.taskInputs.Delete(id) })
 	}
@@ -54,7 +99,7 @@ func (s *Server) pendingOf(id string) map[string]relay.InputRequest {
 	}
 	out := make(map[string]relay.InputRequest, len(ti.pending))
 	for k, q := range ti.pending {
-		out[k] = q
+		out[k] = q.req
 	}
 	return out
 }
@@ -64,21 +109,50 @@ func (s *Server) pendingOf(id string) map[string]relay.InputRequest {
 func (ti *taskInput) answer(responses map[string]json.RawMessage) {
 	ti.mu.Lock()
 	defer ti.mu.Unlock()
-	took := false
 	for k, r := range responses {
-		if _, ok := ti.pending[k]; ok {
-			delete(ti.pending, k)
-			ti.answers[k] = r
-			took = true
-		}
-	}
-	if took {
-		close(ti.wake)
-		ti.wake = make(chan struct{})
+		ti.settleLocked(k, answer{res: r})
 	}
 }
 
-// taskAsker is the Asker of a 2026-07-28 task's call.
+// settleLocked answers question k, if it is outstanding. ti.mu is held.
+func (ti *taskInput) settleLocked(k string, a answer) {
+	q, ok := ti.pending[k]
+	if !ok {
+		return
+	}
+	delete(ti.pending, k)
+	close(q.gone)
+	ti.answers[k] = a
+	close(ti.wake)
+	ti.wake = make(chan struct{})
+}
+
+// take marks the questions no host has been sent yet as sent, and
+// returns them (2025-11-25: a tasks/result puts them to its host).
+func (ti *taskInput) take() map[string]*question {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	out := map[string]*question{}
+	for k, q := range ti.pending {
+		if !q.sent {
+			q.sent = true
+			out[k] = q
+		}
+	}
+	return out
+}
+
+// unsend makes question k one to send again: the host it went to left
+// without an answer.
+func (ti *taskInput) unsend(k string) {
+	ti.mu.Lock()
+	defer ti.mu.Unlock()
+	if q, ok := ti.pending[k]; ok {
+		q.sent = false
+	}
+}
+
+// taskAsker is the Asker of a task's call.
 type taskAsker struct {
 	srv  *Server
 	caps json.RawMessage // the host's capabilities, of the call's request
@@ -106,9 +180,12 @@ func (a *taskAsker) Ask(ctx context.Context, method string, params json.RawMessa
 
 // AskInput keeps the requests with the task until the host has answered
 // every one; before the call is a task, it passes them to the host as
-// input_required.
+// input_required. A host's error answer to any is the error returned.
 func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string]relay.InputRequest) (map[string]json.RawMessage, bool, error) {
 	c := a.call()
+	if c == nil {
+		return nil, true, nil // not a task yet
+	}
 	id := c.ID()
 	if id == "" {
 		return nil, true, nil
@@ -124,9 +201,10 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 		}
 		ti.used[hk] = true
 		hostKey[k] = hk
-		ti.pending[hk] = reqs[k]
+		ti.pending[hk] = &question{req: reqs[k], gone: make(chan struct{})}
 	}
 	ti.mu.Unlock()
+	a.srv.taskAsked.fire()
 	for {
 		ti.mu.Lock()
 		all := true
@@ -137,11 +215,19 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 		}
 		if all {
 			out := make(map[string]json.RawMessage, len(keys))
+			var failed *jsonrpc.Error
 			for k, hk := range hostKey {
-				out[k] = ti.answers[hk]
+				an := ti.answers[hk]
 				delete(ti.answers, hk)
+				out[k] = an.res
+				if an.err != nil {
+					failed = an.err
+				}
 			}
 			ti.mu.Unlock()
+			if failed != nil {
+				return nil, false, failed
+			}
 			return out, false, nil
 		}
 		wake := ti.wake
@@ -151,11 +237,72 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 		case <-ctx.Done():
 			ti.mu.Lock()
 			for _, hk := range hostKey {
-				delete(ti.pending, hk)
+				if q, ok := ti.pending[hk]; ok {
+					close(q.gone)
+					delete(ti.pending, hk)
+				}
 				delete(ti.answers, hk)
 			}
 			ti.mu.Unlock()
 			return nil, false, context.Cause(ctx)
 		}
 	}
+}
+
+// errWithdrawn ends a question a 2025-11-25 host was sent once the task's
+// call no longer waits for it.
+var errWithdrawn = errors.New("the task's call no longer needs the answer")
+
+// askQuestions puts task id's questions that no host has been sent to
+// asker (a 2025-11-25 host's tasks/result stream), each tagged with the
+// task, and hands the call the answers. It reports whether it asked any.
+// A question its host leaves unanswered (the tasks/result ended) is kept
+// for the next tasks/result.
+func (s *Server) askQuestions(ctx context.Context, id string, asker *hostAsker) bool {
+	v, ok := s.taskInputs.Load(id)
+	if !ok {
+		return false
+	}
+	ti := v.(*taskInput)
+	qs := ti.take()
+	for k, q := range qs {
+		params := q.req.Params
+		if obj, err := jsonrpc.ParseObject(params); err == nil || len(params) == 0 {
+			if obj == nil {
+				obj = &jsonrpc.Object{}
+			}
+			mcp.EditMeta(obj, func(m *jsonrpc.Object) {
+				m.Set(metaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
+			})
+			params = obj.Bytes()
+		}
+		// The question is withdrawn from the host once the call no
+		// longer waits for it (the task was cancelled, or it ended).
+		qctx, cancel := context.WithCancelCause(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-q.gone:
+				cancel(errWithdrawn)
+			case <-qctx.Done():
+			}
+		}()
+		res, err := asker.Ask(qctx, q.req.Method, params)
+		cancel(nil)
+		<-watched
+		var rpcErr *jsonrpc.Error
+		ti.mu.Lock()
+		switch {
+		case err == nil:
+			ti.settleLocked(k, answer{res: res})
+		case errors.As(err, &rpcErr):
+			ti.settleLocked(k, answer{err: rpcErr})
+		}
+		ti.mu.Unlock()
+		if err != nil && rpcErr == nil {
+			ti.unsend(k)
+		}
+	}
+	return len(qs) > 0
 }

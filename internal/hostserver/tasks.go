@@ -3,31 +3,30 @@ package hostserver
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/mcp"
 	"mcpx/internal/store"
 )
 
-// MCP tasks of the 2025-11-25 revision, toward hosts. Every task is a
-// job: a task-augmented tools/call is a background call (relayAsJob)
-// whose answer is a CreateTaskResult instead of a tool result, and the
-// task id is the job id, so tasks are kept, bound to their principal,
-// listed and recovered after a restart as jobs are.
+// MCP tasks toward hosts, of both eras: the 2025-11-25 tasks
+// (tasks2025.go) and the 2026-07-28 extension (tasksext.go). Every task
+// is a job: a task's call is a background call (relayAsJob) whose answer
+// is a CreateTaskResult instead of a tool result, and the task id is the
+// job id, so tasks are kept, bound to their principal, listed and
+// recovered after a restart as jobs are. What both eras share is here:
+// the request for a task, the job as a task, and reading a task's job.
 
-// Task methods of 2025-11-25.
+// Task methods and _meta keys.
 const (
 	methodTasksGet    = "tasks/get"
 	methodTasksResult = "tasks/result"
 	methodTasksList   = "tasks/list"
 	methodTasksCancel = "tasks/cancel"
+	methodTasksUpdate = "tasks/update"
 	methodTaskStatus  = "notifications/tasks/status"
 	metaRelatedTask   = "io.modelcontextprotocol/related-task"
 )
@@ -38,16 +37,6 @@ const (
 	tasksPageSize           = 100
 )
 
-// tasksCapability is what mcpx declares to a 2025-11-25 host that it may
-// give tasks to.
-var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
-
-// legacyTasks reports whether a legacy host of version gets tasks: mcpx
-// keeps jobs, and the host speaks the revision tasks came with.
-func (s *Server) legacyTasks(version string) bool {
-	return s.opts.Jobs != nil && version == mcp.Version20251125
-}
-
 // taskRequest is what a task-augmented tools/call asked for.
 type taskRequest struct {
 	ttl time.Duration // granted
@@ -56,8 +45,8 @@ type taskRequest struct {
 	after  time.Duration
 }
 
-// taskParams reads params.task of a tools/call: nil when there is none.
-// It removes the member: the upstream is called plainly.
+// taskParams reads params.task of a 2025-11-25 tools/call: nil when
+// there is none. It removes the member: the upstream is called plainly.
 func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Error) {
 	raw, ok := params.Get("task")
 	if !ok {
@@ -102,7 +91,38 @@ func (s *Server) taskPollInterval() time.Duration {
 	return DefaultTaskPollInterval
 }
 
-// taskJSON is a 2025-11-25 Task.
+// withGrantedTTL returns the params a task's job keeps: the call's, with
+// task.ttl the ttl granted, so that the job's row says it after a
+// restart (RelayRunner drops the member before running the call again).
+func withGrantedTTL(params json.RawMessage, ttl time.Duration) json.RawMessage {
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
+		return params
+	}
+	obj.Set("task", jsonrpc.MustMarshal(struct {
+		TTL int64 `json:"ttl"`
+	}{ttl.Milliseconds()}))
+	return obj.Bytes()
+}
+
+// grantedTTL is the ttl a task's job keeps (withGrantedTTL); the bound
+// for a job that keeps none.
+func (s *Server) grantedTTL(j *store.Job) time.Duration {
+	if bytes.Contains(j.Params, []byte(`"task"`)) {
+		var p struct {
+			Task struct {
+				TTL *int64 `json:"ttl"`
+			} `json:"task"`
+		}
+		if json.Unmarshal(j.Params, &p) == nil && p.Task.TTL != nil {
+			return time.Duration(*p.Task.TTL) * time.Millisecond
+		}
+	}
+	return s.taskMaxTTL()
+}
+
+// taskJSON is a 2025-11-25 Task; the extension's DetailedTask is made
+// from it (detailedOf).
 type taskJSON struct {
 	TaskID        string `json:"taskId"`
 	Status        string `json:"status"`
@@ -113,15 +133,12 @@ type taskJSON struct {
 	PollInterval  int64  `json:"pollInterval,omitempty"`
 }
 
-// taskOf is job j as a task. A task's ttl is the one granted when this
-// gateway created it; one created before a restart reads the bound.
+// taskOf is job j as a task: a running job whose call waits for its
+// host's answers is input_required.
 func (s *Server) taskOf(j *store.Job) taskJSON {
 	t := taskJSON{
 		TaskID: j.ID, CreatedAt: rfc3339(j.Created), LastUpdatedAt: rfc3339(j.Updated),
-		TTL: s.taskMaxTTL().Milliseconds(),
-	}
-	if ttl, ok := s.taskTTLs.Load(j.ID); ok {
-		t.TTL = ttl.(time.Duration).Milliseconds()
+		TTL: s.grantedTTL(j).Milliseconds(),
 	}
 	if t.LastUpdatedAt == "" {
 		t.LastUpdatedAt = t.CreatedAt
@@ -134,6 +151,9 @@ func (s *Server) taskOf(j *store.Job) taskJSON {
 			if json.Unmarshal(j.Progress, &p) == nil {
 				t.StatusMessage = progressText(&p)
 			}
+		}
+		if s.pendingOf(j.ID) != nil {
+			t.Status = "input_required"
 		}
 	case store.Completed:
 		t.Status = "completed"
@@ -153,6 +173,25 @@ func (s *Server) taskOf(j *store.Job) taskJSON {
 	return t
 }
 
+// failure is the JSON-RPC error an ended task that has no result answers
+// with: a failed call's own (its code kept in the job's row), else one
+// saying how the task ended.
+func failure(j *store.Job) *jsonrpc.Error {
+	switch j.Status {
+	case store.Failed:
+		var e jsonrpc.Error
+		if json.Unmarshal(j.Result, &e) == nil && e.Code != 0 {
+			return &e
+		}
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q failed: %s", j.ID, j.Error)
+	case store.Cancelled:
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q was cancelled: %s", j.ID, j.Error)
+	case store.Interrupted:
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q was interrupted: %s", j.ID, j.Error)
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q ended %s", j.ID, j.Status)
+}
+
 func rfc3339(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -169,53 +208,6 @@ func toolFailed(res []byte) bool {
 		IsError bool `json:"isError"`
 	}
 	return json.Unmarshal(res, &r) == nil && r.IsError
-}
-
-// replyTask answers a task-augmented tools/call with the job it started,
-// and has the host told when the task ends.
-func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
-	now := time.Now()
-	hs.srv.taskTTLs.Store(id, req.task.ttl)
-	t := hs.srv.taskOf(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now})
-	if req.task.modern {
-		// Flat, resultType task; written as is (req.result would make
-		// its resultType complete).
-		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: "task", TaskID: t.TaskID, Status: t.Status,
-			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
-		return
-	}
-	hs.replyJSON(req, struct {
-		Task taskJSON `json:"task"`
-	}{t})
-	// 2025-11-25 only: the extension's notifications/tasks go to a
-	// subscriptions/listen that names the task, which mcpx does not
-	// serve yet.
-	c.AfterEnd(func() { hs.taskEnded(id) })
-}
-
-// taskEnded sends notifications/tasks/status for a task that ended, to
-// the host's stream (stdio) or its legacy HTTP session's GET stream, if
-// it has one open; the host still polls for it otherwise.
-func (hs *hostSession) taskEnded(id string) {
-	out := sink(nil)
-	if hs.out != nil {
-		out = hs.out
-	} else {
-		w := &hs.srv.watch
-		w.mu.Lock()
-		out = w.legacy[hs]
-		w.mu.Unlock()
-	}
-	if out == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
-	if err != nil {
-		return
-	}
-	out.pushWhile(nil, jsonrpc.NewNotification(methodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
 }
 
 // taskID reads params.taskId.
@@ -237,133 +229,30 @@ func taskError(id string, err error) *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: reading task %q: %v", id, err)
 }
 
-func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
+// taskJob reads the job of the task req names; when it cannot, it has
+// answered the host, and returns nil.
+func (hs *hostSession) taskJob(ctx context.Context, req *request) *store.Job {
 	id, rpcErr := taskID(req)
 	if rpcErr != nil {
 		fail(req.sink, req.msg.ID, rpcErr)
-		return
+		return nil
 	}
 	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
 	if err != nil {
 		fail(req.sink, req.msg.ID, taskError(id, err))
-		return
+		return nil
 	}
-	hs.replyJSON(req, hs.srv.taskOf(j))
+	return j
 }
 
-// tasksResult waits for the task to end, as the revision says, and
-// answers what the call would have: its tool result, tagged with the
-// task, or a JSON-RPC error saying why it failed.
-func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
-	id, rpcErr := taskID(req)
-	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
-		return
-	}
-	m := hs.srv.opts.Jobs
-	var j *store.Job
-	var err error
-	for j == nil || !j.Status.Final() {
-		if j, err = m.Wait(ctx, hs.jobPrincipal(), id, time.Hour); err != nil {
-			if ctx.Err() != nil {
-				hs.end(req, context.Cause(ctx))
-				return
-			}
-			fail(req.sink, req.msg.ID, taskError(id, err))
-			return
-		}
-	}
-	switch j.Status {
-	case store.Completed:
-		res, perr := jsonrpc.ParseObject(j.Result)
-		if perr != nil {
-			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: task %q: its stored result is not an object", id))
-			return
-		}
-		mcp.EditMeta(res, func(meta *jsonrpc.Object) {
-			meta.Set(metaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
-		})
-		reply(req.sink, req.msg.ID, hs.toolResult(req, res.Bytes()))
-	case store.Cancelled:
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q was cancelled: %s", id, j.Error))
-	case store.Interrupted:
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q was interrupted: %s", id, j.Error))
-	default:
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "task %q failed: %s", id, j.Error))
-	}
-}
-
-// tasksList lists the principal's own tasks (its jobs), newest first, a
-// page at a time.
-func (hs *hostSession) tasksList(ctx context.Context, req *request) {
-	from := 0
-	if raw, ok := req.params.Get("cursor"); ok && string(raw) != "null" {
-		c, _ := jsonrpc.Unquote(raw)
-		n, err := decodeCursor(c)
-		if err != nil {
-			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
-			return
-		}
-		from = n
-	}
-	all, err := hs.srv.opts.Jobs.List(ctx, hs.jobPrincipal(), from+tasksPageSize+1)
-	if err != nil {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: listing tasks: %v", err))
-		return
-	}
-	out := struct {
-		Tasks      []taskJSON `json:"tasks"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{Tasks: []taskJSON{}}
-	for i := from; i < len(all) && i < from+tasksPageSize; i++ {
-		out.Tasks = append(out.Tasks, hs.srv.taskOf(all[i]))
-	}
-	if len(all) > from+tasksPageSize {
-		out.NextCursor = encodeCursor(from + tasksPageSize)
-	}
-	hs.replyJSON(req, out)
-}
-
-func encodeCursor(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
-}
-
-func decodeCursor(c string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !bytes.HasPrefix(b, []byte("tasks:")) {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	n, err := strconv.Atoi(string(b[len("tasks:"):]))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	return n, nil
-}
-
-// tasksCancel cancels a running task: the upstream call is cancelled
-// with a cause naming tasks/cancel, and the task reads cancelled before
-// the answer. An ended task is refused with -32602, as the revision says.
-func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
-	id, rpcErr := taskID(req)
-	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
-		return
-	}
-	m := hs.srv.opts.Jobs
-	j, err := m.Get(ctx, hs.jobPrincipal(), id)
-	if err != nil {
-		fail(req.sink, req.msg.ID, taskError(id, err))
-		return
-	}
+// cancelTask cancels j's call, if it runs: the upstream call is cancelled
+// with a cause naming tasks/cancel, and the job reads cancelled before
+// this returns. It returns the job as it is then.
+func (hs *hostSession) cancelTask(ctx context.Context, j *store.Job) (*store.Job, error) {
 	if j.Status.Final() {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", id, hs.srv.taskOf(j).Status))
-		return
+		return j, nil
 	}
-	if j, err = m.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), id, "the host's tasks/cancel"); err != nil {
-		fail(req.sink, req.msg.ID, taskError(id, err))
-		return
-	}
-	hs.replyJSON(req, hs.srv.taskOf(j))
+	return hs.srv.opts.Jobs.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), j.ID, "the host's tasks/cancel")
 }
 
 // withTaskSupport returns a tool's JSON with execution.taskSupport
@@ -386,13 +275,6 @@ func withTaskSupport(raw json.RawMessage) json.RawMessage {
 	exec.Set("taskSupport", json.RawMessage(`"optional"`))
 	obj.SetObject("execution", exec)
 	return obj.Bytes()
-}
-
-var taskHandlers = map[string]handler{
-	methodTasksGet:    (*hostSession).tasksGet,
-	methodTasksResult: (*hostSession).tasksResult,
-	methodTasksList:   (*hostSession).tasksList,
-	methodTasksCancel: (*hostSession).tasksCancel,
 }
 
 // isMetaTool reports whether name is one of mcpx's own tools, which run

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -144,7 +143,7 @@ func (hs *hostSession) resolve(ctx context.Context, name string) (server, tool s
 //
 // A call that may outlive the host's hard timer, or that the host asked
 // to run in the background, or that repeats a running job's call, goes
-// through relayAsJob (jobcall.go).
+// through relayCandidate (jobcall.go).
 func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool string, params *jsonrpc.Object, background bool) {
 	req.server = server
 	profile := hs.hostProfile(req) // before the _meta is edited for the upstream
@@ -167,7 +166,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Server:      server,
 		Tool:        tool,
 		Params:      params,
-		ClientCaps:  hs.upstreamCaps(req),
+		ClientCaps:  hs.upstreamCallCaps(req),
 		IdleTimeout: idle,
 		MaxTimeout:  max,
 		Asker:       hs.asker(req),
@@ -185,14 +184,14 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		call.Cancel = req.cancel // run cancels it after this returns
 	}
 	// live reports whether the host still expects to hear of this request:
-	// not once it cancelled it or left. A host's cancel ends ctx on the
-	// reader goroutine, before anything read after it is answered; checked
-	// under the out queue's lock, nothing of this request (progress, a
-	// result that won the race) follows that, and an id the host reuses at
-	// once is never answered twice.
+	// not once it cancelled it or left, nor once its call became a job. A
+	// host's cancel ends ctx on the reader goroutine, before anything read
+	// after it is answered; checked under the out queue's lock, nothing of
+	// this request (progress, a result that won the race) follows that,
+	// and an id the host reuses at once is never answered twice.
 	live := func() bool {
 		c, ok := relay.CauseOf(context.Cause(ctx))
-		return !ok || c.Answered()
+		return (!ok || c.Answered()) && req.job.live()
 	}
 	call.OnMessage, call.LogLevel = hs.onMessage(req, live) // logging.go
 	if token != nil {
@@ -212,38 +211,14 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	if debug {
 		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
 	}
-	if m := hs.srv.opts.Jobs; m != nil {
-		timer := jobTimer(profile, token != nil)
-		var key string
-		if timer <= 0 && !background && m.HasJobs() {
-			args, _ := params.Get("arguments")
-			if key = jobs.Key(server, tool, args); m.Attach(hs.jobPrincipal(), key) == nil {
-				key = ""
-			}
-		}
-		if timer > 0 || background || key != "" || req.task != nil {
-			hs.relayAsJob(ctx, req, call, timer, background, key)
-			return
-		}
+	if hs.srv.opts.Jobs != nil && hs.relayCandidate(ctx, req, call, live, jobTimer(profile, token != nil), background) {
+		return // it was one that may become a job (jobcall.go)
 	}
-	end := hs.adoptWhenGone(ctx, req, &call)
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
-	if end(res, err) {
-		return // a job now, kept for the host's principal
-	}
 	if debug {
 		hs.srv.log.Debug("answering host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "failed", err != nil)
 	}
-	var m *jsonrpc.Message
-	if err != nil {
-		if c, ok := relay.CauseOf(err); ok && !c.Answered() {
-			return
-		}
-		m = jsonrpc.NewError(req.msg.ID, callError(err, req.server))
-	} else {
-		m = jsonrpc.NewResult(req.msg.ID, hs.toolResult(req, res))
-	}
-	pushAnswer(req.sink, live, m.Encode())
+	hs.answerCall(req, live, res, err, req.server)
 }
 
 // callID is the call id of req's log lines: its registry id, as the

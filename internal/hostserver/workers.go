@@ -37,7 +37,7 @@ func newWorkers() *workers {
 // waiting worker or a new one. It never refuses: a session refuses requests once
 // it is closing, before they get here.
 func (p *workers) dispatch(hs *hostSession, req *request) {
-	req.hs = hs
+	req.hs, req.pool = hs, p
 	select {
 	case p.work <- req:
 		return
@@ -48,14 +48,19 @@ func (p *workers) dispatch(hs *hostSession, req *request) {
 }
 
 // loop executes req, then each request dispatch hands it, until it has waited
-// workerIdle for one or the workers are closed.
+// workerIdle for one or the workers are closed. A request whose call
+// became a job ends it: the worker was counted gone then.
 func (p *workers) loop(req *request) {
-	defer p.wg.Done()
 	var idle *time.Timer
 	for {
 		hs := req.hs
 		req.hs = nil
-		hs.execute(req)
+		if hs.execute(req) {
+			if idle != nil {
+				idle.Stop()
+			}
+			return
+		}
 		hs.handlers.Done()
 		if idle == nil {
 			idle = time.NewTimer(workerIdle)
@@ -66,8 +71,10 @@ func (p *workers) loop(req *request) {
 		case req = <-p.work:
 		case <-p.stop:
 			idle.Stop()
+			p.wg.Done()
 			return
 		case <-idle.C:
+			p.wg.Done()
 			return
 		}
 	}

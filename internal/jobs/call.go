@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -295,7 +296,10 @@ func (m *Manager) writeEnd(c *Call, id string, res json.RawMessage, err error) s
 	to, errText := store.Completed, ""
 	switch {
 	case err != nil:
-		to, res, errText = store.Failed, nil, err.Error()
+		// The error as a host of the call would have had it, code and
+		// all, is the failed job's result.
+		rpcErr, _ := relay.RPCError(err, c.spec.Server)
+		to, res, errText = store.Failed, jsonrpc.MustMarshal(rpcErr), err.Error()
 	case int64(len(res)) > m.opts.MaxResultBytes:
 		lim := &store.LimitError{Limit: "mcpx.jobs.maxResultBytes", Max: m.opts.MaxResultBytes, Got: int64(len(res))}
 		to, res, errText = store.Failed, nil, "the result was not kept: "+lim.Error()
@@ -466,8 +470,10 @@ func (m *Manager) HasJobs() bool {
 }
 
 // Adopt makes a call that runs elsewhere (on its host request's own
-// goroutine) a job at once: the host that was to have its answer left.
-// cancel ends the call; the caller must call Finish with its outcome.
+// goroutine) a job at once, its row written before it returns: its host's
+// timer is about to fire, or the host left, or asked for the background.
+// spec's Describe runs first, if set. cancel ends the call; the caller
+// must call Finish with its outcome.
 func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
 	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started}
 	m.mu.Lock()

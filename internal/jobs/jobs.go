@@ -1,11 +1,16 @@
 // Package jobs keeps the answer of a relayed call that outlives its host's
 // request: a job.
 //
-// A call that may become a job runs as a [Call], on a goroutine of the
-// [Manager]'s, under a context of its own that the host's request does not
-// end: the host face waits for it, forwards the host's cancel with
-// [Call.CancelUnlessJob], and [Call.Promote]s it when the host's timer is
-// about to fire. From then on the call is a job: a row in the store,
+// A call becomes a job in one of two ways. The host face runs a call on
+// its host request's own goroutine and, only if the host's timer is about
+// to fire first (or the host left, or asked for the background), hands it
+// to the manager with [Manager.Adopt]: the call goes on where it runs,
+// counted by the manager, which can cancel it, until [Call.Finish]; a call
+// that ends in time never meets the manager. [Manager.Start] runs a call
+// on a goroutine of the manager's under a context of its own, to
+// [Call.Promote] later, and [Manager.StartJob] one that is a job from its
+// start (the CLI's background calls, re-runs after a restart). From then
+// on the call is a job: a row in the store,
 // owned by this manager (a lease it renews), its progress written at most
 // once a second ([FlushInterval]), its result or error written when it
 // ends. A cancel (CancelJob) reaches the upstream with a

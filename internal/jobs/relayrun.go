@@ -23,6 +23,7 @@ func RelayRunner(r *relay.Relay) Runner {
 		if err != nil {
 			return nil, fmt.Errorf("reading the job's stored call: %w", err)
 		}
+		params.Delete("task") // a host's task request, to mcpx: the upstream is called plainly
 		return r.CallTool(ctx, nil, relay.Call{
 			Server:    j.Server,
 			Tool:      j.Tool,

@@ -71,6 +71,13 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if has, listed := h.catalog.HasTool(r.Context(), server, tool); listed && !has {
 		return statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q: server %q has no tool %q (see mcpx tools)", req.Tool, server, tool))
 	}
+	if req.JobAfterMs < 0 {
+		return statusErr(http.StatusBadRequest, errors.New("jobAfterMs must not be negative"))
+	}
+	// A daemon that keeps no jobs runs such a call as any other.
+	if m := h.opts.Jobs; req.JobAfterMs > 0 && m != nil {
+		return h.serveCallJob(w, r, m, req, server, tool, params)
+	}
 
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)

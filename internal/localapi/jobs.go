@@ -92,7 +92,10 @@ func jobError(err error) error {
 func wireJob(j *store.Job) apitype.Job {
 	out := apitype.Job{
 		ID: j.ID, Principal: j.Principal, Server: j.Server, Tool: j.Tool, Status: string(j.Status), Attempt: j.Attempt,
-		Result: j.Result, Error: j.Error, Note: j.Note, Created: j.Created, Finished: j.Finished,
+		Error: j.Error, Note: j.Note, Created: j.Created, Finished: j.Finished,
+	}
+	if j.Status == store.Completed {
+		out.Result = j.Result // a failed job's holds its error, which Error says
 	}
 	if len(j.Progress) > 0 {
 		var p apitype.Progress

@@ -76,6 +76,22 @@ type Call struct {
 	// their cause, instead of a context of the call's own (one less per
 	// call), and the caller cancels it once CallTool has returned.
 	Cancel context.CancelCauseFunc
+	// PromoteAt, if set, is when the caller must take the call over from
+	// its host request while it goes on (make it a job, and answer the
+	// host with that before the host's timer fires): Promoter.Promote is
+	// called then, on a goroutine of its own, unless the call has ended.
+	// It rides on the call's own timer (no timer of its own), and may be
+	// called more than once, or as the call ends: Promote must be
+	// idempotent and settle that race itself.
+	PromoteAt time.Time
+	Promoter  Promoter
+
+	asTask bool // asks a 2025-11-25 server for a task (callAsTask)
+}
+
+// Promoter takes over a call that reached its Call.PromoteAt.
+type Promoter interface {
+	Promote()
 }
 
 // HostDeadline returns when the host's timer for c fires unless the call
@@ -204,6 +220,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	// timer is set before anything in between waits, or else once, for
 	// both, by startIdle.
 	timer.note(max, cancel)
+	timer.promoteAt, timer.promoter = c.PromoteAt, c.Promoter
 	defer timer.stop()
 	g, err := r.lim.take(ctx, c.Server, timer.armHard)
 	if err != nil {
@@ -273,6 +290,9 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	}
 	for round := 1; ; round++ {
 		res, req, err := r.round(ctx, q, sess, c, st, a, e)
+		if task, ok := createdTask(res, c.asTask); ok && err == nil {
+			res, req, err = r.followTask(ctx, q, sess, c, st, a, e, task) // upstreamtask.go
+		}
 		if errors.Is(err, errHold) {
 			held = true
 			args, _ := c.Params.Get("arguments")

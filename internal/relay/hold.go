@@ -265,7 +265,8 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := newCallTimer(max, cancel)
+	timer := &callTimer{promoteAt: c.PromoteAt, promoter: c.Promoter}
+	timer.init(max, cancel)
 	defer timer.stop()
 	timer.startIdle(idle)
 	cs := hc.st
@@ -284,5 +285,5 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 		why = err.Error()
 	}
 	hc.finish(why)
-	return res, err
+	return withoutRelatedTask(res), err // a held tasks/result's (upstreamtask.go)
 }

@@ -44,7 +44,8 @@ type Entry struct {
 	Method  string
 	Started time.Time
 	cancel  context.CancelCauseFunc
-	also    atomic.Pointer[context.CancelCauseFunc] // see Also
+	instead atomic.Pointer[context.CancelCauseFunc] // see Intercept
+	onNews  atomic.Pointer[func(Progress)]          // see OnProgress
 
 	mu         sync.Mutex
 	server     string
@@ -112,18 +113,44 @@ func (g *Registry) CancelHost(host HostKey, cause error) bool {
 	return true
 }
 
-// Also makes every cancel of e through the registry call f too, at once
-// after e's own: a call that runs under a context of its own (one that
-// may become a job) hears its host's cancel in the same step, before
-// anything the host sent after it is read.
-func (e *Entry) Also(f context.CancelCauseFunc) { e.also.Store(&f) }
+// Intercept makes every later cancel of e through the registry call f
+// instead of e's own cancel: a request whose call became a job, and whose
+// host left without its answer, decides which cancels still reach the
+// call (its host's own cancel) and which no longer do (its connection's
+// end).
+func (e *Entry) Intercept(f context.CancelCauseFunc) { e.instead.Store(&f) }
 
 func (e *Entry) cancelWith(cause error) {
-	e.cancel(cause)
-	if f := e.also.Load(); f != nil {
+	if f := e.instead.Load(); f != nil {
 		(*f)(cause)
+		return
 	}
+	e.cancel(cause)
 }
+
+// Progress is a call's progress as its upstream last reported it.
+type Progress struct {
+	Value   float64
+	Total   *float64
+	Message string
+}
+
+// LastProgress returns the call's last progress, and whether it has had
+// any.
+func (e *Entry) LastProgress() (Progress, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Progress{Value: e.progress, Total: e.total, Message: e.message}, e.updates > 0
+}
+
+// Note records progress of the request's own (a script's, which has no
+// upstream of its own), as its upstream's is recorded.
+func (e *Entry) Note(p Progress) { e.update(p.Value, p.Total, p.Message) }
+
+// OnProgress makes each later progress of the call (its upstream's own,
+// as status shows it) call f too, on the goroutine that reads it; f must
+// not block. A call that became a job keeps its progress so.
+func (e *Entry) OnProgress(f func(Progress)) { e.onNews.Store(&f) }
 
 // CancelID cancels the request with registry id id.
 func (g *Registry) CancelID(id uint64, cause error) bool {
@@ -226,4 +253,7 @@ func (e *Entry) update(progress float64, total *float64, message string) {
 	e.progress, e.total, e.message = progress, total, message
 	e.updates++
 	e.mu.Unlock()
+	if f := e.onNews.Load(); f != nil {
+		(*f)(Progress{Value: progress, Total: total, Message: message})
+	}
 }

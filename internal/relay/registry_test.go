@@ -293,3 +293,53 @@ func TestRegistryConcurrent(t *testing.T) {
 		t.Errorf("Len() = %d, want 0", got)
 	}
 }
+
+// TestRegistryIntercept: once intercepted, a request's cancels through
+// the registry go to the interceptor alone, which decides what still
+// reaches the request's context.
+func TestRegistryIntercept(t *testing.T) {
+	g := NewRegistry()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	e := mustAdd(t, g, HostKey{"s", "1"}, "tools/call", cancel)
+	var heard []Kind
+	e.Intercept(func(cause error) {
+		c, _ := CauseOf(cause)
+		heard = append(heard, c.Kind)
+		if c.Kind == HostCancelled {
+			cancel(cause)
+		}
+	})
+	g.CancelSession("s", &Cause{Kind: HostDisconnected})
+	if ctx.Err() != nil {
+		t.Fatalf("the session's end reached the intercepted request: %v", context.Cause(ctx))
+	}
+	g.CancelHost(HostKey{"s", "1"}, &Cause{Kind: HostCancelled})
+	if c, _ := CauseOf(context.Cause(ctx)); c == nil || c.Kind != HostCancelled {
+		t.Fatalf("cause %v, want the host's cancel", context.Cause(ctx))
+	}
+	if len(heard) != 2 || heard[0] != HostDisconnected || heard[1] != HostCancelled {
+		t.Fatalf("the interceptor heard %v, want the session's end, then the host's cancel", heard)
+	}
+}
+
+// TestEntryProgress: an entry keeps its call's last progress, and tells
+// a listener set later of each one after.
+func TestEntryProgress(t *testing.T) {
+	g := NewRegistry()
+	e := mustAdd(t, g, HostKey{"s", "1"}, "tools/call", func(error) {})
+	if _, ok := e.LastProgress(); ok {
+		t.Fatal("progress before any")
+	}
+	total := 4.0
+	e.update(1, &total, "one")
+	if p, ok := e.LastProgress(); !ok || p.Value != 1 || p.Total == nil || *p.Total != 4 || p.Message != "one" {
+		t.Fatalf("LastProgress = %+v, %v", p, ok)
+	}
+	var got []Progress
+	e.OnProgress(func(p Progress) { got = append(got, p) })
+	e.update(2, nil, "two")
+	if len(got) != 1 || got[0].Value != 2 || got[0].Message != "two" {
+		t.Fatalf("the listener heard %+v, want the one progress after it was set", got)
+	}
+}

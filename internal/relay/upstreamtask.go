@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"mcpx/internal/jsonrpc"
@@ -13,13 +14,22 @@ import (
 	"mcpx/internal/upstream"
 )
 
-// A tool whose legacy (2025-11-25) server declares task-augmented
-// tools/call, and whose execution.taskSupport is "required", is called as
-// a task: the call asks for one, and mcpx follows it (tasks/get at the
-// server's pollInterval, its statusMessage passed on as progress under
-// the host's token, then tasks/result), so that the host, whatever it
-// speaks, gets the tool's result; if the call ends first (the host
-// cancels, a timer fires), the server is sent tasks/cancel.
+// Upstream tasks. A tool whose legacy (2025-11-25) server declares
+// task-augmented tools/call, and whose execution.taskSupport is
+// "required", is called as a task; a 2026-07-28 server may answer any
+// call with a task of its own (the io.modelcontextprotocol/tasks
+// extension, which mcpx names in the call's clientCapabilities for hosts
+// that can be asked questions during a call: see Call.ClientCaps). mcpx
+// follows the task within the call: tasks/get at the server's poll
+// interval, its statusMessage passed on as progress under the host's
+// token (each answer shows the server alive, as progress does), the
+// questions it asks relayed to the call's host (a 2025-11-25 task's on
+// the stream of the tasks/result mcpx waits on, a 2026-07-28 task's from
+// its input_required status, answered with tasks/update), and its result
+// returned as the call's; so the host, whatever it speaks, gets a plain
+// call, or a job or task of mcpx's own that follows this one. If the call
+// ends first (the host cancels, a timer fires), the server is sent
+// tasks/cancel.
 
 // Bounds of the poll interval mcpx follows an upstream task at.
 const (
@@ -30,8 +40,11 @@ const (
 	taskCancelWait = 5 * time.Second
 )
 
+// metaRelatedTask is the _meta key naming the task a message belongs to.
+const metaRelatedTask = "io.modelcontextprotocol/related-task"
+
 // upstreamTaskRequired reports whether server's tool must be called as a
-// task of the server's own.
+// task of the server's own (2025-11-25).
 func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) bool {
 	caps, err := r.pool.Capabilities(ctx, server)
 	if err != nil || !bytes.Contains(caps, []byte(`"tasks"`)) {
@@ -67,112 +80,277 @@ func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) b
 	return false
 }
 
-// upstreamTask is a 2025-11-25 Task as a server sends it.
+// upstreamTask is a task as a server sends it, of either era.
 type upstreamTask struct {
-	TaskID        string  `json:"taskId"`
-	Status        string  `json:"status"`
-	StatusMessage string  `json:"statusMessage"`
-	PollInterval  float64 `json:"pollInterval"`
+	TaskID         string  `json:"taskId"`
+	Status         string  `json:"status"`
+	StatusMessage  string  `json:"statusMessage"`
+	PollInterval   float64 `json:"pollInterval"`   // 2025-11-25
+	PollIntervalMs float64 `json:"pollIntervalMs"` // 2026-07-28
+	// A 2026-07-28 tasks/get inlines the outcome and the questions.
+	Result        json.RawMessage         `json:"result"`
+	Error         *jsonrpc.Error          `json:"error"`
+	InputRequests map[string]InputRequest `json:"inputRequests"`
+
+	modern bool
 }
 
 func (t *upstreamTask) poll() time.Duration {
-	if t.PollInterval <= 0 {
+	ms := t.PollInterval
+	if t.modern {
+		ms = t.PollIntervalMs
+	}
+	if ms <= 0 {
 		return defaultTaskPoll
 	}
-	return min(max(time.Duration(t.PollInterval)*time.Millisecond, minTaskPoll), maxTaskPoll)
+	return min(max(time.Duration(ms)*time.Millisecond, minTaskPoll), maxTaskPoll)
 }
 
-// callAsTask calls c as a task of its server's and follows the task to
-// its result.
+// createdTask reads a call's result as the task the server made of the
+// call: a 2025-11-25 CreateTaskResult if mcpx asked for one (asked), a
+// 2026-07-28 one (resultType "task") otherwise.
+func createdTask(res json.RawMessage, asked bool) (*upstreamTask, bool) {
+	if !bytes.Contains(res, []byte(`"task"`)) {
+		return nil, false // most results: not parsed
+	}
+	if asked {
+		var created struct {
+			Task *upstreamTask `json:"task"`
+		}
+		if json.Unmarshal(res, &created) != nil || created.Task == nil || created.Task.TaskID == "" {
+			return nil, false // the server answered at once after all
+		}
+		return created.Task, true
+	}
+	var t struct {
+		ResultType string `json:"resultType"`
+		upstreamTask
+	}
+	if json.Unmarshal(res, &t) != nil || t.ResultType != "task" || t.TaskID == "" {
+		return nil, false
+	}
+	t.modern = true
+	return &t.upstreamTask, true
+}
+
+// callAsTask calls c as a 2025-11-25 task of its server's.
 func (r *Relay) callAsTask(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	c.Params = c.Params.Clone()
 	c.Params.Set("task", json.RawMessage(`{}`))
-	res, err := r.callTool(ctx, e, c)
-	if err != nil {
-		return nil, err
-	}
-	var created struct {
-		Task *upstreamTask `json:"task"`
-	}
-	if json.Unmarshal(res, &created) != nil || created.Task == nil || created.Task.TaskID == "" {
-		return res, nil // the server answered at once after all
-	}
-	sess, err := r.pool.SessionFor(ctx, c.Server, c.SessionKey)
-	if err != nil {
-		return nil, err
-	}
-	task := created.Task
-	r.log.Info("following an upstream task", "server", c.Server, "tool", c.Tool, "task", task.TaskID)
-	res, err = r.followTask(ctx, sess, &c, task)
-	if err != nil && ctx.Err() != nil {
-		// The call gave up: the server's task is cancelled too.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelWait)
-		defer cancel()
-		p := &jsonrpc.Object{}
-		p.Set("taskId", jsonrpc.Quote(task.TaskID))
-		if _, cerr := sess.Call(cctx, "tasks/cancel", p); cerr != nil {
-			r.log.Warn("cancelling an upstream task", "server", c.Server, "task", task.TaskID, "err", cerr)
-		}
-	}
-	return res, err
+	c.asTask = true
+	return r.callTool(ctx, e, c)
 }
 
-// followTask polls task until it ends, passing its status messages on as
-// progress, then fetches its result.
-func (r *Relay) followTask(ctx context.Context, sess *upstream.Session, c *Call, task *upstreamTask) (json.RawMessage, error) {
-	params := &jsonrpc.Object{}
-	params.Set("taskId", jsonrpc.Quote(task.TaskID))
-	steps, last := 0, ""
+// followTask follows task to its end within the call c: it returns the
+// call's result, or errHold with the request its host's questions came
+// on (a 2025-11-25 tasks/result) for a Holdable call. If the call ends
+// first, the server is sent tasks/cancel.
+func (r *Relay) followTask(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
+	r.log.Info("following an upstream task", "server", c.Server, "tool", c.Tool, "task", task.TaskID)
+	f := &taskFollow{r: r, sess: sess, c: c, st: st, a: a, id: task.TaskID, answered: map[string]bool{}}
+	res, req, err := f.run(ctx, q, e, task)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errHold) {
+		f.cancel(ctx) // the call gave up: the server's task is cancelled too
+	}
+	return res, req, err
+}
+
+// taskFollow is one upstream task being followed.
+type taskFollow struct {
+	r        *Relay
+	sess     *upstream.Session
+	c        *Call
+	st       *callState
+	a        *asks
+	id       string
+	steps    int
+	last     string
+	answered map[string]bool // a 2026-07-28 task's questions answered with tasks/update
+}
+
+func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
 	for {
-		if task.StatusMessage != "" && task.StatusMessage != last && c.Progress != nil && c.HostToken != nil {
-			last = task.StatusMessage
-			steps++
-			c.Progress(jsonrpc.MustMarshal(struct {
-				Token    json.RawMessage `json:"progressToken"`
-				Progress int             `json:"progress"`
-				Message  string          `json:"message"`
-			}{c.HostToken, steps, task.StatusMessage}))
-		}
-		switch task.Status {
-		case "completed", "failed", "cancelled", "input_required":
-			// tasks/result waits for the end (and carries the server's
-			// questions, which mcpx does not relay from a task yet).
-			res, err := sess.Call(ctx, "tasks/result", params)
-			if err != nil {
-				return nil, err
+		f.news(task)
+		switch {
+		case task.modern && task.Status == "input_required":
+			if res, err := f.answer(ctx, task); res != nil || err != nil {
+				return res, nil, err
 			}
-			return withoutRelatedTask(res), nil
+		case task.modern && isFinal(task.Status):
+			res, err := f.outcome(task)
+			return res, nil, err
+		case task.Status == "input_required" || isFinal(task.Status):
+			// tasks/result waits for the end, and carries the server's
+			// questions meanwhile (related to the task).
+			req, err := f.sess.Start("tasks/result", f.params(nil), f.c.ClientCaps, upstream.StartOptions{Inbound: f.a, Task: f.id})
+			if err != nil {
+				return nil, nil, err
+			}
+			res, err := f.r.await(ctx, q, f.sess, f.c, req, f.a, e)
+			if err != nil {
+				return nil, req, err
+			}
+			return withoutRelatedTask(res), req, nil
 		}
 		t := time.NewTimer(task.poll())
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, context.Cause(ctx)
+			return nil, nil, context.Cause(ctx)
 		}
-		raw, err := sess.Call(ctx, "tasks/get", params)
+		raw, err := f.send(ctx, "tasks/get", nil)
 		if err != nil {
 			var rpcErr *jsonrpc.Error
 			if errors.As(err, &rpcErr) {
-				return nil, fmt.Errorf("upstream %q lost its task %s: %w", c.Server, task.TaskID, err)
+				return nil, nil, fmt.Errorf("upstream %q lost its task %s: %w", f.c.Server, f.id, err)
 			}
-			return nil, err
+			return nil, nil, err
 		}
-		next := &upstreamTask{}
+		next := &upstreamTask{modern: task.modern}
 		if err := json.Unmarshal(raw, next); err != nil || next.Status == "" {
-			return nil, fmt.Errorf("upstream %q answered tasks/get for %s with no task", c.Server, task.TaskID)
+			return nil, nil, fmt.Errorf("upstream %q answered tasks/get for %s with no task", f.c.Server, f.id)
 		}
 		task = next
+	}
+}
+
+func isFinal(status string) bool {
+	return status == "completed" || status == "failed" || status == "cancelled"
+}
+
+// news passes a new statusMessage on as progress; any answer of the
+// server's shows it alive, and restarts the call's idle timer.
+func (f *taskFollow) news(task *upstreamTask) {
+	st := f.st
+	if task.StatusMessage == "" || task.StatusMessage == f.last {
+		st.mu.Lock()
+		if st.timer != nil && !st.paused {
+			st.timer.touch()
+		}
+		st.mu.Unlock()
+		return
+	}
+	f.last = task.StatusMessage
+	f.steps++
+	p := &jsonrpc.Object{}
+	p.Set("progress", jsonrpc.MustMarshal(f.steps))
+	p.Set("message", jsonrpc.Quote(task.StatusMessage))
+	st.onProgressObject(p)
+}
+
+// params are a tasks/* request's: the task's id, and more.
+func (f *taskFollow) params(more map[string]json.RawMessage) *jsonrpc.Object {
+	p := &jsonrpc.Object{}
+	p.Set("taskId", jsonrpc.Quote(f.id))
+	keys := make([]string, 0, len(more))
+	for k := range more {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p.Set(k, more[k])
+	}
+	return p
+}
+
+// send sends a tasks/* request for the task, under the call's client
+// capabilities (a 2026-07-28 server gates its tasks methods on them), and
+// waits for its answer; if ctx ends first it is cancelled.
+func (f *taskFollow) send(ctx context.Context, method string, more map[string]json.RawMessage) (json.RawMessage, error) {
+	req, err := f.sess.Start(method, f.params(more), f.c.ClientCaps, upstream.StartOptions{})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-req.Done():
+		return req.Result()
+	case <-ctx.Done():
+		f.sess.Cancel(req, Reason(context.Cause(ctx)))
+		return nil, context.Cause(ctx)
+	}
+}
+
+// outcome is an ended 2026-07-28 task's, as the call's.
+func (f *taskFollow) outcome(task *upstreamTask) (json.RawMessage, error) {
+	switch {
+	case task.Status == "completed" && len(task.Result) > 0:
+		return task.Result, nil
+	case task.Error != nil:
+		return nil, task.Error
+	case task.Status == "cancelled":
+		return nil, fmt.Errorf("upstream %q cancelled its task %s: %s", f.c.Server, f.id, task.StatusMessage)
+	}
+	return nil, fmt.Errorf("upstream %q: its task %s ended %s without a result: %s", f.c.Server, f.id, task.Status, task.StatusMessage)
+}
+
+// answer puts a 2026-07-28 task's new questions to the call's host, and
+// its answers to the server with tasks/update. It returns a result only
+// when the call ends here: the host cannot be asked (a tool error, the
+// server's task cancelled).
+func (f *taskFollow) answer(ctx context.Context, task *upstreamTask) (json.RawMessage, error) {
+	ir := &inputReq{requests: map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}{}}
+	for k, q := range task.InputRequests {
+		if !f.answered[k] {
+			ir.keys = append(ir.keys, k)
+			ir.requests[k] = struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			}{q.Method, q.Params}
+		}
+	}
+	if len(ir.keys) == 0 {
+		return nil, nil // all answered: the server has yet to move on
+	}
+	sort.Strings(ir.keys)
+	if f.c.Asker == nil || f.c.Holdable {
+		f.cancel(ctx)
+		return toolError(fmt.Sprintf("upstream %q's task needs input (%s), which mcpx cannot ask this host during a call", f.c.Server, ir.requests[ir.keys[0]].Method)), nil
+	}
+	answers, failed, pass, err := answerRound(ctx, f.c.Asker, f.a, ir)
+	switch {
+	case pass:
+		return nil, nil // the host's task is not made yet: asked again at the next poll
+	case err != nil:
+		return nil, err
+	case failed != nil:
+		f.cancel(ctx)
+		return failed, nil
+	}
+	if _, err := f.send(ctx, "tasks/update", map[string]json.RawMessage{"inputResponses": answers.Bytes()}); err != nil {
+		return nil, fmt.Errorf("upstream %q refused the answers to its task %s: %w", f.c.Server, f.id, err)
+	}
+	for _, k := range ir.keys {
+		if answers.Has(k) {
+			f.answered[k] = true
+		}
+	}
+	return nil, nil
+}
+
+// cancel sends the server tasks/cancel for the task, bounded by
+// taskCancelWait whatever ctx's state.
+func (f *taskFollow) cancel(ctx context.Context) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelWait)
+	defer cancel()
+	if _, err := f.send(cctx, "tasks/cancel", nil); err != nil {
+		f.r.log.Warn("cancelling an upstream task", "server", f.c.Server, "task", f.id, "err", err)
 	}
 }
 
 // withoutRelatedTask removes the related-task _meta of a task's result:
 // the host asked for no task of the server's.
 func withoutRelatedTask(res json.RawMessage) json.RawMessage {
+	if !bytes.Contains(res, []byte(metaRelatedTask)) {
+		return res
+	}
 	obj, err := jsonrpc.ParseObject(res)
 	if err != nil || !obj.Has("_meta") {
 		return res
 	}
-	mcp.EditMeta(obj, func(m *jsonrpc.Object) { m.Delete("io.modelcontextprotocol/related-task") })
+	mcp.EditMeta(obj, func(m *jsonrpc.Object) { m.Delete(metaRelatedTask) })
 	return obj.Bytes()
 }

@@ -72,7 +72,8 @@ type Job struct {
 	LeaseUntil time.Time
 	// Progress is the last progress, coalesced (opaque bytes).
 	Progress []byte
-	// Result is the answer once Completed (opaque bytes).
+	// Result is the answer once Completed (opaque bytes); a Failed job's
+	// may hold its error, as its caller encoded it.
 	Result []byte
 	// Error says why a job Failed, was Cancelled or Interrupted.
 	Error string

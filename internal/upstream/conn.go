@@ -50,6 +50,7 @@ type Request struct {
 	onMessage        func(*jsonrpc.Message)
 	onAck            func(params json.RawMessage)
 	inbound          InboundHandler // takes the upstream's requests during r; nil: none
+	task             string         // the upstream task r follows; "" if none
 	// mu is held while progress is delivered, so that once Forget has
 	// returned no delivery is under way or will start.
 	mu        sync.Mutex
@@ -105,6 +106,10 @@ type StartOptions struct {
 	// Inbound, when set, takes the requests the upstream sends mcpx that
 	// belong to this request (elicitation, sampling, roots).
 	Inbound InboundHandler
+	// Task names the upstream task the request follows (a tasks/result):
+	// a request the upstream sends whose related-task _meta names it
+	// belongs to this request, whatever else is in flight.
+	Task string
 }
 
 // Start sends a request. params is the request's params object; Start adds
@@ -119,7 +124,7 @@ func (c *Conn) Start(method string, params *jsonrpc.Object, opts StartOptions) (
 	}
 	c.nextID++
 	r := &Request{ID: c.nextID, Method: method, done: make(chan struct{}),
-		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, onAck: opts.OnAcknowledged, inbound: opts.Inbound}
+		onProgress: opts.OnProgress, onProgressObject: opts.OnProgressObject, onMessage: opts.OnMessage, onAck: opts.OnAcknowledged, inbound: opts.Inbound, task: opts.Task}
 	if opts.OnProgress != nil || opts.OnProgressObject != nil {
 		// "mcpx-<id>", quoted (set in _meta), and its inside (the token).
 		quoted := append(make([]byte, 0, len(tokenPrefix)+22), '"')

@@ -193,7 +193,8 @@ func (c *Conn) serverRequest(msg *jsonrpc.Message, via *Request) {
 
 // attribute finds the call a server request belongs to: the request whose
 // stream carried it; else the request whose progress token its _meta
-// names; else the only tool call in flight on the session; else, of
+// names; else the request following the task its related-task _meta
+// names (a tasks/result mcpx waits on); else the only tool call in flight on the session; else, of
 // several, the oldest whose host can answer it, if every call in flight
 // whose host could answer it is that host's. Calls of two hosts that could
 // both answer are ambiguous on a transport that links no request to a call
@@ -211,6 +212,9 @@ func (c *Conn) attribute(msg *jsonrpc.Message, via *Request) (*Request, *jsonrpc
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpx relays %s only during a tool call, and the request it came with is none (or has ended)", msg.Method)
 	}
 	if r := c.byTokenLocked(msg.Params); r != nil && r.inbound != nil {
+		return r, nil
+	}
+	if r := c.byTaskLocked(msg.Params); r != nil && r.inbound != nil {
 		return r, nil
 	}
 	var oldest, oldestAccepting *Request
@@ -262,6 +266,35 @@ func (c *Conn) byTokenLocked(params json.RawMessage) *Request {
 		return r
 	}
 	return nil
+}
+
+// metaRelatedTask is the _meta key naming the task a message belongs to.
+const metaRelatedTask = "io.modelcontextprotocol/related-task"
+
+// byTaskLocked returns the pending request that follows the task
+// params._meta's related-task names, if any. c.mu is held.
+func (c *Conn) byTaskLocked(params json.RawMessage) *Request {
+	if !bytes.Contains(params, []byte(metaRelatedTask)) {
+		return nil // most requests name no task, and are not parsed again
+	}
+	obj, err := jsonrpc.ParseObject(params)
+	if err != nil {
+		return nil
+	}
+	raw, ok := mcp.Meta(obj).Get(metaRelatedTask)
+	var rel struct {
+		TaskID string `json:"taskId"`
+	}
+	if !ok || json.Unmarshal(raw, &rel) != nil || rel.TaskID == "" {
+		return nil
+	}
+	var found *Request
+	for _, r := range c.pending {
+		if r.task == rel.TaskID && (found == nil || r.ID < found.ID) {
+			found = r
+		}
+	}
+	return found
 }
 
 // inboundCancelled handles the upstream's notifications/cancelled for a

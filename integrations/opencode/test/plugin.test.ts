@@ -10,6 +10,7 @@ import { McpxPlugin } from "../src/index.js"
 import { Mcpx } from "./mcpx.js"
 
 type Meta = { at: number; title?: string; metadata?: { [k: string]: any } }
+type Result = { title: string; output: string; metadata: { mcpx?: { [k: string]: any } } }
 
 function context(abort: AbortSignal, seen: Meta[], onMeta?: (m: Meta) => void): ToolContext {
   return {
@@ -77,9 +78,9 @@ describe("the mcpx plugin on the daemon's socket", () => {
 
   test("a call streams its progress into the tool's metadata, then returns the result", async () => {
     const seen: Meta[] = []
-    const out = await tools["demo__export"].execute({ seconds: 0.4, steps: 4 }, context(new AbortController().signal, seen))
-    assert.equal(typeof out, "string")
-    assert.match(out as string, /\d/)
+    const out = (await tools["demo__export"].execute({ seconds: 0.4, steps: 4 }, context(new AbortController().signal, seen))) as Result
+    assert.match(out.output, /exported \d+ records/)
+    assert.equal(out.metadata.mcpx?.progress, 4, "the result's metadata has not the last progress")
     const progress = seen.filter((m) => m.metadata?.mcpx?.progress !== undefined)
     assert.ok(progress.length >= 1, `no progress reached the metadata: ${JSON.stringify(seen)}`)
     for (let i = 1; i < progress.length; i++) {
@@ -127,7 +128,7 @@ describe("the mcpx plugin on the daemon's socket", () => {
       { code: `progress(1, 2, "half"); const r = await tools.demo.echo({n: 7}); return r` },
       context(new AbortController().signal, seen),
     )
-    assert.match(out as string, /"n":7/)
+    assert.match((out as Result).output, /"n":7/)
     assert.ok(seen.some((m) => m.metadata?.mcpx?.message === "half"), `the script's progress did not reach the metadata: ${JSON.stringify(seen)}`)
 
     const before = mcpx.records().filter((r) => r.event === "cancelled").length
@@ -171,6 +172,6 @@ describe("the mcpx plugin on the HTTP listener", () => {
     await assert.rejects(loadTools({ url }), /unauthorized/)
     const tools = await loadTools({ url, token })
     const out = await tools["demo__echo"].execute({ k: 1 }, context(new AbortController().signal, []))
-    assert.equal(out, '{"k":1}')
+    assert.equal((out as Result).output, '{"k":1}')
   })
 })

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/demo"
+	"mcpx/internal/mcpxtest"
+)
+
+// TestUpstreamExtensionTask: a 2026-07-28 upstream's own tasks (the
+// demo's research tool with -tasks, which answers a call naming the tasks
+// extension with a task, and asks halfway), in-process and against the
+// daemon. mcpx names the extension upstream for hosts it can follow a
+// task for, polls tasks/get, passes the statusMessage on as progress,
+// relays the task's question and answers it with tasks/update:
+//   - a 2025-11-25 host gets a plain call: its progress, the question as
+//     an elicitation/create during the call, the result with its answer;
+//   - its cancel sends the upstream tasks/cancel;
+//   - a 2026-07-28 host that names the extension gets a task of mcpx's
+//     that follows the upstream one: input_required with the question,
+//     answered with tasks/update, then completed with the result;
+//   - a 2026-07-28 host that does not gets a plain call, and the upstream
+//     no task (the extension is not named upstream).
+func TestUpstreamExtensionTask(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(map[string]any{"jobs": map[string]any{"taskAfter": "200ms", "taskPollInterval": "100ms"}},
+			mcpxtest.Demo{Name: "demo", Args: []string{"-tasks"}})
+		h := e.StartHost(mode, cfg)
+		askHost(h, `{"elicitation":{}}`)
+		args := map[string]any{"topic": "tides", "steps": 4, "seconds": 0.2, "ask": true}
+
+		// A legacy host: a plain call, asked during it.
+		id := sendCall(h, `"r1"`, "demo__research", args, map[string]any{"progressToken": "r1"})
+		q := question(h, "elicitation/create")
+		if !strings.Contains(string(q.Params), "Research tides?") {
+			t.Fatalf("the host was asked %s", q.Params)
+		}
+		h.SendRaw(`{"jsonrpc":"2.0","id":` + q.ID.String() + `,"result":{"action":"accept","content":{"ok":"sure"}}}`)
+		res := h.Result(id, waitLong)
+		if got := resultText(t, res); got != "researched tides in 4 steps (confirmed: accept sure)" {
+			t.Errorf("the legacy host's result: %s", res)
+		}
+		var steps []string
+		for _, r := range progressFor(t, h, `"r1"`) {
+			if p, ok := asProgress(t, r); ok {
+				steps = append(steps, string(p.Message))
+			}
+		}
+		if !strings.Contains(strings.Join(steps, "|"), "step 4 of 4") {
+			t.Errorf("progress from the task's status messages: %q", steps)
+		}
+		gets, updates := 0, 0
+		for _, ev := range e.Records("demo") {
+			if ev.Event != demo.EventRequest {
+				continue
+			}
+			switch ev.Method {
+			case "tasks/get":
+				gets++
+			case "tasks/update":
+				updates++
+			}
+		}
+		if gets < 2 || updates != 1 {
+			t.Errorf("the upstream saw %d tasks/get and %d tasks/update", gets, updates)
+		}
+
+		// Its cancel reaches the upstream task.
+		long := sendCall(h, `"r2"`, "demo__research", map[string]any{"topic": "kelp", "steps": 100, "seconds": 1}, map[string]any{"progressToken": "r2"})
+		h.WaitFor(waitLong, "progress of the second call", func(r mcpxtest.Received) bool {
+			p, ok := asProgress(t, r)
+			return ok && string(p.Token) == `"r2"`
+		})
+		cancel(h, `"r2"`, "the user gave up")
+		h.NoResponse(long, 300*time.Millisecond)
+		e.WaitRecord("demo", waitLong, func(ev demo.Event) bool {
+			return ev.Event == demo.EventCancelled && strings.HasPrefix(ev.Reason, "tasks/cancel")
+		})
+
+		// A 2026-07-28 host that takes tasks: a task of mcpx's.
+		h = e.StartHost(mode, cfg)
+		takes := map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+			"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+		withExt := func(p map[string]any) map[string]any { p["_meta"] = mcpxtest.ModernMeta(takes); return p }
+		created := extTaskOf(t, h.Result(h.Request("tools/call", withExt(map[string]any{"name": "demo__research", "arguments": args})), waitLong))
+		if created.ResultType != "task" || !strings.HasPrefix(created.TaskID, "job_") {
+			t.Fatalf("CreateTaskResult: %+v", created)
+		}
+		var asked struct {
+			Status        string                     `json:"status"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		}
+		for deadline := time.Now().Add(waitLong); asked.Status != "input_required"; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("mcpx's task never read input_required: %+v", asked)
+			}
+			_ = json.Unmarshal(h.Result(h.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong), &asked)
+		}
+		key := ""
+		for k, v := range asked.InputRequests {
+			if strings.Contains(string(v), "Research tides?") {
+				key = k
+			}
+		}
+		if key == "" {
+			t.Fatalf("input_required without the upstream's question: %+v", asked)
+		}
+		h.Result(h.Request("tasks/update", withExt(map[string]any{"taskId": created.TaskID,
+			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}})), waitLong)
+		var done extTask
+		for deadline := time.Now().Add(waitLong); done.Status != "completed"; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("mcpx's task never completed: %+v", done)
+			}
+			done = extTaskOf(t, h.Result(h.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong))
+		}
+		if got := resultText(t, done.Result); got != "researched tides in 4 steps (confirmed: accept yes)" {
+			t.Errorf("mcpx's task's result: %s", done.Result)
+		}
+
+		// A 2026-07-28 host that does not: a plain call, no upstream task.
+		before := len(e.Records("demo"))
+		plain := h.Result(h.Request("tools/call", map[string]any{"name": "demo__research", "_meta": mcpxtest.ModernMeta(nil),
+			"arguments": map[string]any{"topic": "sand", "steps": 2, "seconds": 0.1}}), waitLong)
+		if got := resultText(t, plain); got != "researched sand in 2 steps" {
+			t.Errorf("a plain 2026-07-28 call: %s", plain)
+		}
+		for _, ev := range e.Records("demo")[before:] {
+			if ev.Method == "tasks/get" {
+				t.Errorf("the upstream made a task of a call whose host takes none")
+			}
+		}
+		t.Logf("legacy host: %d steps as progress, %d tasks/get, %d tasks/update; task %s followed the upstream's", len(steps), gets, updates, created.TaskID)
+	})
+}
+
+func extTaskOf(t *testing.T, raw json.RawMessage) extTask {
+	t.Helper()
+	var tk extTask
+	if err := json.Unmarshal(raw, &tk); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return tk
+}

@@ -1,0 +1,200 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mcpx/internal/jobs"
+	"mcpx/internal/relay"
+)
+
+// jobLink is how a call (or script) that runs on its host request's own
+// goroutine becomes a job while it runs, and it is part of the request
+// (its zero value: a call that never does), so that a call that ends in
+// time costs nothing more: no goroutine, no context, no timer of its own
+// (the relay's call timer tells it when: relay.Call.PromoteAt), nothing
+// in the store. Saves a goroutine, its stack growth and about 25
+// allocations a call (BenchmarkJobHardTimerHost, in internal/hostserver).
+//
+// Promote, at the host's deadline, makes the call a job: its row is
+// written, the host is answered with it, and the request is released
+// from its session at once (its sink finished, its handler counted
+// gone): the goroutine, still in the call, is the job manager's from
+// then on, and the call's context (the request's) no longer ends with
+// the host's connection (the answered request has left the registry).
+// end, when the call returns, writes the job's end. A legacy HTTP host
+// that leaves without a cancel makes it a job too (promote(false)),
+// without an answer, its request still registered for a late cancel.
+type jobLink struct {
+	hs  *hostSession
+	req *request
+	cd  candidate
+	// asker is the host's Asker, which the link stands in front of
+	// (Can, Ask, Notify) until the call is a job.
+	asker    relay.Asker
+	stopGone func() bool // stops the watch on a legacy HTTP host (nil: none)
+	onOff    func()      // called as the host stops hearing of the call
+
+	off      atomic.Bool // the host hears no more of the call
+	released atomic.Bool // the request's end was done as it became a job
+
+	mu    sync.Mutex
+	job   *jobs.Call // set once the call is a job
+	ended bool       // the call has ended: too late to become one
+}
+
+// since is when the host's timer for the request started.
+func (l *jobLink) since() time.Time {
+	if l.req.entry != nil {
+		return l.req.entry.Started
+	}
+	return time.Now()
+}
+
+// live reports whether the host still hears of the call.
+func (l *jobLink) live() bool { return !l.off.Load() }
+
+// jobCall returns the job the call has become, nil before.
+func (l *jobLink) jobCall() *jobs.Call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.job
+}
+
+// Promote makes the call a job and answers the host with it: the
+// relay's call timer calls it at the host's deadline.
+func (l *jobLink) Promote() { l.promote(true) }
+
+// promote makes the call a job unless it has ended or is one: answered
+// with it (and the request released) if answer, else, for a host that
+// left, kept for the host's principal with nobody to answer.
+func (l *jobLink) promote(answer bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.job != nil {
+		return
+	}
+	hs, req := l.hs, l.req
+	c, err := hs.srv.opts.Jobs.Adopt(context.WithoutCancel(req.ctx), l.spec(), req.cancel, l.since())
+	if err != nil {
+		if !answer {
+			hs.srv.log.Warn("the host left mid-call and the call could not become a job", "tool", l.cd.tool, "err", err)
+			return
+		}
+		// The host is told before its timer fires, and nothing after;
+		// the call, which nobody would read, ends.
+		l.stopHostLocked()
+		hs.replyToolError(req, "mcpx could not keep this call as a job: "+err.Error())
+		req.cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
+		return
+	}
+	l.job = c
+	// The call's progress, as its registry entry has it (its upstream's,
+	// or a script's own): the job's from now on.
+	if e := req.entry; e != nil {
+		if p, ok := e.LastProgress(); ok {
+			c.SetProgress(jobs.Progress{Progress: p.Value, Total: p.Total, Message: p.Message})
+		}
+		e.OnProgress(func(p relay.Progress) {
+			c.SetProgress(jobs.Progress{Progress: p.Value, Total: p.Total, Message: p.Message})
+		})
+	}
+	l.stopHostLocked()
+	if !answer {
+		sp := c.Spec()
+		hs.srv.log.Info("the host left mid-call: the call goes on as a job", "job", c.ID(), "host", hs.id, "id", req.msg.ID.String(), "server", sp.Server, "tool", sp.Tool)
+		// Until the call ends, its request stays registered: a cancel
+		// the host sends for it still reaches the call; its session's
+		// end no longer does.
+		if req.entry != nil {
+			req.entry.Intercept(func(cause error) {
+				if c, ok := relay.CauseOf(cause); ok && c.Kind == relay.HostCancelled {
+					req.cancel(cause)
+				}
+			})
+		}
+		return
+	}
+	hs.replyRunningID(req, c, c.ID(), l.cd.timer)
+	// The request's end, now: its goroutine goes on in the call, for the
+	// job (execute and the handler loops see released).
+	req.sink.finish()
+	hs.inflight.Add(-1)
+	hs.handlers.Done()
+	if req.pool != nil {
+		req.pool.wg.Done()
+	}
+	l.released.Store(true)
+}
+
+// stopHostLocked ends what the host hears of the call: once it returns,
+// nothing (l.mu is held).
+func (l *jobLink) stopHostLocked() {
+	l.off.Store(true)
+	if l.onOff != nil {
+		l.onOff()
+	}
+}
+
+// spec is what the job keeps of its call, read as it becomes one: most
+// calls never do.
+func (l *jobLink) spec() jobs.Spec {
+	hs, cd := l.hs, l.cd
+	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key}
+	if cd.script {
+		return sp // never run again: no params, not idempotent
+	}
+	sp.Params = cd.params
+	if sp.Key == "" {
+		var p struct {
+			Args json.RawMessage `json:"arguments"`
+		}
+		_ = json.Unmarshal(cd.params, &p)
+		sp.Key = jobs.Key(cd.server, cd.tool, p.Args)
+	}
+	sp.Idempotent = hs.idempotent(context.WithoutCancel(l.req.ctx), cd.server, cd.tool)
+	return sp
+}
+
+// end takes the call's outcome: it reports whether the call had become a
+// job (its end is then written, and there is nobody to answer). Nothing
+// for a link that was never readied.
+func (l *jobLink) end(res json.RawMessage, err error) bool {
+	if l.hs == nil {
+		return false
+	}
+	if l.stopGone != nil {
+		l.stopGone()
+	}
+	l.mu.Lock()
+	l.ended = true
+	c := l.job
+	l.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.Finish(res, err)
+	return true
+}
+
+// Can, Ask and Notify are the host's until the call is a job.
+func (l *jobLink) Can(method string, params json.RawMessage) bool {
+	return l.live() && l.asker.Can(method, params)
+}
+
+func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !l.live() {
+		return nil, errors.New("the call became a job: its host's request is answered")
+	}
+	return l.asker.Ask(ctx, method, params)
+}
+
+func (l *jobLink) Notify(method string, params json.RawMessage) {
+	if l.live() {
+		l.asker.Notify(method, params)
+	}
+}

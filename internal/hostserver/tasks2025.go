@@ -1,0 +1,228 @@
+package hostserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/store"
+)
+
+// MCP tasks of the 2025-11-25 revision, toward hosts: a task-augmented
+// tools/call, tasks/get, tasks/result (which waits, and carries the
+// task's questions to the host), tasks/list, tasks/cancel, and
+// notifications/tasks/status when a task ends.
+
+// tasksCapability is what mcpx declares to a 2025-11-25 host that it may
+// give tasks to.
+var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// legacyTasks reports whether a legacy host of version gets tasks: mcpx
+// keeps jobs, and the host speaks the revision tasks came with.
+func (s *Server) legacyTasks(version string) bool {
+	return s.opts.Jobs != nil && version == mcp.Version20251125
+}
+
+var taskHandlers = map[string]handler{
+	methodTasksGet:    (*hostSession).tasksGet,
+	methodTasksResult: (*hostSession).tasksResult,
+	methodTasksList:   (*hostSession).tasksList,
+	methodTasksCancel: (*hostSession).tasksCancel,
+}
+
+// replyTask answers a task-augmented tools/call, of either era, with the
+// job it started; a 2025-11-25 host is told when the task ends.
+func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
+	now := time.Now()
+	t := hs.srv.taskOf(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
+		Params: withGrantedTTL([]byte(`{}`), req.task.ttl)})
+	if req.task.modern {
+		// Flat, resultType task; written as is (req.result would make
+		// its resultType complete).
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: "task", TaskID: t.TaskID, Status: t.Status,
+			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
+		return
+	}
+	hs.replyJSON(req, struct {
+		Task taskJSON `json:"task"`
+	}{t})
+	// 2025-11-25 only: the extension's notifications/tasks go to a
+	// subscriptions/listen that names the task, which mcpx does not
+	// serve yet.
+	c.AfterEnd(func() { hs.taskEnded(id) })
+}
+
+// taskEnded sends notifications/tasks/status for a task that ended, to
+// the host's stream (stdio) or its legacy HTTP session's GET stream, if
+// it has one open; the host still polls for it otherwise.
+func (hs *hostSession) taskEnded(id string) {
+	out := sink(nil)
+	if hs.out != nil {
+		out = hs.out
+	} else {
+		w := &hs.srv.watch
+		w.mu.Lock()
+		out = w.legacy[hs]
+		w.mu.Unlock()
+	}
+	if out == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
+	if err != nil {
+		return
+	}
+	out.pushWhile(nil, jsonrpc.NewNotification(methodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
+}
+
+func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
+	if j := hs.taskJob(ctx, req); j != nil {
+		hs.replyJSON(req, hs.srv.taskOf(j))
+	}
+}
+
+// errAsked ends a tasks/result's wait for its task: a question came.
+var errAsked = errors.New("the task asked its host something")
+
+// tasksResult waits for the task to end, as the revision says, putting
+// the questions its call asks meanwhile to the host on this request's
+// stream; then answers what the call would have: its tool result,
+// tagged with the task, or the JSON-RPC error it failed with.
+func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
+	j := hs.taskJob(ctx, req)
+	if j == nil {
+		return
+	}
+	id, m := j.ID, hs.srv.opts.Jobs
+	var asker *hostAsker
+	if carriesRequests(req.sink) {
+		asker = &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
+	}
+	for !j.Status.Final() {
+		asked := hs.srv.taskAsked.wait()
+		if asker != nil && hs.srv.askQuestions(ctx, id, asker) {
+			asked = nil // answered: read the task again at once
+		}
+		wctx, cancel := context.WithCancelCause(ctx)
+		stop := make(chan struct{})
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case <-asked:
+				cancel(errAsked)
+			case <-stop:
+			}
+		}()
+		wait := time.Hour
+		if asked == nil {
+			wait = 0
+		}
+		var err error
+		j, err = m.Wait(wctx, hs.jobPrincipal(), id, wait)
+		close(stop)
+		<-watched
+		cancel(nil)
+		switch {
+		case ctx.Err() != nil:
+			hs.end(req, context.Cause(ctx))
+			return
+		case err != nil && errors.Is(context.Cause(wctx), errAsked):
+			j, err = m.Get(ctx, hs.jobPrincipal(), id)
+		}
+		if err != nil {
+			fail(req.sink, req.msg.ID, taskError(id, err))
+			return
+		}
+	}
+	if j.Status != store.Completed {
+		fail(req.sink, req.msg.ID, failure(j))
+		return
+	}
+	res, perr := jsonrpc.ParseObject(j.Result)
+	if perr != nil {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: task %q: its stored result is not an object", id))
+		return
+	}
+	mcp.EditMeta(res, func(meta *jsonrpc.Object) {
+		meta.Set(metaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
+	})
+	reply(req.sink, req.msg.ID, hs.toolResult(req, res.Bytes()))
+}
+
+// tasksList lists the principal's own tasks (its jobs), newest first, a
+// page at a time.
+func (hs *hostSession) tasksList(ctx context.Context, req *request) {
+	from := 0
+	if raw, ok := req.params.Get("cursor"); ok && string(raw) != "null" {
+		c, _ := jsonrpc.Unquote(raw)
+		n, err := decodeCursor(c)
+		if err != nil {
+			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
+			return
+		}
+		from = n
+	}
+	all, err := hs.srv.opts.Jobs.List(ctx, hs.jobPrincipal(), from+tasksPageSize+1)
+	if err != nil {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: listing tasks: %v", err))
+		return
+	}
+	out := struct {
+		Tasks      []taskJSON `json:"tasks"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{Tasks: []taskJSON{}}
+	for i := from; i < len(all) && i < from+tasksPageSize; i++ {
+		out.Tasks = append(out.Tasks, hs.srv.taskOf(all[i]))
+	}
+	if len(all) > from+tasksPageSize {
+		out.NextCursor = encodeCursor(from + tasksPageSize)
+	}
+	hs.replyJSON(req, out)
+}
+
+func encodeCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
+}
+
+func decodeCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !bytes.HasPrefix(b, []byte("tasks:")) {
+		return 0, fmt.Errorf("unknown cursor")
+	}
+	n, err := strconv.Atoi(string(b[len("tasks:"):]))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("unknown cursor")
+	}
+	return n, nil
+}
+
+// tasksCancel cancels a running task, which reads cancelled in the
+// answer; an ended task is refused with -32602, as the revision says.
+func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
+	j := hs.taskJob(ctx, req)
+	if j == nil {
+		return
+	}
+	if j.Status.Final() {
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", j.ID, hs.srv.taskOf(j).Status))
+		return
+	}
+	id := j.ID
+	j, err := hs.cancelTask(ctx, j)
+	if err != nil {
+		fail(req.sink, req.msg.ID, taskError(id, err))
+		return
+	}
+	hs.replyJSON(req, hs.srv.taskOf(j))
+}
