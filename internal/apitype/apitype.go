@@ -320,9 +320,10 @@ type CancelRequest struct {
 // PathReload re-reads the daemon's config file (POST).
 const PathReload = "/v0/reload"
 
-// ReloadResult is the reply to POST PathReload: which servers a reload
-// added, removed, changed (those are restarted; their calls in flight end
-// with an error saying so) or left alone.
+// ReloadResult is the reply to POST PathReload: which servers were added,
+// removed, changed (those are restarted; their calls in flight end with an
+// error saying so) or left alone since the config of the previous POST (or
+// the daemon's start), edits the daemon applied by itself included.
 type ReloadResult struct {
 	Added     []string `json:"added"`
 	Removed   []string `json:"removed"`

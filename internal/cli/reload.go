@@ -21,9 +21,11 @@ Reload checks the config file, then has the daemon serving it re-read it:
 servers added are started on first use, servers removed or changed are
 stopped (their calls in flight end with an error saying so), and the calls
 of unchanged servers go on undisturbed. The daemon also does this by itself
-within a second of the file changing. Settings that shape listeners or tool
-names (mcpx.http, mcpx.toolNames, ...) need "mcpx stop" to take effect.
-${VAR} references are expanded with the daemon's environment.`,
+within a second of the file changing; reload lists what changed since the
+last reload (or the daemon's start), edits it applied by itself included.
+Settings that shape listeners or tool names (mcpx.http, mcpx.toolNames, ...)
+need "mcpx stop" to take effect. ${VAR} references are expanded with the
+daemon's environment.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
 			c, _, cfg, err := daemonOf(env, configPath)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,56 +20,118 @@ import (
 // unchanged servers are not disturbed. Settings that shape listeners or
 // names need a restart and are reported as ignored. ${VAR} references are
 // expanded with the daemon's own environment.
+//
+// A client's reload answers what changed since the config of the last
+// client's reload (or the daemon's start), not since the running one: the
+// watcher usually applies an edit before the client who made it asks, and
+// that client is to hear what its edit changed, not "unchanged".
 type reloader struct {
 	c   *core
 	log *slog.Logger
 
-	mu    sync.Mutex
-	cfg   *config.Config
-	stamp os.FileInfo
+	mu       sync.Mutex
+	cfg      *config.Config // running
+	reported *config.Config // as of the last client's reload
+	stamp    os.FileInfo
 }
 
 func newReloader(c *core, cfg *config.Config, log *slog.Logger) *reloader {
-	r := &reloader{c: c, cfg: cfg, log: log}
+	r := &reloader{c: c, cfg: cfg, reported: cfg, log: log}
 	if cfg.File != "" {
 		r.stamp, _ = os.Stat(cfg.File)
 	}
 	return r
 }
 
-// reload re-reads the file now. A file with an error changes nothing.
+// reload re-reads the file now, for a client. A file with an error
+// changes nothing.
 func (r *reloader) reload() (apitype.ReloadResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err := r.applyLocked(); err != nil {
+		return apitype.ReloadResult{}, err
+	}
+	out := diffServers(r.reported, r.cfg)
+	out.Ignored = ignoredSettings(r.reported, r.cfg)
+	r.reported = r.cfg
+	return out, nil
+}
+
+// applyLocked re-reads the file and applies it to the core.
+func (r *reloader) applyLocked() error {
 	if r.cfg.File == "" {
-		return apitype.ReloadResult{}, fmt.Errorf("the daemon runs the built-in config: there is no file to reload")
+		return fmt.Errorf("the daemon runs the built-in config: there is no file to reload")
 	}
 	r.stamp, _ = os.Stat(r.cfg.File)
 	cfg, err := config.Load(r.cfg.File, nil)
 	if err != nil {
 		r.log.Error("config reload failed; keeping the running config", "err", err)
-		return apitype.ReloadResult{}, err
+		return err
 	}
 	res := r.c.pool.Reload(cfg)
 	r.c.relay.SetConfig(cfg)
-	out := apitype.ReloadResult{Added: res.Added, Removed: res.Removed, Changed: res.Changed, Unchanged: res.Unchanged}
+	ignored := ignoredSettings(r.cfg, cfg)
+	r.cfg = cfg
+	r.log.Info("config reloaded", "added", res.Added, "removed", res.Removed, "changed", res.Changed, "ignored", ignored)
+	return nil
+}
+
+// ignoredSettings lists the settings that differ between old and cur and
+// take effect only at a restart.
+func ignoredSettings(old, cur *config.Config) []string {
+	var out []string
 	for name, same := range map[string]bool{
-		"mcpx.toolNames":       reflect.DeepEqual(cfg.ToolNames, r.cfg.ToolNames),
-		"mcpx.http":            reflect.DeepEqual(cfg.HTTP, r.cfg.HTTP),
-		"mcpx.traces":          cfg.Traces == r.cfg.Traces,
-		"mcpx.maxMessageBytes": cfg.MaxMessageBytes == r.cfg.MaxMessageBytes,
-		"mcpx.probeTimeout":    cfg.ProbeTimeout == r.cfg.ProbeTimeout,
-		"mcpx.daemonIdleExit":  cfg.DaemonIdleExit == r.cfg.DaemonIdleExit,
-		"mcpx.store":           cfg.Store == r.cfg.Store,
-		"mcpx.jobs":            cfg.Jobs == r.cfg.Jobs,
+		"mcpx.toolNames":       reflect.DeepEqual(cur.ToolNames, old.ToolNames),
+		"mcpx.http":            reflect.DeepEqual(cur.HTTP, old.HTTP),
+		"mcpx.traces":          cur.Traces == old.Traces,
+		"mcpx.maxMessageBytes": cur.MaxMessageBytes == old.MaxMessageBytes,
+		"mcpx.probeTimeout":    cur.ProbeTimeout == old.ProbeTimeout,
+		"mcpx.daemonIdleExit":  cur.DaemonIdleExit == old.DaemonIdleExit,
+		"mcpx.store":           cur.Store == old.Store,
+		"mcpx.jobs":            cur.Jobs == old.Jobs,
 	} {
 		if !same {
-			out.Ignored = append(out.Ignored, name)
+			out = append(out, name)
 		}
 	}
-	r.cfg = cfg
-	r.log.Info("config reloaded", "added", res.Added, "removed", res.Removed, "changed", res.Changed, "ignored", out.Ignored)
-	return out, nil
+	slices.Sort(out)
+	return out
+}
+
+// diffServers compares the enabled servers of two configs as the pool's
+// reload does: a server whose upstream differs is changed (call limits
+// alone apply without a restart, so they do not count).
+func diffServers(old, cur *config.Config) apitype.ReloadResult {
+	enabled := func(c *config.Config) map[string]*config.Server {
+		m := map[string]*config.Server{}
+		for name, s := range c.Servers {
+			if !s.Disabled {
+				m[name] = s
+			}
+		}
+		return m
+	}
+	was, now := enabled(old), enabled(cur)
+	var out apitype.ReloadResult
+	for name, s := range now {
+		switch o, ok := was[name]; {
+		case !ok:
+			out.Added = append(out.Added, name)
+		case o.SameUpstream(s):
+			out.Unchanged = append(out.Unchanged, name)
+		default:
+			out.Changed = append(out.Changed, name)
+		}
+	}
+	for name := range was {
+		if _, ok := now[name]; !ok {
+			out.Removed = append(out.Removed, name)
+		}
+	}
+	for _, l := range [][]string{out.Added, out.Removed, out.Changed, out.Unchanged} {
+		slices.Sort(l)
+	}
+	return out
 }
 
 // watch reloads whenever the file's size or modification time changes,
@@ -90,7 +153,9 @@ func (r *reloader) watch(ctx context.Context) {
 		changed := err == nil && (r.stamp == nil || fi.Size() != r.stamp.Size() || !fi.ModTime().Equal(r.stamp.ModTime()))
 		r.mu.Unlock()
 		if changed {
-			_, _ = r.reload()
+			r.mu.Lock()
+			_ = r.applyLocked() // logged; a client's reload reports it
+			r.mu.Unlock()
 		}
 	}
 }

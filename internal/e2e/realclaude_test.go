@@ -101,6 +101,13 @@ func TestRealClaudePrint(t *testing.T) {
 	e.Vars["ANTHROPIC_BASE_URL"] = srv.URL
 	e.Vars["ANTHROPIC_API_KEY"] = "sk-stub"
 	e.Vars["ENABLE_TOOL_SEARCH"] = "false" // else Claude Code hides MCP tools behind a search of its own
+	// Claude Code composes its first turn without waiting for MCP servers
+	// still starting (nonblocking, the default): under load mcpx serve (a
+	// race build) took 2-10 s to connect, and the turn went out without
+	// mcpx's tools. Its own harness connects blocking, as here, within the
+	// connect timeout.
+	e.Vars["MCP_CONNECTION_NONBLOCKING"] = "0"
+	e.Vars["MCP_CONNECT_TIMEOUT_MS"] = "60000"
 	runRealRound(t, e, realRound{
 		host: "claude-code", title: "Claude Code", bin: bin,
 		args:      []string{"-p", "call the echo tool", "--allowedTools", "mcp__mcpx__demo__echo"},

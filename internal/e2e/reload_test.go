@@ -64,7 +64,10 @@ func TestReload(t *testing.T) {
 	h.Result(h.Request("tools/call", map[string]any{"name": "fresh__echo", "arguments": map[string]any{"n": 1}}), waitLong)
 }
 
-// TestReloadOnFileChange: the daemon notices an edited file by itself.
+// TestReloadOnFileChange: the daemon notices an edited file by itself;
+// `mcpx reload` afterwards still lists what the edit changed (the person
+// who edited the file and asks hears about the edit, not "unchanged"),
+// and the next one nothing more.
 func TestReloadOnFileChange(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "one"})
@@ -77,11 +80,22 @@ func TestReloadOnFileChange(t *testing.T) {
 	for {
 		list := string(h.Result(h.Request("tools/list", map[string]any{}), waitLong))
 		if strings.Contains(list, `"two__echo"`) {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("server two never appeared after the config file changed: %s", list)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	for _, want := range [][]string{{"added     two", "unchanged one"}, {"added     -", "unchanged one, two"}} {
+		out, stderr, code := e.Run(waitLong, "reload", "--config", cfg)
+		if code != 0 {
+			t.Fatalf("reload: exit %d: %s %s", code, out, stderr)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("reload output %q lacks %q", out, w)
+			}
+		}
 	}
 }

@@ -4,14 +4,20 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/localclient"
 	"mcpx/internal/mcpxtest"
+	"mcpx/internal/sock"
 )
 
 // codeStopping is the error code of a call ended by mcpx shutting down.
@@ -155,5 +161,37 @@ func (h *lineHost) response(rawID string) *jsonrpc.Message {
 		case <-deadline.C:
 			h.t.Fatalf("no response to %s within %s", rawID, waitLong)
 		}
+	}
+}
+
+// TestStopBrokenConfig: a config file an edit has broken is refused by
+// mcpx stop like by every verb (exit 2 naming the field), while the daemon
+// goes on with the last good version; a test's cleanup still stops that
+// daemon, by its socket.
+func TestStopBrokenConfig(t *testing.T) {
+	e := mcpxtest.NewEnv(t)
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	h := e.StartHost(mcpxtest.Daemon, cfg)
+	h.Initialize("2025-11-25")
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 1}}), waitLong)
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"demo":{"comand":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errb, code := e.Run(waitLong, "stop", "--config", cfg); code != 2 || !strings.Contains(errb, "mcpServers.demo.comand: unknown field") {
+		t.Fatalf("mcpx stop of a broken config: exit %d, %q; want 2 naming the field", code, errb)
+	}
+	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 2}}), waitLong)
+	socks, _ := filepath.Glob(filepath.Join(e.RuntimeDir(), "d-*.sock"))
+	if len(socks) != 1 {
+		t.Fatalf("daemon sockets %q, want one", socks)
+	}
+	e.StopDaemons()
+	unlock, err := sock.Lock(strings.TrimSuffix(socks[0], ".sock") + ".lock")
+	if err != nil {
+		t.Fatalf("the daemon still holds its lock after StopDaemons: %v", err)
+	}
+	unlock()
+	if _, err := (&localclient.Client{Socket: socks[0]}).Status(context.Background()); !errors.Is(err, localclient.ErrNoDaemon) {
+		t.Errorf("the daemon's socket after StopDaemons: %v, want no daemon", err)
 	}
 }

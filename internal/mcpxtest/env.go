@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/demo"
+	"mcpx/internal/localclient"
+	"mcpx/internal/sock"
 )
 
 // RaceQuickExit is the GORACE value that spares a race-enabled mcpx
@@ -48,7 +51,7 @@ func NewEnv(t testing.TB) *Env {
 		e.Vars[k] = p
 	}
 	t.Cleanup(func() {
-		e.stopDaemons()
+		e.StopDaemons()
 		if t.Failed() {
 			e.dumpDaemonLogs()
 		}
@@ -208,18 +211,44 @@ func (e *Env) Run(timeout time.Duration, args ...string) (string, string, int) {
 	return out.String(), errb.String(), code
 }
 
-// stopDaemons stops the daemon of the installation's config, if any.
-func (e *Env) stopDaemons() {
-	path := e.Path("config.json")
-	args := []string{"stop"}
-	if fileExists(path) {
-		args = append(args, "--config", path)
+// RuntimeDir is where the installation's daemons keep their sockets and
+// locks.
+func (e *Env) RuntimeDir() string {
+	p, err := config.DefaultPaths(func(k string) string { v, _ := e.Lookup(k); return v })
+	if err != nil {
+		e.T.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := e.Command(ctx, args...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "mcpxtest: stopping the daemon: %v: %s\n", err, out)
+	return p.RuntimeDir
+}
+
+// StopDaemons stops every daemon of the installation (each serves one
+// config file and has a socket in RuntimeDir), by its socket: the
+// config file a test leaves behind may be one mcpx refuses to load. It
+// waits, as mcpx stop does, until the daemon releases its lock, which it
+// holds until its last upstream is gone.
+func (e *Env) StopDaemons() {
+	socks, _ := filepath.Glob(filepath.Join(e.RuntimeDir(), "d-*.sock"))
+	for _, s := range socks {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := (&localclient.Client{Socket: s}).Shutdown(ctx)
+		cancel()
+		if errors.Is(err, localclient.ErrNoDaemon) {
+			continue
+		} else if err != nil {
+			fmt.Fprintf(os.Stderr, "mcpxtest: stopping the daemon of %s: %v\n", s, err)
+			continue
+		}
+		lock := strings.TrimSuffix(s, ".sock") + ".lock"
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if unlock, err := sock.Lock(lock); err == nil {
+				unlock()
+				break
+			}
+			if time.Now().After(deadline) {
+				fmt.Fprintf(os.Stderr, "mcpxtest: the daemon of %s did not stop within 15s\n", s)
+				break
+			}
+		}
 	}
 }
 
