@@ -83,21 +83,11 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected, Detail: clientName(req.Client)}) })
 	defer stop()
-	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
-	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
+	entry, call, st, err := h.apiCall(req, server, tool, params, cancel)
 	if err != nil {
 		return err
 	}
 	defer h.relay.Registry().Remove(entry)
-
-	st := &progressSlot{wake: make(chan struct{}, 1)}
-	call := relay.Call{
-		Server: server, Tool: tool, Params: params,
-		HostToken:   json.RawMessage(`"cli"`),
-		Progress:    st.set,
-		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
-		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,
-	}
 	type outcome struct {
 		res json.RawMessage
 		err error
@@ -113,6 +103,25 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 		emit(finalEvent(o.res, o.err, server))
 	})
 	return nil
+}
+
+// apiCall registers a call of the local API (its registry entry's
+// cancel is cancel; the caller removes the entry) and makes its
+// relay.Call, whose progress st keeps.
+func (h *Handler) apiCall(req apitype.CallRequest, server, tool string, params *jsonrpc.Object, cancel context.CancelCauseFunc) (*relay.Entry, relay.Call, *progressSlot, error) {
+	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
+	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
+	if err != nil {
+		return nil, relay.Call{}, nil, err
+	}
+	st := &progressSlot{wake: make(chan struct{}, 1)}
+	return entry, relay.Call{
+		Server: server, Tool: tool, Params: params,
+		HostToken:   json.RawMessage(`"cli"`),
+		Progress:    st.set,
+		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
+		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,
+	}, st, nil
 }
 
 // streamEvents writes a streamed call's events as NDJSON: started, its

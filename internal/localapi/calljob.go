@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 
@@ -30,24 +28,15 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 			sp.Idempotent = jobs.Idempotent(context.WithoutCancel(r.Context()), h.relay, server, tool)
 		},
 	}
-	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
 	// The registry's cancel (POST PathV1Cancel) reaches the call through
 	// ctx until the call is a job and has left the registry.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
+	entry, call, st, err := h.apiCall(req, server, tool, params, cancel)
 	if err != nil {
 		return err
 	}
 	defer h.relay.Registry().Remove(entry)
-
-	st := &progressSlot{wake: make(chan struct{}, 1)}
-	call := relay.Call{
-		Server: server, Tool: tool, Params: params,
-		HostToken:   json.RawMessage(`"cli"`),
-		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
-		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,
-	}
 	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		toJob := jobs.ProgressTo(c)
 		call.Progress = func(p json.RawMessage) { st.set(p); toJob(p) }
