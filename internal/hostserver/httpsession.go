@@ -116,6 +116,12 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	delete(h.sessions, sess.id)
 	delete(h.live, sess.hs)
 	stream := sess.stream
+	// Counted under h.mu, so that Close (which sets closed under it and
+	// then waits for the count) never sees an Add after its Wait began.
+	closed := h.closed
+	if !closed {
+		h.cleanup.Add(1)
+	}
 	h.mu.Unlock()
 	if stream != nil {
 		stream.finish()
@@ -127,9 +133,17 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	// take an upstream round trip: not on the caller's time, which may be
 	// another host's initialize), and its own sessions of perHost servers,
 	// once its requests, cancelled above, have ended (none starts another).
-	h.cleanup.Go(func() {
+	cleanup := func() {
 		sess.hs.handlers.Wait()
 		h.srv.leaveSurface(sess.hs)
-	})
+	}
+	if closed {
+		cleanup() // Close is under way: on the caller's time
+	} else {
+		go func() {
+			defer h.cleanup.Done()
+			cleanup()
+		}()
+	}
 	h.log.Info("http session ended", "host", sess.hs.id, "principal", sess.hs.principal(), "why", cause.Error(), "cancelledCalls", n)
 }
