@@ -342,7 +342,8 @@ func TestCodeModeBadInput(t *testing.T) {
 // process behind, warm or running.
 func TestCodeModeDaemonKilled(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
-	cs := connectGoSDK(t, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), "2025-11-25", newProgressLog())
+	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
+	cs := connectGoSDK(t, e, mcpxtest.Daemon, cfg, "2025-11-25", newProgressLog())
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	go cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{"code": `while (true) {}`}})
@@ -353,12 +354,11 @@ func TestCodeModeDaemonKilled(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	pids := daemonPids(e.Bin)
-	if len(pids) != 1 {
-		t.Fatalf("daemons %v", pids)
-	}
+	// This test's daemon, by its status (other tests' daemons of the same
+	// binary may still be stopping).
+	pid := daemonStatus(t, e, cfg).PID
 	before := sandboxChildren(e.Bin)
-	syscall.Kill(pids[0], syscall.SIGKILL)
+	syscall.Kill(pid, syscall.SIGKILL)
 	// (mcpx serve may start a daemon anew, with warm children of its own:
 	// only the killed daemon's must go.)
 	for {

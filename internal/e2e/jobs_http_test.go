@@ -67,7 +67,7 @@ func keptJob(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, line string) *st
 	}
 	id, _, _ := strings.Cut(rest, " ")
 	id = strings.Trim(strings.TrimSpace(id), `"`)
-	path := e.Path("jobs-http.db")
+	path := mcpxtest.InProcessFiles(e).Jobs
 	if mode == mcpxtest.Daemon {
 		path = filepath.Join(e.Vars["XDG_STATE_HOME"], "mcpx", store.FileName)
 	}
