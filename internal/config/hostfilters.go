@@ -64,11 +64,11 @@ func glob(pattern, name string) bool {
 	star, mark := -1, 0
 	for n < len(name) {
 		switch {
-		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
-			p, n = p+1, n+1
-		case p < len(pattern) && pattern[p] == '*':
+		case p < len(pattern) && pattern[p] == '*': // before the literal test: a "*" in the name is no wildcard
 			star, mark = p, n
 			p++
+		case p < len(pattern) && (pattern[p] == '?' || pattern[p] == name[n]):
+			p, n = p+1, n+1
 		case star >= 0:
 			p, mark = star+1, mark+1
 			n = mark

@@ -88,6 +88,9 @@ func globSlow(p, n string) bool {
 	}
 	switch p[0] {
 	case '*':
+		for len(p) > 1 && p[1] == '*' {
+			p = p[1:] // a run of stars is one: else this check is exponential in it
+		}
 		for i := 0; i <= len(n); i++ {
 			if globSlow(p[1:], n[i:]) {
 				return true
