@@ -52,13 +52,14 @@ type timerHostReport struct {
 // is lost. In daemon mode over stdio, status shows the host with the
 // profile it got while the call runs.
 func TestHeartbeatTSHosts(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	for _, sdk := range []string{"v1", "v2"} {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(sdk+"-"+transport, func(t *testing.T) {
 				t.Parallel() // each run mostly waits on the silent tool
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
 						hbResetHost:   map[string]any{"timeout": hbTimer.String(), "resetOnProgress": true},

@@ -39,6 +39,15 @@ func ForEachMode(t *testing.T, f func(t *testing.T, mode Mode)) {
 	}
 }
 
+// ForEachModeParallel is ForEachMode with the modes' subtests parallel
+// (t.Parallel): for a test whose runs share nothing (each makes its own
+// Env, ports and processes) and mostly wait on them.
+func ForEachModeParallel(t *testing.T, f func(t *testing.T, mode Mode)) {
+	for _, m := range Modes {
+		t.Run(string(m), func(t *testing.T) { t.Parallel(); f(t, m) })
+	}
+}
+
 // Received is one message the host received, with when.
 type Received struct {
 	At  time.Time
