@@ -37,7 +37,7 @@ func newWorkers() *workers {
 // waiting worker or a new one. It never refuses: a session refuses requests once
 // it is closing, before they get here.
 func (p *workers) dispatch(hs *hostSession, req *request) {
-	req.hs, req.pool = hs, p
+	req.hs = hs
 	select {
 	case p.work <- req:
 		return
