@@ -31,7 +31,6 @@ type request struct {
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	handler   handler
-	hs        *hostSession // for a shared worker (workers.dispatch), until it executes req
 	answered  answeredSink
 	asker     hostAsker
 	paramsObj jsonrpc.Object // params' storage
@@ -51,7 +50,7 @@ type request struct {
 	// nil for a call that never may: set once, on the request's goroutine
 	// before its call starts, and read by its live checks on others. A
 	// pointer, not storage, so that a plain call's request stays in a
-	// smaller size class. Saves 168 bytes a call (BenchmarkJobStoreNoTimer,
+	// smaller size class. Saves 128 bytes a call (BenchmarkJobStoreNoTimer,
 	// B/op, in internal/hostserver).
 	job atomic.Pointer[jobLink]
 }
