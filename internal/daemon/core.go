@@ -58,6 +58,10 @@ type Options struct {
 	// tests and the conformance suite). Unset, such a call fails with an
 	// error that says to run mcpx login.
 	OAuthBrowser oauth.Browser
+	// LookOnly makes a core that only looks (mcpx doctor's probes): it
+	// opens no job store, and a shared store only to read the sign-ins,
+	// only if it is at this build's schema, never migrating it.
+	LookOnly bool
 
 	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
 	// replica names it to the others.

@@ -30,6 +30,9 @@ const openTimeout = 15 * time.Second
 // hears the others' cancels.
 func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *slog.Logger) {
 	cfg := opts.Config.Jobs
+	if opts.LookOnly {
+		return
+	}
 	if url := opts.Config.Store; url != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 		defer cancel()

@@ -28,7 +28,11 @@ func (o *Options) signInRecords(log *slog.Logger) (recs oauth.Records, close fun
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 		defer cancel()
-		st, err := store.OpenPostgres(ctx, url)
+		open := store.OpenPostgres
+		if o.LookOnly {
+			open = store.OpenPostgresAsIs
+		}
+		st, err := open(ctx, url)
 		if err != nil {
 			log.Error("upstream sign-ins cannot be used: opening the shared store failed", "store", store.Redact(url), "err", err)
 			return oauth.Unavailable{Err: err}, close
