@@ -77,7 +77,8 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns // nil when there is no place for sign-ins
+	signIns *oauth.SignIns   // nil when there is no place for sign-ins
+	refresh *oauth.Refresher // keeps signIns fresh; nil with them
 	// shared is the shared store (PostgreSQL) of the jobs and the
 	// sign-ins, opened once for both; nil without one.
 	shared      *store.Postgres
@@ -155,6 +156,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	face.Store(c.hosts)
 	if recs != nil {
 		c.signIns = &oauth.SignIns{Store: recs, Log: log}
+		c.refresh = c.refresher(recs)
 		r.SetSignIns(c.signIns)
 	}
 	return c
@@ -220,8 +222,8 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	refreshed := make(chan struct{})
 	go func() {
 		defer close(refreshed)
-		if c.signIns != nil {
-			_ = c.refresher(c.signIns.Store).Run(ctx)
+		if c.refresh != nil {
+			_ = c.refresh.Run(ctx)
 		}
 	}()
 	return func() {
