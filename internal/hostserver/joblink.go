@@ -16,10 +16,10 @@ import (
 // goroutine becomes a job while it runs, made only for a call that may
 // (request.job), so that a call that ends in time costs one allocation
 // more, and a call that never may nothing: no goroutine, no context, no
-// timer of its own
-// (the relay's call timer tells it when: relay.Call.PromoteAt), nothing
-// in the store. Saves a goroutine, its stack growth and about 25
-// allocations a call (BenchmarkJobHardTimerHost, in internal/hostserver).
+// timer of its own (the relay's call timer tells it when:
+// relay.Call.PromoteAt), nothing in the store. Saves a goroutine, its
+// stack growth and about 25 allocations a call (BenchmarkJobHardTimerHost,
+// in internal/hostserver).
 //
 // Promote, at the host's deadline, makes the call a job: its row is
 // written, the host is answered with it, and the request is released

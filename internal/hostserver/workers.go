@@ -55,7 +55,7 @@ func (p *workers) dispatch(hs *hostSession, req *request) {
 	go p.loop(work{hs, req})
 }
 
-// loop executes req, then each request dispatch hands it, until it has waited
+// loop executes w's request, then each one dispatch hands it, until it has waited
 // workerIdle for one or the workers are closed. A request whose call
 // became a job ends it: the worker was counted gone then.
 func (p *workers) loop(w work) {
