@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"mcpx/internal/demo"
 )
 
 // What a job costs, on a path whose mcpx keeps jobs and knows the bench
@@ -68,28 +70,12 @@ func (b *bench) jobs(p *path, r *round) {
 		jr.bgResult = append(jr.bgResult, c.latency())
 	}
 	jr.bgCPU = cpuOf(pids) - cpu0
-	if p.tail == nil {
-		t, err := openTail(p.record)
-		if err != nil {
-			r.fail("job: %v", err)
-			return
-		}
-		p.tail = t
-	}
 	cpu0 = cpuOf(pids)
+	secs := strconv.FormatFloat(jobWork.Seconds(), 'f', -1, 64)
 	for range b.cfg.promoted {
-		p.tail.skip()
-		tag := "j-" + strconv.FormatInt(seq.Add(1), 10)
-		secs := strconv.FormatFloat(jobWork.Seconds(), 'f', -1, 64)
-		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":`+secs+`,"text":"`+tag+`"}`), startOpts{tag: tag})
+		c, req, err := p.startWait("j-", secs)
 		if err != nil {
 			r.fail("job: %v", err)
-			return
-		}
-		req, err := p.tail.await(func(e *event) bool { return e.Event == "request" && e.tag() == tag }, 10*time.Second)
-		if err != nil {
-			c.abandon()
-			r.fail("job: the upstream never got the call: %v", err)
 			return
 		}
 		res, err := c.wait(10 * time.Second)
@@ -119,12 +105,12 @@ func (b *bench) jobs(p *path, r *round) {
 			}
 			break
 		}
-		e, err := p.tail.await(func(e *event) bool { return e.Event == "finished" && bytes.Equal(e.ID, req.ID) }, time.Second)
+		e, err := p.tail.await(func(e *demo.Event) bool { return e.Event == demo.EventFinished && bytes.Equal(e.ID, req.ID) }, time.Second)
 		if err != nil {
 			r.fail("job: the upstream's end: %v", err)
 			return
 		}
-		jr.lag = append(jr.lag, c.answered.Sub(e.At))
+		jr.lag = append(jr.lag, c.answered.Sub(at(e)))
 	}
 	jr.promCPU = cpuOf(pids) - cpu0
 }
