@@ -120,6 +120,25 @@ func responseIndex(recv []mcpxtest.Received, id jsonrpc.ID) int {
 	return slices.IndexFunc(recv, func(r mcpxtest.Received) bool { return r.Msg.IsResponse() && r.Msg.ID == id })
 }
 
+// progressBefore returns the progress values h received under token (its
+// JSON), in order, failing the test for any that came after the response
+// to id.
+func progressBefore(t *testing.T, h *mcpxtest.Host, id jsonrpc.ID, token string) []float64 {
+	t.Helper()
+	recv := h.Received()
+	resAt := responseIndex(recv, id)
+	var seen []float64
+	for i, r := range recv {
+		if p, ok := asProgress(t, r); ok && string(p.Token) == token {
+			if i > resAt {
+				t.Errorf("progress after the result: %s", r.Raw)
+			}
+			seen = append(seen, p.Progress)
+		}
+	}
+	return seen
+}
+
 // resultText returns the first text content of a tool result.
 func resultText(t testing.TB, res json.RawMessage) string {
 	t.Helper()
