@@ -145,6 +145,26 @@ func startReplica(t *testing.T, e *mcpxtest.Env, cfg, name string) *replicaProc 
 	return r
 }
 
+// startWaits starts n jobs of the demo's wait (tagged w) and n of its
+// sleep_then (tagged sTag), each working seconds, and returns their ids
+// once the upstreams have got every call.
+func (c *cluster) startWaits(t *testing.T, n, seconds int, sTag string) (w, s []string) {
+	t.Helper()
+	var wj, sj struct{ IDs []string }
+	c.host(t, map[string]any{"mode": "start", "count": n, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": seconds}}, &wj)
+	c.host(t, map[string]any{"mode": "start", "count": n, "tool": "demo__sleep_then", "tag": sTag, "arguments": map[string]any{"seconds": seconds}}, &sj)
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
+		nw, _ := c.executions("wait")
+		ns, _ := c.executions("sleep_then")
+		if nw == n && ns == n {
+			return wj.IDs, sj.IDs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want %d each", nw, ns, n)
+		}
+	}
+}
+
 // kill ends the replica with SIGKILL and waits for it.
 func (r *replicaProc) kill(t *testing.T) {
 	t.Helper()
