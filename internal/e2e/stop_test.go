@@ -76,17 +76,7 @@ func TestServeInProcessTerminated(t *testing.T) {
 func serveInProcessLine(t *testing.T, ctx context.Context, e *mcpxtest.Env, cfg string) (cmd *exec.Cmd, h *lineHost, end func()) {
 	t.Helper()
 	cmd = e.Command(ctx, "serve", "--in-process", "--config", cfg, "--log-level", "warn")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	h = &lineHost{t: t, w: stdin, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go h.read(stdout)
 	end = func() { stdin.Close(); <-h.done; _ = cmd.Wait() }

@@ -442,17 +442,7 @@ func startDemoHTTP(t *testing.T, args ...string) (url, record, wire string) {
 	cmd := exec.Command(mcpxtest.Binary(t), append([]string{"demo", "-http", "127.0.0.1:0", "-record", record, "-wire-log", wire}, args...)...)
 	cmd.Env = append(cmd.Environ(), "GORACE="+mcpxtest.RaceQuickExit)
 	cmd.Stderr = stderrToLog{t}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	done := make(chan struct{})
 	urls := make(chan string, 1)
 	go func() {
