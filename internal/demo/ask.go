@@ -12,16 +12,6 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// askToolJSON is the ask tool's definition.
-var askToolJSON = compact(`{"name": "ask", "title": "Ask the client",
-	"description": "Puts each request of asks (elicitation/create, sampling/createMessage, roots/list) to the client in turn and returns the answers. Legacy: requests on the call's own stream, ids ask-1, ask-2, ...; 2026-07-28: one input_required round per request (keys q0, q1, ...), with the answers so far in requestState. withdrawAfter (legacy): seconds after which the server cancels a question still unanswered and goes on without it. complete: after a URL-mode elicitation is answered, sends notifications/elicitation/complete.",
-	"inputSchema": {"type": "object", "properties": {
-		"asks": {"type": "array", "items": {"type": "object", "properties": {
-			"method": {"type": "string"}, "params": {"type": "object"}}, "required": ["method"]}},
-		"withdrawAfter": {"type": "number", "minimum": 0},
-		"complete": {"type": "boolean"}},
-		"required": ["asks"]}}`)
-
 type askArgs struct {
 	Asks []struct {
 		Method string          `json:"method"`

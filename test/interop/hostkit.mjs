@@ -1,5 +1,5 @@
 // hostkit.mjs: what the TypeScript interop hosts (jobhost, timerhost,
-// surfacehost) share: their SPEC from the command line, a report printed
+// surfacehost, taskhost, researchhost) share: their SPEC from the command line, a report printed
 // once as one JSON line on stdout, a watchdog that prints it and exits
 // when the run passes spec.deadlineMs, and the SDK client and transport
 // the spec names.
@@ -43,10 +43,11 @@ export function run(name, fields = {}) {
   return { spec, report, print, stop, end };
 }
 
-// connectTo returns a client of the spec's SDK, with clientInfo info,
-// not yet connected, and the transport the spec names. A v2 client pins
-// 2026-07-28.
-export function connectTo(spec, info) {
+// connectTo returns a client of the spec's SDK, with clientInfo info and
+// capabilities (none unless given), not yet connected, and the transport
+// the spec names. A v2 client pins era (2026-07-28 unless given; at
+// 2025-11-25 it negotiates as a legacy client).
+export function connectTo(spec, info, { capabilities = {}, era = '2026-07-28' } = {}) {
   const v1 = spec.sdk === 'v1';
   let transport;
   if (spec.transport === 'stdio') {
@@ -62,7 +63,7 @@ export function connectTo(spec, info) {
     transport = v1 ? new HTTPV1(url, { requestInit }) : new HTTPV2(url, { requestInit });
   }
   const client = v1
-    ? new ClientV1(info, { capabilities: {} })
-    : new ClientV2(info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    ? new ClientV1(info, { capabilities })
+    : new ClientV2(info, { capabilities, versionNegotiation: { mode: era === '2026-07-28' ? { pin: era } : 'legacy' } });
   return { client, transport, v1 };
 }
