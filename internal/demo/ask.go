@@ -23,12 +23,15 @@ var askToolJSON = compact(`{"name": "ask", "title": "Ask the client",
 		"required": ["asks"]}}`)
 
 type askArgs struct {
-	Asks []struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	} `json:"asks"`
-	WithdrawAfter float64 `json:"withdrawAfter"`
-	Complete      bool    `json:"complete"`
+	Asks          []askItem `json:"asks"`
+	WithdrawAfter float64   `json:"withdrawAfter"`
+	Complete      bool      `json:"complete"`
+}
+
+// askItem is one request the ask tool puts to the client.
+type askItem struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 func (a *askArgs) check() error {
@@ -154,4 +157,46 @@ func askResult(answers []json.RawMessage, lastState string) json.RawMessage {
 	}
 	structured := marshal(s)
 	return toolResult(string(structured), structured, false)
+}
+
+// askLaterToolJSON is the ask_later tool's definition.
+var askLaterToolJSON = compact(`{"name": "ask_later", "title": "Work, then ask the client",
+	"description": "Works silently for seconds, then asks the client one form-mode elicitation/create (message, an answer string) and returns what came back as ask does: {\"answers\":[{\"result\":…}]}, or [{\"error\":…}] if the client, or mcpx for it, answered with an error. Legacy: the request goes on the call's own stream (id ask-N); 2026-07-28: the first round works, then answers input_required (key q0), and the retry returns the answer at once.",
+	"inputSchema": {"type": "object", "properties": {
+		"seconds": {"type": "number", "minimum": 0, "default": 1},
+		"message": {"type": "string", "default": "Go on?"}}}}`)
+
+type askLaterArgs struct {
+	Seconds float64 `json:"seconds"`
+	Message string  `json:"message"`
+}
+
+func (a *askLaterArgs) check() error { return checkSeconds("seconds", a.Seconds) }
+
+// runAskLater works silently, then asks: a question that comes long after
+// its call started (after a host's timer has made the call a job).
+func runAskLater(ctx context.Context, t *toolCall) (json.RawMessage, error) {
+	a := askLaterArgs{Seconds: 1, Message: "Go on?"}
+	if err := t.decode(&a); err != nil {
+		return nil, invalidParams("ask_later: %v", err)
+	}
+	q := askItem{Method: "elicitation/create", Params: marshal(map[string]any{"mode": "form", "message": a.Message,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]string{"type": "string"}}}})}
+	var p struct {
+		RequestState *string `json:"requestState"`
+	}
+	_ = json.Unmarshal(t.params, &p)
+	if p.RequestState == nil { // a retry has worked already
+		if err := sleep(ctx, seconds(a.Seconds)); err != nil {
+			return nil, err
+		}
+	}
+	if t.modern {
+		return askModern(t, &askArgs{Asks: []askItem{q}})
+	}
+	ans, err := t.askLegacy(ctx, q.Method, q.Params, 0)
+	if err != nil {
+		return nil, err
+	}
+	return askResult([]json.RawMessage{ans}, ""), nil
 }

@@ -52,7 +52,7 @@ var toolDefs = func() map[string]string {
 	if err := json.Unmarshal(toolDefsJSON, &file); err != nil {
 		panic("demo: bad tooldefs.json: " + err.Error())
 	}
-	defs := map[string]string{"echo": EchoToolJSON, "ask": askToolJSON, "gated": gatedToolJSON, "research": researchToolJSON}
+	defs := map[string]string{"echo": EchoToolJSON, "ask": askToolJSON, "ask_later": askLaterToolJSON, "gated": gatedToolJSON, "research": researchToolJSON}
 	for name, def := range file {
 		defs[name] = compact(string(def))
 	}
