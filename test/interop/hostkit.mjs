@@ -11,6 +11,7 @@
 //   transport    "stdio" (spawns mcpx serve: mcpx, config, inProcess, env)
 //                or "http" (url, token)
 //   deadlineMs   the whole run's limit (default 60 s)
+//   capabilities the client capabilities to declare (default none)
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HTTPV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1, getDefaultEnvironment as envV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -61,8 +62,9 @@ export function connectTo(spec, info) {
     const url = new URL(spec.url);
     transport = v1 ? new HTTPV1(url, { requestInit }) : new HTTPV2(url, { requestInit });
   }
+  const capabilities = spec.capabilities ?? {};
   const client = v1
-    ? new ClientV1(info, { capabilities: {} })
-    : new ClientV2(info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    ? new ClientV1(info, { capabilities })
+    : new ClientV2(info, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } });
   return { client, transport, v1 };
 }

@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"mcpx/internal/mcpxtest"
+	"mcpx/internal/store"
+)
+
+// jobAskSpec is jobhost.mjs's spec for a TypeScript SDK v1 host with a
+// hard timer (10 s, as in TestJobTSHardTimerHost) calling the demo's
+// ask_later, which works 12 s silently and then asks: the call is a job
+// when the question comes.
+func jobAskSpec(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, transport string) (spec map[string]any, cfg string, timer time.Duration) {
+	timer = 10 * time.Second
+	cfg = e.WriteConfig(map[string]any{"hosts": map[string]any{
+		jobHardHost: map[string]any{"timeout": timer.String(), "resetOnProgress": false},
+	}}, mcpxtest.Demo{Name: "demo", Args: []string{"-era", "legacy"}})
+	spec = map[string]any{"sdk": "v1", "transport": transport, "clientName": jobHardHost, "tool": "demo__ask_later",
+		"arguments": map[string]any{"seconds": 12, "message": "Which colour?"}, "noRetry": true,
+		"capabilities": map[string]any{"elicitation": map[string]any{}},
+		"timeoutMs":    timer.Milliseconds(), "deadlineMs": 80_000}
+	if transport == "stdio" {
+		spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
+	} else {
+		m := startHTTP(t, e, mode, cfg, false)
+		spec["url"], spec["token"] = m.URL, m.Token
+	}
+	return spec, cfg, timer
+}
+
+// TestJobAskTSHost: a TypeScript SDK v1 host with a hard timer, over
+// stdio and HTTP, in process and through the daemon, gets a job for a
+// call whose upstream asks only after that; the question reaches the
+// host (on its connection, or its session's GET stream), its answer
+// reaches the upstream, and mcpx_job returns the tool's result with that
+// answer in it. The upstream ran the tool once.
+func TestJobAskTSHost(t *testing.T) {
+	node, interop := mcpxtest.Node(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel() // each run mostly waits on the silent tool
+			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				e := mcpxtest.NewEnv(t)
+				spec, _, timer := jobAskSpec(t, e, mode, transport)
+				spec["elicit"] = map[string]any{"action": "accept", "content": map[string]any{"answer": "teal"}}
+				r := runJobHost(t, node, interop, e, spec)
+				limit := int(timer.Milliseconds())
+				if r.First.Structured == nil || r.First.Structured.Status != "running" || r.First.Ms >= limit {
+					t.Fatalf("first call: %+v, want a running job within %d ms", r.First, limit)
+				}
+				if len(r.Asked) != 1 || !r.Asked[0].AfterJob || !strings.Contains(string(r.Asked[0].Params), `"message":"Which colour?"`) {
+					t.Fatalf("questions the host was asked: %+v, want the tool's one, after the job answer", r.Asked)
+				}
+				for i, p := range r.Polls {
+					if p.Ms >= limit {
+						t.Errorf("mcpx_job poll %d took %d ms, past the host's timer", i, p.Ms)
+					}
+				}
+				if r.Final == nil || r.Final.IsError || !strings.Contains(r.Final.Text, `{"result":{"action":"accept","content":{"answer":"teal"}}}`) {
+					t.Fatalf("final: %+v after %d polls, want the host's answer in the tool's result", r.Final, len(r.Polls))
+				}
+				if n := executions(e, "demo", "ask_later"); n != 1 {
+					t.Errorf("the upstream ran the tool %d times, want 1", n)
+				}
+				t.Logf("%s %s: job after %d ms, asked after the job, answer in the result after %d polls", transport, mode, r.First.Ms, len(r.Polls))
+			})
+		})
+	}
+}
+
+// TestJobAskHostGone: the host leaves as soon as it has the job answer
+// (stdio through the daemon, whose job outlives its host; HTTP, whose
+// session is left without a GET stream). The upstream's question gets
+// an error that names the job and says why; the job goes on and ends
+// with the upstream's result, read with mcpx jobs show (or, for the
+// in-process HTTP gateway, whose store is its own, from that store).
+func TestJobAskHostGone(t *testing.T) {
+	node, interop := mcpxtest.Node(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				if transport == "stdio" && mode == mcpxtest.InProcess {
+					t.Skip("mcpx serve --in-process ends its calls with its host: no job outlives it")
+				}
+				e := mcpxtest.NewEnv(t)
+				spec, cfg, _ := jobAskSpec(t, e, mode, transport)
+				spec["leave"] = true
+				r := runJobHost(t, node, interop, e, spec)
+				if r.First.Structured == nil || r.First.Structured.Status != "running" {
+					t.Fatalf("first call: %+v, want a running job", r.First)
+				}
+				id := r.First.Structured.JobID
+				var status, result string
+				if transport == "http" && mode == mcpxtest.InProcess {
+					j := keptJob(t, e, mode, "job="+id)
+					status, result = string(j.Status), string(j.Result)
+				} else {
+					for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+						out, stderr, code := e.Run(relayWait, "jobs", "show", id, "--json", "--config", cfg)
+						var j struct {
+							Status string          `json:"status"`
+							Result json.RawMessage `json:"result"`
+						}
+						if code != 0 || json.Unmarshal([]byte(out), &j) != nil {
+							t.Fatalf("mcpx jobs show %s: exit %d: %s %s", id, code, out, stderr)
+						}
+						status, result = j.Status, string(j.Result)
+						if status != "running" || time.Now().After(deadline) {
+							break
+						}
+					}
+				}
+				if status != string(store.Completed) || !strings.Contains(result, "mcpx cannot put this elicitation/create to the host of job "+id) ||
+					!strings.Contains(result, "the job goes on without an answer") {
+					t.Fatalf("job %s: %s %s, want completed with the refusal naming it", id, status, result)
+				}
+				if n := executions(e, "demo", "ask_later"); n != 1 {
+					t.Errorf("the upstream ran the tool %d times, want 1", n)
+				}
+				t.Logf("%s %s: job %s ended %s with the refusal in its result", transport, mode, id, status)
+			})
+		})
+	}
+}
