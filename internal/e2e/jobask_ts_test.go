@@ -76,8 +76,8 @@ func TestJobAskTSHost(t *testing.T) {
 // (stdio through the daemon, whose job outlives its host; HTTP, whose
 // session is left without a GET stream). The upstream's question gets
 // an error that names the job and says why; the job goes on and ends
-// with the upstream's result, read with mcpx jobs show (or, for the
-// in-process HTTP gateway, whose store is its own, from that store).
+// with the upstream's result, read with mcpx jobs show from the daemon
+// (over HTTP, mcpx serve --http has no daemon: from its store).
 func TestJobAskHostGone(t *testing.T) {
 	node, interop := mcpxtest.Node(t)
 	for _, transport := range []string{"stdio", "http"} {
@@ -96,7 +96,7 @@ func TestJobAskHostGone(t *testing.T) {
 				}
 				id := r.First.Structured.JobID
 				var status, result string
-				if transport == "http" && mode == mcpxtest.InProcess {
+				if transport == "http" { // mcpx serve --http: no daemon to ask, its store read
 					j := keptJob(t, e, mode, "job="+id)
 					status, result = string(j.Status), string(j.Result)
 				} else {
@@ -122,7 +122,7 @@ func TestJobAskHostGone(t *testing.T) {
 				if n := executions(e, "demo", "ask_later"); n != 1 {
 					t.Errorf("the upstream ran the tool %d times, want 1", n)
 				}
-				t.Logf("%s %s: job %s ended %s with the refusal in its result", transport, mode, id, status)
+				t.Logf("%s %s: job %s ended %s: %s", transport, mode, id, status, result)
 			})
 		})
 	}
