@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +127,55 @@ func TestJobAskHostGone(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestJobLogMessages: a host with a hard timer (2 s, its profile) calls
+// a tool of an HTTP upstream that works silently past it and then logs on
+// the call's own stream. The call is a job by then; its log messages
+// reach the host on its connection all the same, at its level, and the
+// tool's own result never follows the job answer on the request: only
+// mcpx_job returns it.
+func TestJobLogMessages(t *testing.T) {
+	legacyURL, _, _ := startDemoHTTP(t, "-surface", "-era", "legacy")
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		b, err := json.Marshal(map[string]any{
+			"mcpServers": map[string]any{"old": map[string]any{"type": "http", "url": legacyURL}},
+			"mcpx":       map[string]any{"hosts": map[string]any{"mcpxtest": map[string]any{"timeout": "2s", "resetOnProgress": false}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := e.Path("config.json")
+		if err := os.WriteFile(cfg, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h := e.StartHost(mode, cfg)
+		h.Initialize("2025-11-25")
+		h.Result(h.Request("logging/setLevel", map[string]any{"level": "warning"}), waitLong)
+		id := h.Request("tools/call", map[string]any{"name": "old__log", "arguments": map[string]any{"levels": []string{"info", "warning"}, "message": "late", "after": 3}})
+		job := jobOf(t, h.Result(id, waitLong))
+		if job.Status != "running" {
+			t.Fatalf("the call: %+v, want a running job", job)
+		}
+		h.WaitFor(waitLong, "the job's warning on the host's connection", func(r mcpxtest.Received) bool {
+			return string(r.Raw) == `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"warning: late","level":"warning","logger":"demo"}}`
+		})
+		res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 1}}), waitLong)
+		if got := resultText(t, res); got != "sent: warning" {
+			t.Fatalf("mcpx_job: %q, want the tool's result", got)
+		}
+		answers := 0
+		for _, r := range h.Received() {
+			if r.Msg.Method == "notifications/message" && strings.Contains(string(r.Raw), "info: late") {
+				t.Errorf("a message below the host's level reached it: %s", r.Raw)
+			}
+			if r.Msg.Method == "" && r.Msg.ID.String() == id.String() {
+				answers++
+			}
+		}
+		if answers != 1 {
+			t.Errorf("the call's request was answered %d times, want once (the job)", answers)
+		}
+	})
 }

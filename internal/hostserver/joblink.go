@@ -204,9 +204,11 @@ func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage
 }
 
 func (l *jobLink) Notify(method string, params json.RawMessage) {
-	if !l.jobLine(jsonrpc.NewNotification(method, params).Encode()) {
+	if l.live() {
 		l.asker.Notify(method, params)
+		return
 	}
+	l.jobLine(jsonrpc.NewNotification(method, params).Encode())
 }
 
 // Refusal implements relay.Refuser: why the job the call became cannot
