@@ -179,3 +179,41 @@ func TestJobLogMessages(t *testing.T) {
 		}
 	})
 }
+
+// TestJobAskModernHost: a 2026-07-28 host with a hard timer (2 s, its
+// profile) gets a job for a call whose upstream asks only after that. It
+// takes questions only as input_required in the answer to its own
+// request, which was the job: a legacy upstream's elicitation request is
+// answered with the error naming the job (the tool's result carries it),
+// and a 2026-07-28 upstream's input_required ends the job with a tool
+// error naming it. Each upstream ran the tool once.
+func TestJobAskModernHost(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{"mcpxtest": map[string]any{"timeout": "2s", "resetOnProgress": false}}},
+			mcpxtest.Demo{Name: "old", Args: []string{"-era", "legacy"}}, mcpxtest.Demo{Name: "new", Args: []string{"-era", "modern"}})
+		h := e.StartHost(mode, cfg)
+		meta := mcpxtest.ModernMeta(map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}}})
+		for _, server := range []string{"old", "new"} {
+			job := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": server + "__ask_later", "arguments": map[string]any{"seconds": 3}, "_meta": meta}), waitLong))
+			if job.Status != "running" {
+				t.Fatalf("%s: %+v, want a running job", server, job)
+			}
+			res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 1}, "_meta": meta}), waitLong)
+			for deadline := time.Now().Add(waitLong); strings.Contains(string(res), `"status":"running"`) && time.Now().Before(deadline); {
+				res = h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 1}, "_meta": meta}), waitLong)
+			}
+			want := "mcpx cannot put this elicitation/create to the host of job " + job.JobID + ": its host speaks 2026-07-28"
+			if !strings.Contains(string(res), want) || strings.Contains(string(res), "input_required\"") {
+				t.Fatalf("%s: mcpx_job: %s, want %q", server, res, want)
+			}
+			if server == "new" && (!strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "the job ended")) {
+				t.Errorf("new: %s, want a tool error", res)
+			}
+			if n := executions(e, server, "ask_later"); n != 1 {
+				t.Errorf("%s ran the tool %d times, want 1", server, n)
+			}
+			t.Logf("%s %s: %s", server, mode, res)
+		}
+	})
+}

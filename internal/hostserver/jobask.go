@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -47,21 +48,26 @@ func (hs *hostSession) jobStream() *outq.Queue {
 }
 
 // jobRefusal returns why the job the call became cannot put method with
-// params to its host, nil if it can; a call that is no job has no
-// reason of this kind.
+// params to its host, nil if it can.
 func (l *jobLink) jobRefusal(c *jobs.Call, method string, params json.RawMessage) *jsonrpc.Error {
-	why := ""
+	if why := l.cannotAsk(method, params); why != "" {
+		return jobError(c, method, why)
+	}
+	return nil
+}
+
+// cannotAsk says why the job the call became cannot put method with
+// params to its host, "" if it can.
+func (l *jobLink) cannotAsk(method string, params json.RawMessage) string {
 	switch {
 	case l.req.modern:
-		why = "its host speaks 2026-07-28, which takes questions only in the answer to its own request, and that answer was the job (a host asks for a task to be asked during long work)"
+		return "its host speaks 2026-07-28, which takes questions only in the answer to its own request, and that answer was the job (a host asks for a task to be asked during long work)"
 	case l.hs.jobStream() == nil:
-		why = "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)"
+		return "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)"
 	case !declares(l.req.caps, method, params):
-		why = "the host that started it did not declare the capability this needs"
-	default:
-		return nil
+		return "the host that started it did not declare the capability this needs"
 	}
-	return jobError(c, method, why)
+	return ""
 }
 
 // jobError is the error an upstream's question of job c gets: it names
@@ -69,8 +75,12 @@ func (l *jobLink) jobRefusal(c *jobs.Call, method string, params json.RawMessage
 func jobError(c *jobs.Call, method, why string) *jsonrpc.Error {
 	id := c.ID()
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-		Message: fmt.Sprintf("mcpx cannot put this %s to the host of job %s: %s; the job goes on without an answer", method, id, why),
+		Message: cannotPut(method, id, why) + "; the job goes on without an answer",
 		Data:    jsonrpc.MustMarshal(map[string]string{"jobId": id})}
+}
+
+func cannotPut(method, id, why string) string {
+	return fmt.Sprintf("mcpx cannot put this %s to the host of job %s: %s", method, id, why)
 }
 
 // askJobHost puts an upstream's question of job c to the host that
@@ -148,4 +158,37 @@ func (l *jobLink) jobLine(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// jobResult is what job c keeps of its call's result res: res, unless it
+// is an upstream's input_required that the call could not put to its
+// host (a 2026-07-28 host's call, or one whose host could take no
+// requests, ends with it): mcpx_job would hand the host questions that
+// no retry of mcpx_job answers, so the job ends with a tool error that
+// names it, the question, and why. A task's questions wait in the task
+// (taskinput.go).
+func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
+	if l.req.task != nil || !bytes.Contains(res, []byte(`"input_required"`)) {
+		return res // a task's questions wait in it; most results are not parsed
+	}
+	var r struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+	}
+	if json.Unmarshal(res, &r) != nil || r.ResultType != "input_required" {
+		return res
+	}
+	method, params := "request", json.RawMessage(nil)
+	for _, q := range r.InputRequests { // one names the kind of question
+		method, params = q.Method, q.Params
+		break
+	}
+	why := l.cannotAsk(method, params)
+	if why == "" {
+		why = "its call could not carry questions to its host"
+	}
+	return jsonrpc.MustMarshal(toolError("the upstream asked for input, and the job ended: " + cannotPut(method, c.ID(), why)))
 }

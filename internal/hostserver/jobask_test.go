@@ -240,3 +240,22 @@ func isRPCError(err error, msg string) bool {
 	e, ok := err.(*jsonrpc.Error)
 	return ok && e.Message == msg
 }
+
+// TestJobResult: a job whose call ended with an upstream's input_required
+// that its host could not be put (a 2026-07-28 host's) keeps a tool error
+// naming the job and the question instead; any other result is kept as
+// it is.
+func TestJobResult(t *testing.T) {
+	f := newJobAsk(t, `{"elicitation":{}}`, false, true)
+	ir := json.RawMessage(`{"resultType":"input_required","inputRequests":{"q0":{"method":"elicitation/create","params":{"mode":"form","message":"?"}}},"requestState":"s"}`)
+	got := string(f.link.jobResult(f.call, ir))
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "the upstream asked for input, and the job ended: mcpx cannot put this elicitation/create to the host of job "+f.call.ID()) ||
+		!strings.Contains(got, "2026-07-28") {
+		t.Fatalf("jobResult = %s", got)
+	}
+	for _, res := range []string{`{"content":[{"type":"text","text":"input_required"}]}`, `{"content":[],"resultType":"complete"}`} {
+		if got := string(f.link.jobResult(f.call, json.RawMessage(res))); got != res {
+			t.Errorf("jobResult(%s) = %s", res, got)
+		}
+	}
+}

@@ -178,6 +178,9 @@ func (l *jobLink) end(res json.RawMessage, err error) bool {
 	if c == nil {
 		return false
 	}
+	if err == nil {
+		res = l.jobResult(c, res) // jobask.go
+	}
 	c.Finish(res, err)
 	return true
 }
