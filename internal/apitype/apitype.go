@@ -400,4 +400,15 @@ type SignIn struct {
 	// Refused is when the refresh token was refused (revoked).
 	Refused time.Time `json:"refused,omitzero"`
 	Error   string    `json:"error,omitempty"`
+	// RefreshFailing is set while the background refresh of the access
+	// token keeps failing (the authorization server down or refusing for
+	// a while): requests still work until the token expires.
+	RefreshFailing *RefreshFailing `json:"refreshFailing,omitempty"`
+}
+
+// RefreshFailing is a background refresh that keeps failing.
+type RefreshFailing struct {
+	Failures int       `json:"failures"` // in a row
+	Error    string    `json:"error"`    // the last one's
+	Next     time.Time `json:"next"`     // when it is tried again
 }

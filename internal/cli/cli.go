@@ -47,6 +47,9 @@ type Env struct {
 	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error
 	// ServeInProcess serves one host on conn with upstreams of its own.
 	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
+	// LookInProcess is ServeInProcess for a gateway that only looks (mcpx
+	// doctor's probes): it keeps no jobs and never migrates a shared store.
+	LookInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
 	// own until ctx ends, requiring one of tokens unless it is nil.
 	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error

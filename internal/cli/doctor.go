@@ -28,6 +28,9 @@ Doctor checks what mcpx needs and says what is wrong:
              at mcpx (an entry running an mcpx that is not there is wrong)
   files      the config, the token files and the state dir are not open to
              other users (the config says what mcpx runs; tokens open it)
+  store      the job store: the embedded file is not open to other users;
+             a shared PostgreSQL store answers and its schema is one
+             this build can use (doctor never migrates it)
   daemon     no daemon of another build of mcpx still serves this config
 
 Each line is ok, info (nothing wrong), warn or fail. The exit code is 0
@@ -73,7 +76,7 @@ const (
 
 // check is one line of the doctor's report.
 type check struct {
-	Kind   string  `json:"kind"` // config, server, host, files, daemon
+	Kind   string  `json:"kind"` // config, server, host, files, store, daemon
 	Name   string  `json:"name"`
 	Level  string  `json:"level"`
 	Detail string  `json:"detail"`
@@ -119,6 +122,7 @@ func (d *doctor) run(ctx context.Context) {
 		d.files(cfg, paths)
 	}
 	if err == nil {
+		d.store(ctx, cfg, paths)
 		d.daemons(ctx, cfg, paths)
 	}
 }

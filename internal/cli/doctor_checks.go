@@ -35,7 +35,7 @@ func (d *doctor) servers(ctx context.Context, cfg *config.Config) {
 			results[i] = check{Kind: "server", Name: name, Level: levelInfo, Detail: "disabled"}
 			continue
 		}
-		if d.env.ServeInProcess == nil {
+		if d.env.LookInProcess == nil {
 			results[i] = check{Kind: "server", Name: name, Level: levelInfo, Detail: "not started: this mcpx cannot run servers"}
 			continue
 		}
@@ -61,11 +61,11 @@ func (d *doctor) probe(ctx context.Context, cfg *config.Config, s *config.Server
 	host, conn := net.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- d.env.ServeInProcess(ctx, &one, conn, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done <- d.env.LookInProcess(ctx, &one, conn, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	defer func() {
 		host.Close()
-		<-done // ServeInProcess returns once the host (this probe) leaves
+		<-done // LookInProcess returns once the host (this probe) leaves
 	}()
 	if dl, ok := ctx.Deadline(); ok {
 		host.SetDeadline(dl)

@@ -86,10 +86,23 @@ func printSignIns(w io.Writer, signIns []apitype.SignIn, now time.Time) {
 		case oauth.Revoked:
 			fmt.Fprintf(tw, "%s\tsign-in revoked %s ago\tthe refresh token was refused: mcpx login %s\n", s.Server, ago(now, s.Refused), s.Server)
 		default:
-			fmt.Fprintf(tw, "%s\tsigned in %s ago\t%s\n", s.Server, ago(now, s.SignedIn), expiry(s.Expiry, s.Refreshable, now))
+			fmt.Fprintf(tw, "%s\tsigned in %s ago\t%s%s\n", s.Server, ago(now, s.SignedIn), expiry(s.Expiry, s.Refreshable, now), refreshFailing(s.RefreshFailing, now))
 		}
 	}
 	tw.Flush()
+}
+
+// refreshFailing says how a failing background refresh fails; "" when
+// it does not.
+func refreshFailing(f *apitype.RefreshFailing, now time.Time) string {
+	if f == nil {
+		return ""
+	}
+	next := "now"
+	if f.Next.After(now) {
+		next = "in " + ago(f.Next, now)
+	}
+	return fmt.Sprintf("; refreshing it failed %d times (%s), next try %s", f.Failures, f.Error, next)
 }
 
 // statusSignIns prints the sign-ins without a daemon.

@@ -58,6 +58,10 @@ type Options struct {
 	// tests and the conformance suite). Unset, such a call fails with an
 	// error that says to run mcpx login.
 	OAuthBrowser oauth.Browser
+	// LookOnly makes a core that only looks (mcpx doctor's probes): it
+	// opens no job store, and a shared store only to read the sign-ins,
+	// only if it is at this build's schema, never migrating it.
+	LookOnly bool
 
 	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
 	// replica names it to the others.
@@ -73,20 +77,23 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns // nil when there is no place for sign-ins
-	// closeSignIns releases the sign-ins' store.
-	closeSignIns func()
-	pool         *upstream.Pool
-	relay        *relay.Relay
-	catalog      *catalog.Catalog
-	hosts        *hostserver.Server
-	tracer       *tracing.Tracer // nil without mcpx.traces
-	log          *slog.Logger
-	sandbox      *sandbox.Pool    // nil without an executable
-	scripts      *codemode.Engine // nil without an executable
-	jobs         *jobs.Manager    // nil: no job store
-	store        store.Store
-	unlock       func() // the job store's lock, if this core holds it
+	signIns *oauth.SignIns   // nil when there is no place for sign-ins
+	refresh *oauth.Refresher // keeps signIns fresh; nil with them
+	// shared is the shared store (PostgreSQL) of the jobs and the
+	// sign-ins, opened once for both; nil without one.
+	shared      *store.Postgres
+	pool        *upstream.Pool
+	relay       *relay.Relay
+	catalog     *catalog.Catalog
+	hosts       *hostserver.Server
+	tracer      *tracing.Tracer // nil without mcpx.traces
+	log         *slog.Logger
+	sandbox     *sandbox.Pool    // nil without an executable
+	scripts     *codemode.Engine // nil without an executable
+	jobs        *jobs.Manager    // nil: no job store
+	store       store.Store
+	storeShared bool   // store is shared: closed with the pool, the sign-ins' too
+	unlock      func() // the job store's lock, if this core holds it
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -97,7 +104,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	// The pool tells the host face of tool list changes; the face is made
 	// after the pool, hence the pointer.
 	var face atomic.Pointer[hostserver.Server]
-	recs, closeRecs := opts.signInRecords(log)
+	shared, sharedErr := opts.openShared()
+	recs := opts.signInRecords(shared, sharedErr, log)
 	pool := upstream.NewPool(cfg, &upstream.Options{
 		Logger:          log,
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
@@ -137,8 +145,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
-	c.openJobs(opts, r, jobsObserver(obs), log)
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, shared: shared}
+	c.openJobs(opts, shared, sharedErr, r, jobsObserver(obs), log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
@@ -148,6 +156,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	face.Store(c.hosts)
 	if recs != nil {
 		c.signIns = &oauth.SignIns{Store: recs, Log: log}
+		c.refresh = c.refresher(recs)
 		r.SetSignIns(c.signIns)
 	}
 	return c
@@ -172,7 +181,9 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
-		c.store.Close()
+		if !c.storeShared {
+			c.store.Close()
+		}
 		if c.unlock != nil {
 			c.unlock()
 		}
@@ -211,8 +222,8 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 	refreshed := make(chan struct{})
 	go func() {
 		defer close(refreshed)
-		if c.signIns != nil {
-			_ = c.refresher(c.signIns.Store).Run(ctx)
+		if c.refresh != nil {
+			_ = c.refresh.Run(ctx)
 		}
 	}()
 	return func() {
@@ -223,7 +234,9 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		if c.signIns != nil {
 			c.signIns.Close() // the sign-ins hosts started and left unfinished
 		}
-		c.closeSignIns()
+		if c.shared != nil {
+			c.shared.Close()
+		}
 	}
 }
 

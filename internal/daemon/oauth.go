@@ -11,36 +11,49 @@ import (
 	"mcpx/internal/store"
 )
 
-// signInRecords opens where the upstream sign-ins are kept: with a shared
-// store (replicas), the store, each sealed with the key the config names,
-// which is not in the database; else the files of the sign-in directory,
-// which `mcpx login` writes. Either way every gateway and `mcpx login`
-// using the same place share one sign-in per server. A key or a store
-// that fails leaves records that say so on every use (status, calls).
-// nil when there is no place at all; close releases the store.
-func (o *Options) signInRecords(log *slog.Logger) (recs oauth.Records, close func()) {
-	close = func() {}
+// openShared opens the shared store (PostgreSQL) the config names, once
+// for both its users, the jobs and the sign-ins; nil, nil without one. A
+// core that only looks opens it as it is (see Options.LookOnly).
+func (o *Options) openShared() (*store.Postgres, error) {
+	url := o.Config.Store
+	if url == "" {
+		return nil, nil
+	}
+	open := store.OpenPostgres
+	if o.LookOnly {
+		open = store.OpenPostgresAsIs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	return open(ctx, url)
+}
+
+// signInRecords is where the upstream sign-ins are kept: with a shared
+// store (replicas), the store (shared, or the error opening it), each
+// sealed with the key the config names, which is not in the database;
+// else the files of the sign-in directory, which `mcpx login` writes.
+// Either way every gateway and `mcpx login` using the same place share
+// one sign-in per server. A key or a store that fails leaves records that
+// say so on every use (status, calls). nil when there is no place at all.
+func (o *Options) signInRecords(shared *store.Postgres, sharedErr error, log *slog.Logger) oauth.Records {
 	if url := o.Config.Store; url != "" {
 		keys, err := oauth.LoadKeys(o.Config.SignInKey, os.Getenv)
 		if err != nil {
 			log.Error("upstream sign-ins cannot be used", "err", err)
-			return oauth.Unavailable{Err: err}, close
+			return oauth.Unavailable{Err: err}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-		defer cancel()
-		st, err := store.OpenPostgres(ctx, url)
-		if err != nil {
-			log.Error("upstream sign-ins cannot be used: opening the shared store failed", "store", store.Redact(url), "err", err)
-			return oauth.Unavailable{Err: err}, close
+		if sharedErr != nil {
+			log.Error("upstream sign-ins cannot be used: opening the shared store failed", "store", store.Redact(url), "err", sharedErr)
+			return oauth.Unavailable{Err: sharedErr}
 		}
 		log.Info("upstream sign-ins: in the shared store, sealed", "key", keys.ID())
-		return &oauth.Sealed{Blobs: st, Keys: keys}, func() { st.Close() }
+		return &oauth.Sealed{Blobs: shared, Keys: keys}
 	}
 	dir := o.oauthDir(log)
 	if dir == "" {
-		return nil, close
+		return nil
 	}
-	return &oauth.Store{Dir: dir}, close
+	return &oauth.Store{Dir: dir}
 }
 
 // authorizer returns the pool's wrapper of HTTP servers' round trippers:

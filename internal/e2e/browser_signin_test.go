@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,14 +15,23 @@ import (
 
 // TestLiveViewSignInsBrowser: the live view, in headless Chromium, shows
 // a sign-in whose refresh token was refused as revoked, saying to sign in
-// again, next to one signed in; no token reaches the page.
+// again, next to one signed in and one whose background refresh keeps
+// failing (its authorization server answers 503); no token reaches the
+// page.
 func TestLiveViewSignInsBrowser(t *testing.T) {
 	bctx := chromium(t)
 	e := mcpxtest.NewEnv(t)
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"error":"temporarily_unavailable"}`))
+	}))
+	defer as.Close()
 	cfg := e.Path("config.json")
 	writeJSONFile(t, cfg, map[string]any{"mcpServers": map[string]any{
 		"secure": map[string]any{"url": "http://127.0.0.1:9/mcp"},
 		"ended":  map[string]any{"url": "http://127.0.0.1:9/ended"},
+		"flaky":  map[string]any{"url": "http://127.0.0.1:9/flaky"},
 	}})
 	store := &oauth.Store{Dir: filepath.Join(e.Vars["XDG_STATE_HOME"], "mcpx", "oauth")}
 	now := time.Now()
@@ -30,6 +41,9 @@ func TestLiveViewSignInsBrowser(t *testing.T) {
 		{Server: "ended", ServerURL: "http://127.0.0.1:9/ended", SignedIn: now.Add(-time.Hour),
 			Token:   oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: now.Add(-time.Minute)},
 			Refused: &oauth.Refusal{At: now.Add(-time.Minute), Reason: "the authorization server refused the refresh token"}},
+		{Server: "flaky", ServerURL: "http://127.0.0.1:9/flaky", SignedIn: now,
+			Metadata: oauth.ServerMetadata{TokenEndpoint: as.URL + "/token"}, Client: oauth.Registration{ClientID: "c"},
+			Token: oauth.Token{AccessToken: "secret-access", RefreshToken: "secret-refresh", Expiry: now.Add(time.Minute)}},
 	} {
 		if err := store.Save(t.Context(), r); err != nil {
 			t.Fatal(err)
@@ -45,5 +59,8 @@ func TestLiveViewSignInsBrowser(t *testing.T) {
 	pollPage(t, bctx, "the signed-in one", `(() => {
 		const r = document.querySelector('#signins tr[data-signin="secure"][data-state="signed_in"]');
 		return r !== null && r.textContent.includes("expires in") })()`)
+	pollPage(t, bctx, "the failing refresh", `(() => {
+		const r = document.querySelector('#signins tr[data-signin="flaky"][data-state="signed_in"]');
+		return r !== null && r.textContent.includes("refreshing it failed") && r.textContent.includes("temporarily_unavailable") })()`)
 	pollPage(t, bctx, "no token in the page", `!document.body.innerHTML.includes("secret-")`)
 }

@@ -82,6 +82,9 @@ type Options struct {
 	Scripts *codemode.Engine
 	// OAuth holds the HTTP servers' sign-ins, shown in Status; nil: none.
 	OAuth oauth.Records
+	// RefreshFailing says whether a server's background refresh is
+	// failing, shown in Status; nil: none is.
+	RefreshFailing func(server string) (oauth.RefreshFailure, bool)
 }
 
 // Handler serves the local API.

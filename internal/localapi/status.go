@@ -191,6 +191,11 @@ func (h *Handler) signIns() []apitype.SignIn {
 		if st.Err != nil {
 			si.Error = st.Err.Error()
 		}
+		if h.opts.RefreshFailing != nil {
+			if f, ok := h.opts.RefreshFailing(name); ok {
+				si.RefreshFailing = &apitype.RefreshFailing{Failures: f.Failures, Error: f.Err, Next: f.Next}
+			}
+		}
 		out = append(out, si)
 	}
 	slices.SortFunc(out, func(a, b apitype.SignIn) int { return strings.Compare(a.Server, b.Server) })

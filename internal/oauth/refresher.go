@@ -58,6 +58,28 @@ type retry struct {
 	token    string // the access token it failed to refresh
 	failures int
 	at       time.Time
+	err      string
+}
+
+// RefreshFailure is a server whose background refresh keeps failing
+// (the authorization server down or refusing for a while): shown in
+// status before the token expires and requests fail.
+type RefreshFailure struct {
+	Failures int       // failed refreshes in a row
+	Err      string    // the last one's error
+	Next     time.Time // when it is tried again
+}
+
+// Failing reports whether server's background refresh is failing, and
+// how; a refresh that works, or a new sign-in, clears it.
+func (r *Refresher) Failing(server string) (RefreshFailure, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.failed[server]
+	if !ok {
+		return RefreshFailure{}, false
+	}
+	return RefreshFailure{Failures: f.failures, Err: f.err, Next: f.at}, true
 }
 
 // Run refreshes until ctx ends.
@@ -88,7 +110,11 @@ func (r *Refresher) Run(ctx context.Context) error {
 // next (zero: nothing to do until the records change).
 func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	rec, err := r.Records.Load(ctx, tg.Server)
+	if err != nil && !errors.Is(err, ErrNoRecord) {
+		return time.Time{} // unreadable now: what failed before still stands
+	}
 	if err != nil || rec.ServerURL != tg.URL || rec.Refused != nil || rec.Token.RefreshToken == "" {
+		r.settle(tg.Server, nil) // signed out, in again elsewhere, or ended: nothing to retry
 		return time.Time{}
 	}
 	ahead := r.Ahead
@@ -102,7 +128,9 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	r.mu.Lock()
 	f, retrying := r.failed[tg.Server]
 	r.mu.Unlock()
-	if retrying && f.token == rec.Token.AccessToken && f.at.After(due) {
+	if retrying && f.token != rec.Token.AccessToken {
+		r.settle(tg.Server, nil) // a new token (a login, another gateway's refresh)
+	} else if retrying && f.at.After(due) {
 		due = f.at
 	}
 	if time.Now().Before(due) {
@@ -127,7 +155,7 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	case ctx.Err() != nil:
 		return time.Time{}
 	}
-	f = r.settle(tg.Server, &retry{token: rec.Token.AccessToken})
+	f = r.settle(tg.Server, &retry{token: rec.Token.AccessToken, err: err.Error()})
 	r.log().Warn("refreshing the server's access token failed; trying again", "server", tg.Server, "err", err, "in", time.Until(f.at).Round(time.Second))
 	return f.at
 }

@@ -52,6 +52,9 @@ type Transport struct {
 	origin *url.URL
 	mu     sync.Mutex // one refresh at a time in this process
 	login  sync.Mutex // one authorization flow at a time
+
+	warnMu     sync.Mutex
+	lastWarned string // the last read error logged: each is logged once, not once a request
 }
 
 func (t *Transport) init() {
@@ -68,17 +71,38 @@ func (t *Transport) init() {
 // was made for another URL; err says why one could not be read.
 func (t *Transport) current(ctx context.Context) (*Record, error) {
 	rec, err := t.Store.Load(ctx, t.Server)
+	t.noteReadError(err)
 	if errors.Is(err, ErrNoRecord) {
 		return nil, nil
 	}
 	if err != nil {
-		t.Log.Warn("cannot read the server's sign-in", "err", err)
 		return nil, err
 	}
 	if rec.ServerURL != t.URL {
 		return nil, nil // signed in to the server's old URL: not this one's token
 	}
 	return rec, nil
+}
+
+// noteReadError logs a sign-in that cannot be read (a wrong key, a store
+// that went away) when the reason is new, not on every request; a read
+// that works again (or finds no record) is logged once too.
+func (t *Transport) noteReadError(err error) {
+	why := ""
+	if err != nil && !errors.Is(err, ErrNoRecord) {
+		why = err.Error()
+	}
+	t.warnMu.Lock()
+	last := t.lastWarned
+	t.lastWarned = why
+	t.warnMu.Unlock()
+	switch {
+	case why == last:
+	case why != "":
+		t.Log.Warn("cannot read the server's sign-in", "err", err)
+	default:
+		t.Log.Info("the server's sign-in can be read again")
+	}
 }
 
 // RoundTrip sends req with the server's token, when req goes to the

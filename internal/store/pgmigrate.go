@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -112,4 +114,21 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return err
 	})
+}
+
+// checkSchema refuses a store whose schema is not at SchemaVersion,
+// changing nothing.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	var version int
+	err := pool.QueryRow(ctx, `SELECT version FROM mcpx_schema`).Scan(&version)
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01", errors.Is(err, pgx.ErrNoRows): // undefined_table: no mcpx used it yet
+	case err != nil:
+		return err
+	}
+	if version != SchemaVersion {
+		return fmt.Errorf("the store's schema is at version %d, this mcpx's is %d (a gateway of this build brings an older one up to date at its start)", version, SchemaVersion)
+	}
+	return nil
 }

@@ -46,6 +46,16 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // schema up to date (see migrate); it waits for the server at most as
 // long as ctx allows.
 func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
+	return openPostgres(ctx, rawURL, migrate)
+}
+
+// OpenPostgresAsIs is OpenPostgres for a gateway that only looks: it
+// never migrates, and refuses a store whose schema is not this build's.
+func OpenPostgresAsIs(ctx context.Context, rawURL string) (*Postgres, error) {
+	return openPostgres(ctx, rawURL, checkSchema)
+}
+
+func openPostgres(ctx context.Context, rawURL string, schemaStep func(context.Context, *pgxpool.Pool) error) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's error may quote the URL, password and all.
@@ -70,9 +80,9 @@ func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
 	if len(s.channel) > 63 {
 		s.channel = s.channel[:63]
 	}
-	if err := migrate(ctx, pool); err != nil {
+	if err := schemaStep(ctx, pool); err != nil {
 		pool.Close()
-		return nil, s.fail("bringing the job store's schema up to date", err)
+		return nil, s.fail("the job store's schema", err)
 	}
 	return s, nil
 }

@@ -311,11 +311,10 @@ func (p *Process) forceKill() {
 }
 
 // mergeEnv returns base with extra's variables set, replacing any earlier
-// value of the same name, in a stable order.
+// value of the same name, in a stable order. The result is never nil: a
+// nil Env would make exec inherit mcpx's whole environment, which a clean
+// environment (CleanEnv) must not.
 func mergeEnv(base []string, extra map[string]string) []string {
-	if len(extra) == 0 {
-		return base
-	}
 	out := make([]string, 0, len(base)+len(extra))
 	for _, kv := range base {
 		name := kv

@@ -555,3 +555,15 @@ func TestParseStat(t *testing.T) {
 		t.Errorf("this process: %+v, %v", self, err)
 	}
 }
+
+// mergeEnv never returns nil, which exec would read as "inherit mcpx's
+// environment": a clean environment with nothing to add stays empty.
+func TestMergeEnvNeverNil(t *testing.T) {
+	if env := mergeEnv(nil, nil); env == nil || len(env) != 0 {
+		t.Fatalf("mergeEnv(nil, nil) = %#v, want an empty, non-nil slice", env)
+	}
+	got := mergeEnv([]string{"A=1", "B=2"}, map[string]string{"B": "3", "C": "4"})
+	if want := []string{"A=1", "B=3", "C=4"}; !slices.Equal(got, want) {
+		t.Fatalf("mergeEnv = %v, want %v", got, want)
+	}
+}

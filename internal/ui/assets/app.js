@@ -134,6 +134,12 @@ function render(snap) {
         token = left > 0 ? `expires in ${ago(new Date(now - left).toISOString(), now)}` :
           `expired ${ago(s.expiry, now)} ago` + (s.refreshable ? ", renewed on next use" : ", mcpx login again");
       }
+      const f = s.refreshFailing;
+      if (f) {
+        const wait = Date.parse(f.next) - now;
+        token += `; refreshing it failed ${f.failures} times (${f.error}), next try ` +
+          (wait > 0 ? `in ${ago(new Date(now - wait).toISOString(), now)}` : "now");
+      }
     }
     return el("tr", { "data-signin": s.server, "data-state": s.state },
       el("td", {}, s.server), el("td", { class: "state-" + s.state }, state),
