@@ -217,3 +217,40 @@ func TestJobAskModernHost(t *testing.T) {
 		}
 	})
 }
+
+// TestJobAskModernUpstream: a legacy host with a hard timer (2 s, its
+// profile) that stays connected gets a job for a call to a 2026-07-28
+// upstream, which asks with input_required after that. mcpx puts the
+// question to the host on its connection, and retries the upstream with
+// the answer (a second round, as that revision works); mcpx_job returns
+// the result with the answer in it.
+func TestJobAskModernUpstream(t *testing.T) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+		e := mcpxtest.NewEnv(t)
+		cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{"mcpxtest": map[string]any{"timeout": "2s", "resetOnProgress": false}}},
+			mcpxtest.Demo{Name: "new", Args: []string{"-era", "modern"}})
+		h := e.StartHost(mode, cfg)
+		h.Result(h.Request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
+			"clientInfo": map[string]any{"name": "mcpxtest", "version": "1"}}), waitLong)
+		h.Notify("notifications/initialized", nil)
+		job := jobOf(t, h.Result(h.Request("tools/call", map[string]any{"name": "new__ask_later", "arguments": map[string]any{"seconds": 3, "message": "Which fruit?"}}), waitLong))
+		if job.Status != "running" {
+			t.Fatalf("the call: %+v, want a running job", job)
+		}
+		q := h.WaitFor(waitLong, "the job's question", func(r mcpxtest.Received) bool { return r.Msg.Method == "elicitation/create" })
+		if !strings.Contains(string(q.Msg.Params), "Which fruit?") {
+			t.Fatalf("question %s", q.Raw)
+		}
+		h.Send(map[string]any{"jsonrpc": "2.0", "id": q.Msg.ID.Raw(), "result": map[string]any{"action": "accept", "content": map[string]any{"answer": "plum"}}})
+		res := h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 1}}), waitLong)
+		for deadline := time.Now().Add(waitLong); strings.Contains(string(res), `"status":"running"`) && time.Now().Before(deadline); {
+			res = h.Result(h.Request("tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": job.JobID, "wait_seconds": 1}}), waitLong)
+		}
+		if !strings.Contains(string(res), `\"answer\":\"plum\"`) {
+			t.Fatalf("mcpx_job: %s, want the host's answer in the tool's result", res)
+		}
+		if n := executions(e, "new", "ask_later"); n != 2 {
+			t.Errorf("the upstream saw %d rounds, want 2 (the call, then its retry with the answer)", n)
+		}
+	})
+}
