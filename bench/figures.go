@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"mcpx/internal/demo"
 )
 
 // round is what one round measured on one path.
@@ -213,31 +215,15 @@ func (b *bench) cancel(p *path, r *round) {
 	// giveUpAfter cancellations never seen, and none seen, end the path's
 	// cancellations for the round.
 	const giveUpAfter = 5
-	if p.tail == nil {
-		t, err := openTail(p.record)
-		if err != nil {
-			r.fail("cancel: %v", err)
-			return
-		}
-		p.tail = t
-	}
 	for i := -1; i < b.cfg.cancels; i++ { // i == -1: warm-up
-		p.tail.skip()
-		tag := "c-" + strconv.FormatInt(seq.Add(1), 10)
-		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":30,"text":"`+tag+`"}`), startOpts{tag: tag})
+		c, req, err := p.startWait("c-", "30")
 		if err != nil {
 			r.fail("cancel: %v", err)
-			return
-		}
-		req, err := p.tail.await(func(e *event) bool { return e.Event == "request" && e.tag() == tag }, 10*time.Second)
-		if err != nil {
-			c.abandon()
-			r.fail("cancel: the upstream never got the call: %v", err)
 			return
 		}
 		t0 := c.cancel()
-		e, err := p.tail.await(func(e *event) bool {
-			return e.Event == "cancelled" && bytes.Equal(e.RequestID, req.ID) && e.Known != nil && *e.Known
+		e, err := p.tail.await(func(e *demo.Event) bool {
+			return e.Event == demo.EventCancelled && bytes.Equal(e.RequestID, req.ID) && e.Known != nil && *e.Known
 		}, b.cfg.cancelWait)
 		c.abandon()
 		if i < 0 {
@@ -250,8 +236,8 @@ func (b *bench) cancel(p *path, r *round) {
 			}
 			continue
 		}
-		r.cancels = append(r.cancels, e.At.Sub(t0.Round(0)))
+		r.cancels = append(r.cancels, at(e).Sub(t0.Round(0)))
 		// Let the upstream end the call before the next one.
-		_, _ = p.tail.await(func(e *event) bool { return e.Event == "finished" && bytes.Equal(e.ID, req.ID) }, time.Second)
+		_, _ = p.tail.await(func(e *demo.Event) bool { return e.Event == demo.EventFinished && bytes.Equal(e.ID, req.ID) }, time.Second)
 	}
 }

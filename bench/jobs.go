@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"mcpx/internal/demo"
 )
 
 // What a job costs, on a path whose mcpx keeps jobs and knows the bench
@@ -43,24 +45,14 @@ func (b *bench) jobs(p *path, r *round) {
 	cpu0 := cpuOf(pids)
 	for range b.cfg.jobs {
 		n := strconv.FormatInt(seq.Add(1), 10)
-		c, err := p.h.start("mcpx_call", []byte(`{"name":"`+p.tool("echo")+`","arguments":{"n":`+n+`},"background":true}`), startOpts{})
-		if err != nil {
-			r.fail("job: %v", err)
-			return
-		}
-		res, err := c.wait(10 * time.Second)
+		c, res, err := p.jobCall("mcpx_call", []byte(`{"name":"`+p.tool("echo")+`","arguments":{"n":`+n+`},"background":true}`))
 		id := jobIDRe.Find(res)
 		if err != nil || id == nil {
 			r.fail("background job: %v %.200s", err, res)
 			return
 		}
 		jr.bgStart = append(jr.bgStart, c.latency())
-		c, err = p.h.start("mcpx_job", []byte(`{"job_id":"`+string(id)+`","wait_seconds":0.7}`), startOpts{})
-		if err != nil {
-			r.fail("job: %v", err)
-			return
-		}
-		res, err = c.wait(10 * time.Second)
+		c, res, err = p.jobCall("mcpx_job", jobWaitArgs(id))
 		if err != nil || !bytes.Contains(res, []byte(`\"n\":`+n)) {
 			r.fail("job result: %v %.200s", err, res)
 			return
@@ -68,28 +60,12 @@ func (b *bench) jobs(p *path, r *round) {
 		jr.bgResult = append(jr.bgResult, c.latency())
 	}
 	jr.bgCPU = cpuOf(pids) - cpu0
-	if p.tail == nil {
-		t, err := openTail(p.record)
-		if err != nil {
-			r.fail("job: %v", err)
-			return
-		}
-		p.tail = t
-	}
 	cpu0 = cpuOf(pids)
+	secs := strconv.FormatFloat(jobWork.Seconds(), 'f', -1, 64)
 	for range b.cfg.promoted {
-		p.tail.skip()
-		tag := "j-" + strconv.FormatInt(seq.Add(1), 10)
-		secs := strconv.FormatFloat(jobWork.Seconds(), 'f', -1, 64)
-		c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":`+secs+`,"text":"`+tag+`"}`), startOpts{tag: tag})
+		c, req, err := p.startWait("j-", secs)
 		if err != nil {
 			r.fail("job: %v", err)
-			return
-		}
-		req, err := p.tail.await(func(e *event) bool { return e.Event == "request" && e.tag() == tag }, 10*time.Second)
-		if err != nil {
-			c.abandon()
-			r.fail("job: the upstream never got the call: %v", err)
 			return
 		}
 		res, err := c.wait(10 * time.Second)
@@ -100,12 +76,7 @@ func (b *bench) jobs(p *path, r *round) {
 		}
 		jr.promoted = append(jr.promoted, c.latency()-jobPromoteAt)
 		for {
-			c, err = p.h.start("mcpx_job", []byte(`{"job_id":"`+string(id)+`","wait_seconds":0.7}`), startOpts{})
-			if err != nil {
-				r.fail("job: %v", err)
-				return
-			}
-			res, err = c.wait(10 * time.Second)
+			c, res, err = p.jobCall("mcpx_job", jobWaitArgs(id))
 			if err != nil {
 				r.fail("job: %v", err)
 				return
@@ -119,12 +90,12 @@ func (b *bench) jobs(p *path, r *round) {
 			}
 			break
 		}
-		e, err := p.tail.await(func(e *event) bool { return e.Event == "finished" && bytes.Equal(e.ID, req.ID) }, time.Second)
+		e, err := p.tail.await(func(e *demo.Event) bool { return e.Event == demo.EventFinished && bytes.Equal(e.ID, req.ID) }, time.Second)
 		if err != nil {
 			r.fail("job: the upstream's end: %v", err)
 			return
 		}
-		jr.lag = append(jr.lag, c.answered.Sub(e.At))
+		jr.lag = append(jr.lag, c.answered.Sub(at(e)))
 	}
 	jr.promCPU = cpuOf(pids) - cpu0
 }
@@ -180,4 +151,19 @@ func (rep *report) printJobs(w io.Writer) {
 	fmt.Fprintln(w, "the gateway's for both requests and the job's store writes. Past the timer: a "+jobWork.String()+" silent call, answered with its")
 	fmt.Fprintln(w, "job when the host's timer is a fifth from firing (how long after that the answer came), then mcpx_job polled until")
 	fmt.Fprintln(w, "its result; CPU/job is the gateway's over the whole job, idle time included. jobs: how many of each, over the rounds.")
+}
+
+// jobCall calls tool on p and waits for its result, at most 10 s.
+func (p *path) jobCall(tool string, args []byte) (*call, []byte, error) {
+	c, err := p.h.start(tool, args, startOpts{})
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := c.wait(10 * time.Second)
+	return c, res, err
+}
+
+// jobWaitArgs asks mcpx_job for job id's result, waiting for it 0.7 s.
+func jobWaitArgs(id []byte) []byte {
+	return []byte(`{"job_id":"` + string(id) + `","wait_seconds":0.7}`)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"mcpx/internal/demo"
 )
 
 // memResult is the mcpx daemon's memory under load. Each figure has a
@@ -203,7 +205,7 @@ func (b *bench) memoryPhase() *memResult {
 		calls = append(calls, c)
 	}
 	for i := range b.cfg.memCalls {
-		if _, err := tail.await(func(e *event) bool { return e.Event == "request" && e.Tool == "wait" }, 30*time.Second); err != nil {
+		if _, err := tail.await(func(e *demo.Event) bool { return e.Event == demo.EventRequest && e.Tool == "wait" }, 30*time.Second); err != nil {
 			return fail("the upstream got %d of %d calls: %v", i, b.cfg.memCalls, err)
 		}
 	}

@@ -6,24 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
+
+	"mcpx/internal/demo"
 )
 
-// event is a line of the demo's record file (-record): what the upstream
-// saw and when, by its own clock.
-type event struct {
-	Event     string          `json:"event"`
-	ID        json.RawMessage `json:"id"`
-	RequestID json.RawMessage `json:"requestId"`
-	Tool      string          `json:"tool"`
-	Reason    string          `json:"reason"`
-	Known     *bool           `json:"known"`
-	Meta      json.RawMessage `json:"meta"`
-	At        time.Time       `json:"at"`
-}
-
-// tag returns the request's startOpts.tag, "" if it has none.
-func (e *event) tag() string {
+// tagOf returns a request event's startOpts.tag, "" if it has none.
+func tagOf(e *demo.Event) string {
 	if len(e.Meta) == 0 {
 		return ""
 	}
@@ -33,6 +23,40 @@ func (e *event) tag() string {
 		return ""
 	}
 	return tag
+}
+
+// at is when the upstream saw e, by its own clock (await passes over an
+// event whose time does not parse).
+func at(e *demo.Event) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, e.At)
+	return t
+}
+
+// startWait starts the demo's wait tool on p for seconds, its request
+// tagged afresh (prefix and a number), and returns the call and the
+// upstream's record of its request. p's tail opens on first use and moves
+// past what was recorded before, so that the events after it are this
+// call's or later.
+func (p *path) startWait(prefix, seconds string) (*call, *demo.Event, error) {
+	if p.tail == nil {
+		t, err := openTail(p.record)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.tail = t
+	}
+	p.tail.skip()
+	tag := prefix + strconv.FormatInt(seq.Add(1), 10)
+	c, err := p.h.start(p.tool("wait"), []byte(`{"seconds":`+seconds+`,"text":"`+tag+`"}`), startOpts{tag: tag})
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := p.tail.await(func(e *demo.Event) bool { return e.Event == demo.EventRequest && tagOf(e) == tag }, 10*time.Second)
+	if err != nil {
+		c.abandon()
+		return nil, nil, fmt.Errorf("the upstream never got the call: %w", err)
+	}
+	return c, req, nil
 }
 
 // recordTail reads a record file as the upstream appends to it.
@@ -67,7 +91,7 @@ func (t *recordTail) skip() {
 }
 
 // await returns the next event for which match is true, within timeout.
-func (t *recordTail) await(match func(*event) bool, timeout time.Duration) (*event, error) {
+func (t *recordTail) await(match func(*demo.Event) bool, timeout time.Duration) (*demo.Event, error) {
 	deadline := time.Now().Add(timeout)
 	buf := make([]byte, 32<<10)
 	for {
@@ -77,8 +101,8 @@ func (t *recordTail) await(match func(*event) bool, timeout time.Duration) (*eve
 				break
 			}
 			line := t.rest[:i]
-			var e event
-			ok := json.Unmarshal(line, &e) == nil && match(&e)
+			var e demo.Event
+			ok := json.Unmarshal(line, &e) == nil && !at(&e).IsZero() && match(&e)
 			t.rest = append(t.rest[:0], t.rest[i+1:]...)
 			if ok {
 				return &e, nil

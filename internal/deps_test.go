@@ -44,6 +44,7 @@ var rules = []rule{
 	{pkg: "apitype", stdOnly: true, why: "apitype is a leaf: the standard library only"},
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
+	{pkg: "sse", stdOnly: true, why: "sse (server-sent events, both directions) is a leaf: the standard library only"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},
@@ -100,7 +101,6 @@ var rules = []rule{
 		never: []string{"daemon", "localapi", "relay", "catalog", "upstream", "hostserver", "jobs", "runner"},
 		why:   "the local client meets the daemon only through apitype over the socket",
 	},
-	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{
 		pkg:     "store",
 		allowed: []string{},

@@ -39,7 +39,7 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 			configFlag(fs, &configPath)
 			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
 			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr (at 10 MiB it becomes file.1)")
-			fs.StringVar(&logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+			logLevelFlag(fs, &logLevel, "info", "log")
 			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
 		run: func(ctx context.Context, env *Env, args []string) error {

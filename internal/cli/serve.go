@@ -46,7 +46,7 @@ as one replica of several behind a load balancer (docs/replicas.md).`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&inProcess, "in-process", false, "run the upstreams in this process instead of the shared daemon")
-			fs.StringVar(&logLevel, "log-level", "warn", "stderr log `level`: debug, info, warn or error")
+			logLevelFlag(fs, &logLevel, "warn", "stderr log")
 			fs.StringVar(&httpAddr, "http", "", "serve MCP over HTTP on `addr` (host:port) instead of stdin/stdout")
 			fs.StringVar(&token, "token", "", "with --http: `none` requires no bearer token (loopback addresses only)")
 		},
@@ -145,6 +145,12 @@ func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.P
 		fmt.Fprintf(env.Stderr, "mcpx: bearer token in %s (\"mcpx token\" prints it; \"mcpx token --name NAME\" a host's own)\n", file)
 	}
 	return env.ServeHTTP(ctx, cfg, sock.RawTCPListener(ln), tokens, log)
+}
+
+// logLevelFlag declares --log-level, which newLogger reads; what names
+// the log in the help text.
+func logLevelFlag(fs *flag.FlagSet, dst *string, def, what string) {
+	fs.StringVar(dst, "log-level", def, what+" `level`: debug, info, warn or error")
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -16,7 +16,7 @@ func srv(body string) string { return `{"mcpServers": {"s": ` + body + `}}` }
 
 func TestParseErrors(t *testing.T) {
 	const f = "config " + testFile + ": "
-	tests := []struct{ name, data, want string }{
+	tests := []parseErrorCase{
 		// Top level.
 		{"unknown top-level key", `{"servers": {}}`, f + `servers: unknown field`},
 		{"top-level typo hint", `{"mcpServer": {}}`, f + `mcpServer: unknown field (did you mean "mcpServers"?)`},
@@ -115,21 +115,7 @@ func TestParseErrors(t *testing.T) {
 		{"duration type", `{"mcpx": {"probeTimeout": true}}`, f + `mcpx.probeTimeout: must be a duration such as "90s" or "5m", or a number of seconds`},
 		{"server duration", srv(`{"command": "x", "maxTimeout": "-1s"}`), f + `mcpServers.s.maxTimeout: must not be negative`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := parse(tt.data)
-			if err == nil {
-				t.Fatalf("Parse succeeded with %d servers, want error %q", len(c.Servers), tt.want)
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
-			}
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Errorf("error is %T, want *config.Error", err)
-			}
-		})
-	}
+	checkParseErrors(t, tests)
 }
 
 // TestErrorPosition checks line:col of syntax errors, and that field errors
@@ -220,5 +206,30 @@ func TestUnnamedInputCwd(t *testing.T) {
 	}
 	if got, want := c.Servers["s"].Cwd, filepath.Join(dir, "sub"); got != want {
 		t.Errorf("Cwd = %q, want %q", got, want)
+	}
+}
+
+// parseErrorCase is a config that parse must refuse, and the error it
+// must give.
+type parseErrorCase struct{ name, data, want string }
+
+// checkParseErrors runs each case as a subtest: parse fails with exactly
+// want, as a *Error.
+func checkParseErrors(t *testing.T, tests []parseErrorCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parse(tt.data)
+			if err == nil {
+				t.Fatalf("Parse succeeded with %d servers, want error %q", len(c.Servers), tt.want)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Errorf("error is %T, want *config.Error", err)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -92,7 +91,7 @@ func TestCallLimits(t *testing.T) {
 
 func TestCallLimitErrors(t *testing.T) {
 	const f = "config " + testFile + ": "
-	tests := []struct{ name, data, want string }{
+	tests := []parseErrorCase{
 		{"global maxConcurrentCalls too large", `{"mcpx": {"maxConcurrentCalls": 1000001}}`, f + `mcpx.maxConcurrentCalls: must be an integer between 0 and 1000000`},
 		{"global queueLength negative", `{"mcpx": {"queueLength": -1}}`, f + `mcpx.queueLength: must be an integer between 0 and 1000000`},
 		{"global queueLength fractional", `{"mcpx": {"queueLength": 1.5}}`, f + `mcpx.queueLength: must be an integer between 0 and 1000000`},
@@ -108,21 +107,7 @@ func TestCallLimitErrors(t *testing.T) {
 		{"server field typo", srv(`{"command": "x", "queueLenght": 1}`), f + `mcpServers.s.queueLenght: unknown field (did you mean "queueLength"?)`},
 		{"per-host limit is global only", srv(`{"command": "x", "maxCallsPerHost": 1}`), f + `mcpServers.s.maxCallsPerHost: unknown field`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := parse(tt.data)
-			if err == nil {
-				t.Fatalf("Parse succeeded with %d servers, want error %q", len(c.Servers), tt.want)
-			}
-			if got := err.Error(); got != tt.want {
-				t.Errorf("error:\n got %s\nwant %s", got, tt.want)
-			}
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Errorf("error is %T, want *config.Error", err)
-			}
-		})
-	}
+	checkParseErrors(t, tests)
 }
 
 // TestSameUpstream: servers that differ only in their call limits are the

@@ -12,16 +12,6 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// askToolJSON is the ask tool's definition.
-var askToolJSON = compact(`{"name": "ask", "title": "Ask the client",
-	"description": "Puts each request of asks (elicitation/create, sampling/createMessage, roots/list) to the client in turn and returns the answers. Legacy: requests on the call's own stream, ids ask-1, ask-2, ...; 2026-07-28: one input_required round per request (keys q0, q1, ...), with the answers so far in requestState. withdrawAfter (legacy): seconds after which the server cancels a question still unanswered and goes on without it. complete: after a URL-mode elicitation is answered, sends notifications/elicitation/complete.",
-	"inputSchema": {"type": "object", "properties": {
-		"asks": {"type": "array", "items": {"type": "object", "properties": {
-			"method": {"type": "string"}, "params": {"type": "object"}}, "required": ["method"]}},
-		"withdrawAfter": {"type": "number", "minimum": 0},
-		"complete": {"type": "boolean"}},
-		"required": ["asks"]}}`)
-
 type askArgs struct {
 	Asks          []askItem `json:"asks"`
 	WithdrawAfter float64   `json:"withdrawAfter"`
@@ -158,13 +148,6 @@ func askResult(answers []json.RawMessage, lastState string) json.RawMessage {
 	structured := marshal(s)
 	return toolResult(string(structured), structured, false)
 }
-
-// askLaterToolJSON is the ask_later tool's definition.
-var askLaterToolJSON = compact(`{"name": "ask_later", "title": "Work, then ask the client",
-	"description": "Works silently for seconds, then asks the client one form-mode elicitation/create (message, an answer string) and returns what came back as ask does: {\"answers\":[{\"result\":…}]}, or [{\"error\":…}] if the client, or mcpx for it, answered with an error. Legacy: the request goes on the call's own stream (id ask-N); 2026-07-28: the first round works, then answers input_required (key q0), and the retry returns the answer at once.",
-	"inputSchema": {"type": "object", "properties": {
-		"seconds": {"type": "number", "minimum": 0, "default": 1},
-		"message": {"type": "string", "default": "Go on?"}}}}`)
 
 type askLaterArgs struct {
 	Seconds float64 `json:"seconds"`

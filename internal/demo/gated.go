@@ -10,15 +10,6 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// gatedToolJSON is the gated tool's definition.
-var gatedToolJSON = compact(`{"name": "gated", "title": "URL-gated tool",
-	"description": "Needs the user to complete a URL-mode elicitation first (the gate). Legacy: answers every call -32042 (URLElicitationRequiredError, 2025-11-25) with the gate's URL elicitation (elicitationId gate-<gate>) until the gate is complete; 2026-07-28, which has no -32042: input_required with that URL elicitation (without elicitationId) instead. The gate completes completeAfter seconds after it was first asked for (0: at once): the simulated user's visit to the URL. Then, with notify, a legacy server sends notifications/elicitation/complete to the client it asked (stdio only). Once complete, every call returns text and how many times it was refused.",
-	"inputSchema": {"type": "object", "properties": {
-		"gate": {"type": "string", "default": "g", "description": "the gate's name"},
-		"completeAfter": {"type": "number", "minimum": 0, "default": 0, "description": "seconds until the gate completes"},
-		"notify": {"type": "boolean", "description": "send notifications/elicitation/complete when it does (legacy)"},
-		"text": {"type": "string", "default": "through the gate", "description": "the text to return"}}}}`)
-
 type gatedArgs struct {
 	Gate          string  `json:"gate"`
 	CompleteAfter float64 `json:"completeAfter"`

@@ -53,15 +53,8 @@ func startHTTP(t *testing.T, opts *Options) *hpeer {
 		opts.Exit = func(int) {}
 	}
 	opts.HTTP = "127.0.0.1:0"
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	p.stdin, p.cancel = inW, cancel
-	go func() {
-		err := ServeHTTP(ctx, inR, outW, opts)
-		outW.Close()
-		p.done <- err
-	}()
+	var outR *io.PipeReader
+	p.stdin, outR, p.cancel = onPipes(ServeHTTP, opts, p.done)
 	br := bufio.NewReader(outR)
 	line, err := br.ReadString('\n')
 	if err != nil {

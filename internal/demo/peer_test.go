@@ -65,15 +65,8 @@ func startPeer(t *testing.T, opts *Options) *peer {
 	if opts.OnEvent == nil {
 		opts.OnEvent = func(e Event) { p.events <- e }
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	p.in, p.cancel = inW, cancel
-	go func() {
-		err := Serve(ctx, inR, outW, opts)
-		outW.Close()
-		p.done <- err
-	}()
+	var outR *io.PipeReader
+	p.in, outR, p.cancel = onPipes(Serve, opts, p.done)
 	go func() {
 		defer close(p.lines)
 		sc := bufio.NewScanner(outR)
@@ -84,6 +77,21 @@ func startPeer(t *testing.T, opts *Options) *peer {
 	}()
 	t.Cleanup(func() { p.close() })
 	return p
+}
+
+// onPipes runs serve (Serve or ServeHTTP) with opts on pipes, and returns
+// its input, its output (ended when it returns) and its ctx's cancel; its
+// result goes to done.
+func onPipes(serve func(context.Context, io.Reader, io.Writer, *Options) error, opts *Options, done chan<- error) (*io.PipeWriter, *io.PipeReader, context.CancelFunc) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		err := serve(ctx, inR, outW, opts)
+		outW.Close()
+		done <- err
+	}()
+	return inW, outR, cancel
 }
 
 // close ends the input, drains the output and returns Serve's result.

@@ -99,14 +99,6 @@ func (a *researchArgs) check() error {
 	return nil
 }
 
-// researchToolJSON is the research tool's definition.
-var researchToolJSON = compact(`{"name": "research", "title": "Research (a task)",
-	"description": "Researches topic in steps steps of seconds each. A 2026-07-28 request naming the io.modelcontextprotocol/tasks extension gets a task at once; with ask, the task asks for a confirmation halfway.",
-	"inputSchema": {"type": "object", "properties": {
-		"topic": {"type": "string"}, "steps": {"type": "integer", "default": 3},
-		"seconds": {"type": "number", "default": 0.3}, "ask": {"type": "boolean", "default": false}}},
-	"execution": {"taskSupport": "optional"}}`)
-
 var taskTools = []tool{{"research", runResearch}}
 
 func runResearch(ctx context.Context, t *toolCall) (json.RawMessage, error) {

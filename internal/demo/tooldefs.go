@@ -39,8 +39,8 @@ var RawResultJSON = compact(`{
 	"isError": false
 }`)
 
-// toolDefsJSON holds the definitions of the tools not defined beside
-// their code, by name: data, kept as JSON.
+// toolDefsJSON holds the definitions of every tool but echo, by name:
+// data, kept as JSON.
 //
 //go:embed tooldefs.json
 var toolDefsJSON []byte
@@ -52,7 +52,7 @@ var toolDefs = func() map[string]string {
 	if err := json.Unmarshal(toolDefsJSON, &file); err != nil {
 		panic("demo: bad tooldefs.json: " + err.Error())
 	}
-	defs := map[string]string{"echo": EchoToolJSON, "ask": askToolJSON, "ask_later": askLaterToolJSON, "gated": gatedToolJSON, "research": researchToolJSON}
+	defs := map[string]string{"echo": EchoToolJSON}
 	for name, def := range file {
 		defs[name] = compact(string(def))
 	}

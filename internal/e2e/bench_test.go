@@ -84,17 +84,7 @@ func benchHosts(b *testing.B) (direct, viaMcpx *benchHost) {
 	// direct: the demo as a child process on stdin and stdout.
 	cmd := exec.Command(e.Bin, upstreamArgs...)
 	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
+	stdin, stdout := startPiped(b, cmd)
 	direct = newBenchHost(b, "direct", "echo", stdout, stdin, func() error {
 		stdin.Close()
 		done := make(chan error, 1)

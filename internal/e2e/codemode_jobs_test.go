@@ -150,14 +150,7 @@ return "never"`, map[string]any{"background": true})
 func TestExecBackgroundCLI(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
-	run := func(wantCode int, args ...string) string {
-		t.Helper()
-		out, stderr, code := e.Run(relayWait, append(args, "--config", cfg)...)
-		if code != wantCode {
-			t.Fatalf("mcpx %s: exit %d, want %d\nstdout %s\nstderr %s", strings.Join(args, " "), code, wantCode, out, stderr)
-		}
-		return out + stderr
-	}
+	run := cliRun(t, e, cfg)
 	script := func(code string) string {
 		p := filepath.Join(t.TempDir(), "s.ts")
 		if err := os.WriteFile(p, []byte(code), 0o600); err != nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -28,15 +27,7 @@ func TestUpstreamStateBoundToHost(t *testing.T) {
 		m := startHTTP(t, e, mode, cfg, false)
 		alice := newRawHost(t, &httpMCPX{URL: m.URL, Token: tokA, logs: m.logs})
 		other := newRawHost(t, &httpMCPX{URL: m.URL, Token: m.Token, logs: m.logs})
-		ask := func(h *rawHost, id, extra string) *jsonrpc.Message {
-			t.Helper()
-			r := h.do(`{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[`+askForm+`]},`+modernAskMeta+extra+`}}`,
-				modernHeaders("tools/call", "demo__ask"))
-			if r.Status != http.StatusOK || len(r.Msgs) == 0 {
-				t.Fatalf("%s: %d %s", id, r.Status, r.Body)
-			}
-			return r.Msgs[len(r.Msgs)-1]
-		}
+		ask := func(h *rawHost, id, extra string) *jsonrpc.Message { return askOverHTTP(t, h, id, extra) }
 		keys, state := inputRequiredOf(t, ask(alice, "a1", ""))
 		if len(keys) != 1 || !strings.HasPrefix(state, "mcpx1.") {
 			t.Fatalf("input_required keys %v, state %q; want one question and a state mcpx sealed", keys, state)

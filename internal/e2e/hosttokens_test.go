@@ -37,15 +37,7 @@ func TestNamedHostTokens(t *testing.T) {
 		as := func(tok string) *rawHost { return newRawHost(t, &httpMCPX{URL: m.URL, Token: tok, logs: m.logs}) }
 		alice, bob, shared := as(tokA), as(tokB), as(m.Token)
 
-		ask := func(h *rawHost, id, extra string) *jsonrpc.Message {
-			t.Helper()
-			r := h.do(`{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[`+askForm+`]},`+modernAskMeta+extra+`}}`,
-				modernHeaders("tools/call", "demo__ask"))
-			if r.Status != http.StatusOK || len(r.Msgs) == 0 {
-				t.Fatalf("%s: %d %s", id, r.Status, r.Body)
-			}
-			return r.Msgs[len(r.Msgs)-1]
-		}
+		ask := func(h *rawHost, id, extra string) *jsonrpc.Message { return askOverHTTP(t, h, id, extra) }
 		_, state := inputRequiredOf(t, ask(alice, "a1", ""))
 		retry := `,"inputResponses":{"mcpx-1":{"action":"accept","content":{"name":"Ada"}}},"requestState":"` + state + `"`
 		for who, h := range map[string]*rawHost{"bob": bob, "the default token's host": shared} {

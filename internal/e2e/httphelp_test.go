@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,10 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -83,56 +80,17 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 			}
 		})
 	case mcpxtest.Daemon:
-		args := []string{"serve", "--config", cfgPath, "--http", "127.0.0.1:0", "--log-level", "info"}
+		var extra []string
 		if noToken {
-			args = append(args, "--token", "none")
+			extra = []string{"--token", "none"}
 		}
-		cmd := exec.Command(e.Bin, args...)
-		cmd.Env = e.Environ()
-		cmd.WaitDelay = 5 * time.Second
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		urlc := make(chan string, 1)
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			sc := bufio.NewScanner(stderr)
-			sc.Buffer(nil, 1<<20)
-			for sc.Scan() {
-				line := sc.Text()
-				m.logs.Write([]byte(line + "\n"))
-				t.Log(line)
-				if u, ok := strings.CutPrefix(line, "mcpx: serving MCP at "); ok {
-					urlc <- u
-				}
-			}
-		}()
+		c := startServeHTTP(t, e, cfgPath, func(line string) { t.Log(line) }, extra...)
+		m.URL, m.logs = c.URL, c.logs
 		t.Cleanup(func() {
-			cmd.Process.Signal(syscall.SIGTERM)
-			waited := make(chan error, 1)
-			go func() { waited <- cmd.Wait() }()
-			select {
-			case err := <-waited:
-				if err != nil {
-					t.Errorf("mcpx serve --http exited with %v after SIGTERM", err)
-				}
-			case <-time.After(20 * time.Second):
-				cmd.Process.Kill()
-				<-waited
-				t.Errorf("mcpx serve --http did not exit within 20s of SIGTERM")
+			if err := c.stop(t); err != nil {
+				t.Errorf("mcpx serve --http exited with %v after SIGTERM", err)
 			}
-			<-copied
 		})
-		select {
-		case m.URL = <-urlc:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("mcpx serve --http printed no URL within 30s; stderr:\n%s", m.logs)
-		}
 	default:
 		t.Fatalf("unknown mode %q", mode)
 	}

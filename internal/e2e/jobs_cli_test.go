@@ -14,14 +14,7 @@ import (
 func TestJobCLI(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
-	run := func(wantCode int, args ...string) string {
-		t.Helper()
-		out, stderr, code := e.Run(relayWait, append(args, "--config", cfg)...)
-		if code != wantCode {
-			t.Fatalf("mcpx %s: exit %d, want %d\nstdout %s\nstderr %s", strings.Join(args, " "), code, wantCode, out, stderr)
-		}
-		return out + stderr
-	}
+	run := cliRun(t, e, cfg)
 	jobID := func(out string) string {
 		var v struct {
 			JobID string `json:"job_id"`
@@ -61,4 +54,17 @@ func TestJobCLI(t *testing.T) {
 	}
 	run(2, "jobs", "frob", "x")
 	run(2, "jobs", "show")
+}
+
+// cliRun returns a runner of mcpx verbs on cfg that fails the test unless
+// the verb exits wantCode, and returns its stdout and stderr.
+func cliRun(t *testing.T, e *mcpxtest.Env, cfg string) func(wantCode int, args ...string) string {
+	return func(wantCode int, args ...string) string {
+		t.Helper()
+		out, stderr, code := e.Run(relayWait, append(args, "--config", cfg)...)
+		if code != wantCode {
+			t.Fatalf("mcpx %s: exit %d, want %d\nstdout %s\nstderr %s", strings.Join(args, " "), code, wantCode, out, stderr)
+		}
+		return out + stderr
+	}
 }

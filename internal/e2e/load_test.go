@@ -615,17 +615,7 @@ func daemonGateway(t *testing.T, e *mcpxtest.Env, cfgPath string) loadGateway {
 		cmd := exec.Command(e.Bin, "serve", "--config", cfgPath, "--log-level", "warn")
 		cmd.Env = e.Environ()
 		cmd.Stderr = os.Stderr
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		stdin, stdout := startPiped(t, cmd)
 		var h *loadHost
 		h = newLoadHost(t, stdout, stdin, func() {
 			stdin.Close()

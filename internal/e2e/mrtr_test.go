@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,6 +22,19 @@ const modernAskMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-
 func askModern(h *mcpxtest.Host, id, asks, extra string) *jsonrpc.Message {
 	h.SendRaw(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[` + asks + `]},` + modernAskMeta + extra + `}}`)
 	return h.Response(jsonrpc.NewStringID(id), transcriptWait)
+}
+
+// askOverHTTP calls the demo's ask tool (askForm) as h, a 2026-07-28
+// host over HTTP, with extra members in its params, and returns the last
+// message of the answer.
+func askOverHTTP(t *testing.T, h *rawHost, id, extra string) *jsonrpc.Message {
+	t.Helper()
+	r := h.do(`{"jsonrpc":"2.0","id":"`+id+`","method":"tools/call","params":{"name":"demo__ask","arguments":{"asks":[`+askForm+`]},`+modernAskMeta+extra+`}}`,
+		modernHeaders("tools/call", "demo__ask"))
+	if r.Status != http.StatusOK || len(r.Msgs) == 0 {
+		t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+	}
+	return r.Msgs[len(r.Msgs)-1]
 }
 
 // inputRequiredOf reads an input_required result.

@@ -376,23 +376,8 @@ func TestNoOrphansAfterInProcessKill(t *testing.T) {
 	cfg := familyConfig(t, e, n, tag)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	cmd := e.Command(ctx, "serve", "--in-process", "--config", cfg, "--log-level", "warn")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &lineHost{t: t, w: stdin, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go h.read(stdout)
-	defer func() { stdin.Close(); <-h.done; _ = cmd.Wait() }()
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	h.response(`1`)
+	cmd, h, end := serveInProcessLine(t, ctx, e, cfg)
+	defer end()
 	for i := range n {
 		h.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fam%d__work","arguments":{"seconds":60}}}`, 10+i, i))
 	}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -24,22 +23,8 @@ type anthropicStub struct {
 }
 
 func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.Contains(r.URL.Path, "count_tokens") {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"input_tokens":1}`)
-		return
-	}
-	var body struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, "want a Messages API request", http.StatusBadRequest)
+	body := readMessages(w, r)
+	if body == nil {
 		return
 	}
 	var results []string
@@ -65,26 +50,12 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.saw(tools, results)
-	w.Header().Set("Content-Type", "text/event-stream")
-	event := func(v map[string]any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
-	}
-	event(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": body.Model,
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1}}})
-	stop := "end_turn"
 	if len(results) == 0 && offered {
 		args, _ := json.Marshal(map[string]any{"text": "hello from the claude stub"})
-		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_1", "name": s.echo, "input": map[string]any{}}})
-		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
-		stop = "tool_use"
-	} else {
-		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "done"}})
+		streamTurn(w, body.Model, s.echo, "toolu_1", string(args))
+		return
 	}
-	event(map[string]any{"type": "content_block_stop", "index": 0})
-	event(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 1}})
-	event(map[string]any{"type": "message_stop"})
+	streamTurn(w, body.Model, "", "", "")
 }
 
 // TestRealClaudePrint: after mcpx install claude-code, `claude -p` (its

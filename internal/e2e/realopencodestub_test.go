@@ -31,23 +31,8 @@ var (
 )
 
 func (s *promptStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.Contains(r.URL.Path, "count_tokens") {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"input_tokens":1}`)
-		return
-	}
-	var body struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Name string `json:"name"`
-		} `json:"tools"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		http.Error(w, "want a Messages API request", http.StatusBadRequest)
+	body := readMessages(w, r)
+	if body == nil {
 		return
 	}
 	offered := map[string]bool{}
@@ -69,26 +54,11 @@ func (s *promptStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	event := func(v map[string]any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
-	}
-	event(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "model": body.Model,
-		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 1, "output_tokens": 1}}})
-	stop := "end_turn"
 	if tool != "" && offered[tool] {
-		id := fmt.Sprintf("toolu_%d", s.n.Add(1))
-		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": id, "name": tool, "input": map[string]any{}}})
-		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": args}})
-		stop = "tool_use"
-	} else {
-		event(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-		event(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": "done"}})
+		streamTurn(w, body.Model, tool, fmt.Sprintf("toolu_%d", s.n.Add(1)), args)
+		return
 	}
-	event(map[string]any{"type": "content_block_stop", "index": 0})
-	event(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 1}})
-	event(map[string]any{"type": "message_stop"})
+	streamTurn(w, body.Model, "", "", "")
 }
 
 // promptBlocks returns a message's text and its tool results.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,23 +32,28 @@ type cluster struct {
 }
 
 type replicaProc struct {
-	URL    string
-	cmd    *exec.Cmd
-	waited chan error
+	*serveHTTPChild
 	killed bool
 }
 
 // nginxBinary finds nginx, or skips the test (fails it under CI).
 func nginxBinary(t *testing.T) string {
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+	return balancerBinary(t, "nginx", "the replica tests need it")
+}
+
+// balancerBinary finds the load balancer name (on PATH or in /usr/sbin),
+// or skips the test, saying why it needs it (fails it under CI).
+func balancerBinary(t *testing.T, name, need string) string {
+	t.Helper()
+	for _, p := range []string{name, "/usr/sbin/" + name} {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
 		}
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatal("nginx is not installed: CI must run the replica tests (.ci/run installs it)")
+		t.Fatalf("%s is not installed: CI must run the replica tests (.ci/run installs it)", name)
 	}
-	t.Skip("nginx is not installed: the replica tests need it (apt-get install nginx)")
+	t.Skipf("%s is not installed: %s (apt-get install %s)", name, need, name)
 	return ""
 }
 
@@ -128,51 +132,37 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 
 func startReplica(t *testing.T, e *mcpxtest.Env, cfg, name string) *replicaProc {
 	t.Helper()
-	cmd := exec.Command(e.Bin, "serve", "--config", cfg, "--http", "127.0.0.1:0", "--log-level", "info")
-	cmd.Env = e.Environ()
-	cmd.WaitDelay = 5 * time.Second
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := &replicaProc{cmd: cmd, waited: make(chan error, 1)}
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if testing.Verbose() {
-				t.Log(name + ": " + line)
-			}
-			if u, ok := strings.CutPrefix(line, "mcpx: serving MCP at "); ok {
-				urlc <- u
-			}
+	r := &replicaProc{serveHTTPChild: startServeHTTP(t, e, cfg, func(line string) {
+		if testing.Verbose() {
+			t.Log(name + ": " + line)
 		}
-		r.waited <- cmd.Wait()
-	}()
+	})}
 	t.Cleanup(func() {
-		if r.killed {
-			return
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-r.waited:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-r.waited
-			t.Errorf("%s did not exit within 20s of SIGTERM", name)
+		if !r.killed {
+			_ = r.stop(t)
 		}
 	})
-	select {
-	case r.URL = <-urlc:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s printed no URL within 30s", name)
-	}
 	return r
+}
+
+// startWaits starts n jobs of the demo's wait (tagged w) and n of its
+// sleep_then (tagged sTag), each working seconds, and returns their ids
+// once the upstreams have got every call.
+func (c *cluster) startWaits(t *testing.T, n, seconds int, sTag string) (w, s []string) {
+	t.Helper()
+	var wj, sj struct{ IDs []string }
+	c.host(t, map[string]any{"mode": "start", "count": n, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": seconds}}, &wj)
+	c.host(t, map[string]any{"mode": "start", "count": n, "tool": "demo__sleep_then", "tag": sTag, "arguments": map[string]any{"seconds": seconds}}, &sj)
+	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
+		nw, _ := c.executions("wait")
+		ns, _ := c.executions("sleep_then")
+		if nw == n && ns == n {
+			return wj.IDs, sj.IDs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want %d each", nw, ns, n)
+		}
+	}
 }
 
 // kill ends the replica with SIGKILL and waits for it.
@@ -183,7 +173,7 @@ func (r *replicaProc) kill(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-r.waited:
+	case <-r.exited:
 	case <-time.After(20 * time.Second):
 		t.Fatal("a killed replica did not exit")
 	}
@@ -235,18 +225,40 @@ func startNginx(t *testing.T, bin string, port int, balance string, replicas []*
 	}
 	var servers strings.Builder
 	for _, r := range replicas {
-		addr := strings.TrimSuffix(strings.TrimPrefix(r.URL, "http://"), "/mcp")
-		fmt.Fprintf(&servers, "\t\tserver %s max_fails=1 fail_timeout=2s;\n", addr)
+		fmt.Fprintf(&servers, "\t\tserver %s max_fails=1 fail_timeout=2s;\n", r.hostPort())
 	}
 	conf := filepath.Join(dir, "nginx.conf")
 	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, servers.String(), balance), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off;")
+	runBalancer(t, exec.Command(bin, "-p", dir, "-c", conf, "-g", "daemon off;"), port, func() string {
+		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		return "error.log:\n" + string(log)
+	})
+}
+
+// hostPort is the replica's address as a load balancer names it.
+func (r *replicaProc) hostPort() string {
+	return strings.TrimSuffix(strings.TrimPrefix(r.URL, "http://"), "/mcp")
+}
+
+// runBalancer starts cmd, a load balancer in the foreground, and returns
+// once it listens on port; the test's end stops it (SIGTERM, SIGKILL after
+// 10s). Its output, and what more adds (if not nil), is logged when the
+// test fails.
+func runBalancer(t *testing.T, cmd *exec.Cmd, port int, more func() string) {
+	t.Helper()
+	name := filepath.Base(cmd.Path)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	output := func() string {
+		if more == nil {
+			return out.String()
+		}
+		return out.String() + "\n" + more()
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -259,25 +271,21 @@ func startNginx(t *testing.T, bin string, port int, balance string, replicas []*
 			<-waited
 		}
 		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Logf("nginx output:\n%s\nerror.log:\n%s", out, log)
+			t.Logf("%s output:\n%s", name, output())
 		}
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			conn.Close()
 			return
 		}
 		select {
 		case err := <-waited:
-			log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx exited: %v\n%s\n%s", err, out, log)
+			t.Fatalf("%s exited: %v\n%s", name, err, output())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("nginx did not listen within 10s")
+			t.Fatalf("%s did not listen within 10s\n%s", name, output())
 		}
 	}
 }

@@ -127,19 +127,7 @@ func pct(ds []time.Duration) string {
 // idempotent sleep_then run again once on B and complete; B's complete.
 func TestReplicaKilled(t *testing.T) {
 	c := startCluster(t, "2s")
-	var w, s struct{ IDs []string }
-	c.host(t, map[string]any{"mode": "start", "count": 6, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": 6}}, &w)
-	c.host(t, map[string]any{"mode": "start", "count": 6, "tool": "demo__sleep_then", "tag": "idem", "arguments": map[string]any{"seconds": 6}}, &s)
-	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
-		nw, _ := c.executions("wait")
-		ns, _ := c.executions("sleep_then")
-		if nw == 6 && ns == 6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want 6 each", nw, ns)
-		}
-	}
+	w, s := c.startWaits(t, 6, 6, "idem")
 	_, waits := c.executions("wait")
 	_, sleeps := c.executions("sleep_then")
 	if waits[0] == 0 || sleeps[0] == 0 {
@@ -148,7 +136,7 @@ func TestReplicaKilled(t *testing.T) {
 	c.Replicas[0].kill(t)
 	killed := time.Now()
 	var r struct{ Jobs []replicaJob }
-	c.host(t, map[string]any{"mode": "poll", "ids": append(w.IDs, s.IDs...)}, &r)
+	c.host(t, map[string]any{"mode": "poll", "ids": append(w, s...)}, &r)
 	took := time.Since(killed)
 	interrupted := 0
 	for i, j := range r.Jobs {
@@ -182,19 +170,7 @@ func TestReplicasStoreRestart(t *testing.T) {
 	nginxBinary(t)
 	pg, dir := ownPostgres(t)
 	c := startClusterOn(t, pg, "2s")
-	var w, s struct{ IDs []string }
-	c.host(t, map[string]any{"mode": "start", "count": 3, "tool": "demo__wait", "tag": "w", "arguments": map[string]any{"seconds": 3}}, &w)
-	c.host(t, map[string]any{"mode": "start", "count": 3, "tool": "demo__sleep_then", "tag": "s", "arguments": map[string]any{"seconds": 3}}, &s)
-	for deadline := time.Now().Add(waitLong); ; time.Sleep(20 * time.Millisecond) {
-		nw, _ := c.executions("wait")
-		ns, _ := c.executions("sleep_then")
-		if nw == 3 && ns == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the upstreams got %d wait and %d sleep_then calls, want 3 each", nw, ns)
-		}
-	}
+	w, s := c.startWaits(t, 3, 3, "s")
 	postgresCtl(t, "pause", dir)
 	var echo, job struct {
 		Result struct {
@@ -206,7 +182,7 @@ func TestReplicasStoreRestart(t *testing.T) {
 	if echo.Result.IsError || !strings.Contains(echo.Result.Text, `"x"`) {
 		t.Errorf("echo while the store is down: %+v", echo.Result)
 	}
-	c.host(t, map[string]any{"mode": "call", "tool": "mcpx_job", "arguments": map[string]any{"job_id": w.IDs[0]}}, &job)
+	c.host(t, map[string]any{"mode": "call", "tool": "mcpx_job", "arguments": map[string]any{"job_id": w[0]}}, &job)
 	if !job.Result.IsError || !strings.Contains(job.Result.Text, "unavailable") {
 		t.Errorf("mcpx_job while the store is down: %+v, want an error saying the store is unavailable", job.Result)
 	}
@@ -229,7 +205,7 @@ func TestReplicasStoreRestart(t *testing.T) {
 	}
 	postgresCtl(t, "resume", dir)
 	var r struct{ Jobs []replicaJob }
-	c.host(t, map[string]any{"mode": "poll", "ids": append(w.IDs, s.IDs...)}, &r)
+	c.host(t, map[string]any{"mode": "poll", "ids": append(w, s...)}, &r)
 	for i, j := range r.Jobs {
 		if j.Status != "completed" || (i >= 3 && !strings.HasPrefix(j.Text, "s-")) {
 			t.Errorf("job %s after the restart: %s %q", j.ID, j.Status, j.Text)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -53,28 +54,8 @@ func TestServeInProcessTerminated(t *testing.T) {
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 	ctx, stop := context.WithTimeout(context.Background(), waitLong)
 	defer stop()
-	cmd := e.Command(ctx, "serve", "--in-process", "--config", cfg, "--log-level", "warn")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	h := &lineHost{t: t, w: stdin, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go h.read(stdout)
-	defer func() {
-		stdin.Close()
-		<-h.done
-		cmd.Wait()
-	}()
-
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	h.response(`1`)
+	cmd, h, end := serveInProcessLine(t, ctx, e, cfg)
+	defer end()
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	h.send(`{"jsonrpc":"2.0","id":951,"method":"tools/call","params":{"name":"demo__wait","arguments":{"seconds":30},"_meta":{"` + markerKey + `":"term"}}}`)
 	up := upstreamRequest(e, "demo", "term")
@@ -86,6 +67,22 @@ func TestServeInProcessTerminated(t *testing.T) {
 		t.Errorf("call 951 after SIGTERM: %+v, want error %d", m, codeStopping)
 	}
 	checkCancel(t, upstreamCancel(e, "demo", up.ID), "mcpx is stopping")
+}
+
+// serveInProcessLine starts `mcpx serve --in-process` with cfg, ended by
+// ctx at the latest, with a lineHost on its stdio that has sent initialize
+// (2025-11-25) and read the answer. end closes its stdin and waits for it
+// to exit: the caller defers it, to run before ctx ends.
+func serveInProcessLine(t *testing.T, ctx context.Context, e *mcpxtest.Env, cfg string) (cmd *exec.Cmd, h *lineHost, end func()) {
+	t.Helper()
+	cmd = e.Command(ctx, "serve", "--in-process", "--config", cfg, "--log-level", "warn")
+	stdin, stdout := startPiped(t, cmd)
+	h = &lineHost{t: t, w: stdin, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go h.read(stdout)
+	end = func() { stdin.Close(); <-h.done; _ = cmd.Wait() }
+	h.send(initializeLine)
+	h.response(`1`)
+	return cmd, h, end
 }
 
 // lineHost is a minimal host on a process's stdio, for tests that manage

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +23,7 @@ import (
 func TestTasksSurviveKill(t *testing.T) {
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
-	first, cmd := spawnServeHTTP(t, e, cfg)
+	first, proc := spawnServeHTTP(t, e, cfg)
 	h := newRawHost(t, first)
 	h.initialize("2025-11-25")
 	done := createTask(t, h, "demo__sleep_then", map[string]any{"seconds": 0.1, "text": "kept"})
@@ -44,10 +42,10 @@ func TestTasksSurviveKill(t *testing.T) {
 			t.Fatalf("the running task's wait did not reach the upstream within %s", waitLong)
 		}
 	}
-	if err := cmd.Process.Kill(); err != nil {
+	if err := proc.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	<-proc.exited
 
 	second, _ := spawnServeHTTP(t, e, cfg)
 	h2 := newRawHost(t, second)
@@ -116,46 +114,12 @@ func taskCall(t *testing.T, h *rawHost, method, id string) *jsonrpc.Message {
 // spawnServeHTTP starts `mcpx serve --http` on the user's job store and
 // returns it with its process, for a test to kill; it is stopped at the
 // test's end if still running.
-func spawnServeHTTP(t *testing.T, e *mcpxtest.Env, cfg string) (*httpMCPX, *exec.Cmd) {
+func spawnServeHTTP(t *testing.T, e *mcpxtest.Env, cfg string) (*httpMCPX, *serveHTTPChild) {
 	t.Helper()
 	tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &httpMCPX{logs: &syncBuffer{}, Token: tok}
-	cmd := exec.Command(e.Bin, "serve", "--config", cfg, "--http", "127.0.0.1:0", "--log-level", "info")
-	cmd.Env = e.Environ()
-	cmd.WaitDelay = 5 * time.Second
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	urlc := make(chan string, 1)
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			m.logs.Write([]byte(sc.Text() + "\n"))
-			if u, ok := strings.CutPrefix(sc.Text(), "mcpx: serving MCP at "); ok {
-				urlc <- u
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-		<-copied
-	})
-	select {
-	case m.URL = <-urlc:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("mcpx serve --http printed no URL within 30s; stderr:\n%s", m.logs)
-	}
-	return m, cmd
+	c := startServeHTTP(t, e, cfg, nil)
+	return &httpMCPX{URL: c.URL, Token: tok, logs: c.logs}, c
 }

@@ -250,17 +250,7 @@ func TestHTTPUpstreamEverything(t *testing.T) {
 		id := sendCall(h, "101", "everything__trigger-long-running-operation", map[string]any{"duration": 1, "steps": 5},
 			map[string]any{"progressToken": "ev-1"})
 		h.Result(id, waitLong)
-		recv := h.Received()
-		resAt := responseIndex(recv, id)
-		var seen []float64
-		for i, r := range recv {
-			if p, ok := asProgress(t, r); ok && string(p.Token) == `"ev-1"` {
-				if i > resAt {
-					t.Errorf("progress after the result: %s", r.Raw)
-				}
-				seen = append(seen, p.Progress)
-			}
-		}
+		seen := progressBefore(t, h, id, `"ev-1"`)
 		if len(seen) != 5 || !slices.IsSorted(seen) {
 			t.Errorf("progress at the host: %v, want 5 increasing", seen)
 		}
@@ -396,17 +386,7 @@ func TestHTTPUpstreamTSv2(t *testing.T) {
 		if got := resultText(t, h.Result(id, waitLong)); got != "done p1" {
 			t.Errorf("result %q", got)
 		}
-		recv := h.Received()
-		resAt := responseIndex(recv, id)
-		var seen []float64
-		for i, r := range recv {
-			if p, ok := asProgress(t, r); ok && string(p.Token) == `"v2-tok"` {
-				if i > resAt {
-					t.Errorf("progress after the result: %s", r.Raw)
-				}
-				seen = append(seen, p.Progress)
-			}
-		}
+		seen := progressBefore(t, h, id, `"v2-tok"`)
 		if !slices.Equal(seen, []float64{1, 2, 3, 4, 5}) {
 			t.Errorf("progress at the host: %v, want 1..5", seen)
 		}
@@ -462,17 +442,7 @@ func startDemoHTTP(t *testing.T, args ...string) (url, record, wire string) {
 	cmd := exec.Command(mcpxtest.Binary(t), append([]string{"demo", "-http", "127.0.0.1:0", "-record", record, "-wire-log", wire}, args...)...)
 	cmd.Env = append(cmd.Environ(), "GORACE="+mcpxtest.RaceQuickExit)
 	cmd.Stderr = stderrToLog{t}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := startPiped(t, cmd)
 	done := make(chan struct{})
 	urls := make(chan string, 1)
 	go func() {
@@ -549,17 +519,7 @@ func TestHTTPUpstreamDemo(t *testing.T) {
 				if got := resultText(t, h.Result(id, waitLong)); got != "exported 1000 records in 5 parts" {
 					t.Errorf("export: %q", got)
 				}
-				recv := h.Received()
-				resAt := responseIndex(recv, id)
-				var seen []float64
-				for i, r := range recv {
-					if p, ok := asProgress(t, r); ok && string(p.Token) == `"d-1"` {
-						if i > resAt {
-							t.Errorf("progress after the result: %s", r.Raw)
-						}
-						seen = append(seen, p.Progress)
-					}
-				}
+				seen := progressBefore(t, h, id, `"d-1"`)
 				if len(seen) != 5 || !slices.IsSorted(seen) {
 					t.Errorf("progress at the host: %v, want 5 increasing", seen)
 				}

@@ -255,17 +255,7 @@ func TestHTTPUpstreamGoSDK(t *testing.T) {
 				if got := resultText(t, h.Result(id, waitLong)); got != "done p1" {
 					t.Errorf("result %q", got)
 				}
-				recv := h.Received()
-				resAt := responseIndex(recv, id)
-				var seen []float64
-				for i, r := range recv {
-					if p, ok := asProgress(t, r); ok && string(p.Token) == `"host-tok"` {
-						if i > resAt {
-							t.Errorf("progress after the result: %s", r.Raw)
-						}
-						seen = append(seen, p.Progress)
-					}
-				}
+				seen := progressBefore(t, h, id, `"host-tok"`)
 				if !slices.Equal(seen, []float64{1, 2, 3, 4, 5}) {
 					t.Errorf("progress at the host: %v, want 1..5", seen)
 				}

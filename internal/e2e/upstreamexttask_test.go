@@ -83,41 +83,13 @@ func TestUpstreamExtensionTask(t *testing.T) {
 
 		// A 2026-07-28 host that takes tasks: a task of mcpx's.
 		h = e.StartHost(mode, cfg)
-		takes := map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
-			"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
-		withExt := func(p map[string]any) map[string]any { p["_meta"] = mcpxtest.ModernMeta(takes); return p }
-		created := extTaskOf(t, h.Result(h.Request("tools/call", withExt(map[string]any{"name": "demo__research", "arguments": args})), waitLong))
+		created := extTaskOf(t, h.Result(h.Request("tools/call", takingTasks(map[string]any{"name": "demo__research", "arguments": args})), waitLong))
 		if created.ResultType != "task" || !strings.HasPrefix(created.TaskID, "job_") {
 			t.Fatalf("CreateTaskResult: %+v", created)
 		}
-		var asked struct {
-			Status        string                     `json:"status"`
-			InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		}
-		for deadline := time.Now().Add(waitLong); asked.Status != "input_required"; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("mcpx's task never read input_required: %+v", asked)
-			}
-			_ = json.Unmarshal(h.Result(h.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong), &asked)
-		}
-		key := ""
-		for k, v := range asked.InputRequests {
-			if strings.Contains(string(v), "Research tides?") {
-				key = k
-			}
-		}
-		if key == "" {
-			t.Fatalf("input_required without the upstream's question: %+v", asked)
-		}
-		h.Result(h.Request("tasks/update", withExt(map[string]any{"taskId": created.TaskID,
-			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}})), waitLong)
-		var done extTask
-		for deadline := time.Now().Add(waitLong); done.Status != "completed"; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("mcpx's task never completed: %+v", done)
-			}
-			done = extTaskOf(t, h.Result(h.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong))
-		}
+		done := answerTask(t, h, created.TaskID, func(q json.RawMessage) bool {
+			return strings.Contains(string(q), "Research tides?")
+		}, map[string]any{"ok": "yes"})
 		if got := resultText(t, done.Result); got != "researched tides in 4 steps (confirmed: accept yes)" {
 			t.Errorf("mcpx's task's result: %s", done.Result)
 		}
@@ -145,4 +117,51 @@ func extTaskOf(t *testing.T, raw json.RawMessage) extTask {
 		t.Fatalf("%s: %v", raw, err)
 	}
 	return tk
+}
+
+// takingTasks sets p's _meta to a 2026-07-28 request's whose host takes
+// tasks and answers elicitations.
+func takingTasks(p map[string]any) map[string]any {
+	p["_meta"] = mcpxtest.ModernMeta(map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
+		"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}})
+	return p
+}
+
+// answerTask polls h's task (tasks/get) until it asks for input, accepts
+// with content the input request that match picks (tasks/update), and
+// returns the task once it has completed.
+func answerTask(t *testing.T, h *mcpxtest.Host, taskID string, match func(json.RawMessage) bool, content map[string]any) extTask {
+	t.Helper()
+	get := func() json.RawMessage {
+		return h.Result(h.Request("tasks/get", takingTasks(map[string]any{"taskId": taskID})), waitLong)
+	}
+	var asked struct {
+		Status        string                     `json:"status"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	}
+	for deadline := time.Now().Add(waitLong); asked.Status != "input_required"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mcpx's task never read input_required: %+v", asked)
+		}
+		_ = json.Unmarshal(get(), &asked)
+	}
+	key := ""
+	for k, q := range asked.InputRequests {
+		if match(q) {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatalf("input_required without the upstream's question: %+v", asked)
+	}
+	h.Result(h.Request("tasks/update", takingTasks(map[string]any{"taskId": taskID,
+		"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": content}}})), waitLong)
+	var done extTask
+	for deadline := time.Now().Add(waitLong); done.Status != "completed"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("mcpx's task never completed: %+v", done)
+		}
+		done = extTaskOf(t, get())
+	}
+	return done
 }

@@ -92,45 +92,18 @@ func TestUpstreamTask(t *testing.T) {
 		}
 
 		h2 := e.StartHost(mode, cfg)
-		takes := map[string]any{"io.modelcontextprotocol/clientCapabilities": map[string]any{
-			"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
-		withExt := func(p map[string]any) map[string]any { p["_meta"] = mcpxtest.ModernMeta(takes); return p }
-		created := extTaskOf(t, h2.Result(h2.Request("tools/call", withExt(map[string]any{"name": tool,
+		created := extTaskOf(t, h2.Result(h2.Request("tools/call", takingTasks(map[string]any{"name": tool,
 			"arguments": map[string]any{"topic": "python", "ambiguous": true}})), waitLong))
 		if created.ResultType != "task" {
 			t.Fatalf("CreateTaskResult: %+v", created)
 		}
-		var asked struct {
-			Status        string `json:"status"`
-			InputRequests map[string]struct {
+		done := answerTask(t, h2, created.TaskID, func(raw json.RawMessage) bool {
+			var q struct {
 				Method string          `json:"method"`
 				Params json.RawMessage `json:"params"`
-			} `json:"inputRequests"`
-		}
-		for deadline := time.Now().Add(waitLong); asked.Status != "input_required"; time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("mcpx's task never read input_required: %+v", asked)
 			}
-			_ = json.Unmarshal(h2.Result(h2.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong), &asked)
-		}
-		key := ""
-		for k, q := range asked.InputRequests {
-			if q.Method == "elicitation/create" && strings.Contains(string(q.Params), "Monty Python") {
-				key = k
-			}
-		}
-		if key == "" {
-			t.Fatalf("input_required without the server's question: %+v", asked)
-		}
-		h2.Result(h2.Request("tasks/update", withExt(map[string]any{"taskId": created.TaskID,
-			"inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"interpretation": "comedy"}}}})), waitLong)
-		var done extTask
-		for deadline := time.Now().Add(waitLong); done.Status != "completed"; time.Sleep(100 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("mcpx's task never completed: %+v", done)
-			}
-			done = extTaskOf(t, h2.Result(h2.Request("tasks/get", withExt(map[string]any{"taskId": created.TaskID})), waitLong))
-		}
+			return json.Unmarshal(raw, &q) == nil && q.Method == "elicitation/create" && strings.Contains(string(q.Params), "Monty Python")
+		}, map[string]any{"interpretation": "comedy"})
 		if !strings.Contains(resultText(t, done.Result), "Research Report: python (comedy)") {
 			t.Errorf("the research after the host's answer: %.300s", done.Result)
 		}

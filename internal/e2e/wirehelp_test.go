@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -118,6 +120,41 @@ func responseError(t testing.TB, h *mcpxtest.Host, id jsonrpc.ID) (mcpxError, mc
 // responseIndex returns the index in h.Received() of the response to id, or -1.
 func responseIndex(recv []mcpxtest.Received, id jsonrpc.ID) int {
 	return slices.IndexFunc(recv, func(r mcpxtest.Received) bool { return r.Msg.IsResponse() && r.Msg.ID == id })
+}
+
+// startPiped starts cmd with a pipe to its stdin and one from its stdout.
+func startPiped(t testing.TB, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout
+}
+
+// progressBefore returns the progress values h received under token (its
+// JSON), in order, failing the test for any that came after the response
+// to id.
+func progressBefore(t *testing.T, h *mcpxtest.Host, id jsonrpc.ID, token string) []float64 {
+	t.Helper()
+	recv := h.Received()
+	resAt := responseIndex(recv, id)
+	var seen []float64
+	for i, r := range recv {
+		if p, ok := asProgress(t, r); ok && string(p.Token) == token {
+			if i > resAt {
+				t.Errorf("progress after the result: %s", r.Raw)
+			}
+			seen = append(seen, p.Progress)
+		}
+	}
+	return seen
 }
 
 // resultText returns the first text content of a tool result.

@@ -83,7 +83,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 	}
 	live := func() bool {
 		c, ok := relay.CauseOf(context.Cause(ctx))
-		return (!ok || c.Answered()) && req.job.live()
+		return (!ok || c.Answered()) && req.jobLive()
 	}
 	s := codemode.Script{
 		Code:       args.Code,

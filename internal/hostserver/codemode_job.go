@@ -30,16 +30,16 @@ func scriptKey(code string, timeoutSeconds float64) string {
 // never run again after a restart: it reads interrupted. It reports
 // false, having done nothing, for a script that can never become a job.
 func (hs *hostSession) execCandidate(ctx context.Context, req *request, s codemode.Script, key string, timer time.Duration, background bool, sp *scriptProgress, live func() bool) bool {
+	var onOff func()
 	if sp != nil {
-		req.job.onOff = sp.stop // before anything makes it a job
+		onOff = sp.stop
 	}
 	cd := candidate{tool: scriptJobTool, key: key, timer: timer, background: background, script: true}
-	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, nil)
+	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, nil, onOff)
 	if attached {
 		return true
 	}
 	if l == nil {
-		req.job.onOff = nil
 		return false
 	}
 	host, e := s.Progress, req.entry

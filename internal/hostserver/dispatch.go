@@ -164,7 +164,7 @@ func (hs *hostSession) execute(req *request) (released bool) {
 	req.handler(hs, req.ctx, req)
 	hs.srv.relay.Registry().Remove(req.entry)
 	req.cancel(nil)
-	if req.job.released.Load() {
+	if l := req.job.Load(); l != nil && l.released.Load() {
 		return true
 	}
 	req.sink.finish()

@@ -149,7 +149,7 @@ func waitingOn(c *jobs.Call, method string) (restore func()) {
 // reports whether the call is such a job (its host's request answered:
 // the line goes nowhere else).
 func (l *jobLink) jobLine(line []byte) bool {
-	if l == nil || l.hs == nil || l.live() {
+	if l == nil || l.live() {
 		return false
 	}
 	if l.jobCall() != nil && !l.req.modern {

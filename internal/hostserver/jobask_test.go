@@ -43,8 +43,8 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	srv := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := &jobAskFixture{hs: &hostSession{srv: srv, id: "host-1"}, lines: make(chan []byte, 16), end: func() {}}
 	f.req = &request{caps: json.RawMessage(caps), modern: modern}
-	f.link = &f.req.job
-	f.link.hs, f.link.req = f.hs, f.req
+	f.link = &jobLink{hs: f.hs, req: f.req}
+	f.req.job.Store(f.link)
 	callCtx, callCancel := context.WithCancelCause(context.Background())
 	f.call, err = m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, callCancel, time.Now())
 	if err != nil {

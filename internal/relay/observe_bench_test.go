@@ -1,8 +1,6 @@
 package relay
 
 import (
-	"bytes"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,20 +21,7 @@ func BenchmarkCallToolObserved(b *testing.B) {
 	r := benchRelay(b)
 	o := &countingObserver{}
 	r.SetObserver(o)
-	b.ReportAllocs()
-	var n int64
-	cpu := cpuTime()
-	for b.Loop() {
-		n++
-		res, err := benchEcho(r, n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if !bytes.Contains(res, []byte(`{"n":`+strconv.FormatInt(n, 10)+`}`)) {
-			b.Fatalf("echo %d answered %s", n, res)
-		}
-	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	n := echoLoop(b, r)
 	if o.started.Load() != n || o.ended.Load() != n {
 		b.Fatalf("observer told of %d starts and %d ends of %d calls", o.started.Load(), o.ended.Load(), n)
 	}

@@ -40,25 +40,20 @@ const DefaultMemory = 256 << 20
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
-	if l.CPU > 0 {
-		d.CPU = l.CPU
-	}
-	if l.MaxCalls > 0 {
-		d.MaxCalls = l.MaxCalls
-	}
-	if l.MaxConcurrent > 0 {
-		d.MaxConcurrent = l.MaxConcurrent
-	}
-	if l.MaxOutputBytes > 0 {
-		d.MaxOutputBytes = l.MaxOutputBytes
-	}
-	if l.MaxResultBytes > 0 {
-		d.MaxResultBytes = l.MaxResultBytes
-	}
-	if l.MaxTimers > 0 {
-		d.MaxTimers = l.MaxTimers
-	}
+	setIf(&d.CPU, l.CPU)
+	setIf(&d.MaxCalls, l.MaxCalls)
+	setIf(&d.MaxConcurrent, l.MaxConcurrent)
+	setIf(&d.MaxOutputBytes, l.MaxOutputBytes)
+	setIf(&d.MaxResultBytes, l.MaxResultBytes)
+	setIf(&d.MaxTimers, l.MaxTimers)
 	return d
+}
+
+// setIf sets *dst to v when v is set: above zero.
+func setIf[T int | time.Duration](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // Names of limits, as a *LimitError carries them.

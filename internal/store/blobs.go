@@ -9,25 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// Blobs is a store that keeps small named values for the gateways that
-// share it: opaque bytes, which their writer seals (the store holds no
-// key and reads nothing in them). An update holds the name's lock across
-// every gateway, so that of gateways racing to change one value, one
-// changes it and the others see its change.
-type Blobs interface {
-	// Blob returns the value named name, or nil when there is none.
-	Blob(ctx context.Context, name string) ([]byte, error)
-	// PutBlob sets name's value.
-	PutBlob(ctx context.Context, name string, value []byte) error
-	// DeleteBlob removes name's value; none is no error.
-	DeleteBlob(ctx context.Context, name string) error
-	// UpdateBlob calls fn with name's value (nil when none) while holding
-	// name's lock, and sets the value fn returns unless it returns nil
-	// (no change). An error from fn changes nothing and is returned.
-	// The lock is held until fn returns: fn bounds its own work by ctx.
-	UpdateBlob(ctx context.Context, name string, fn func(cur []byte) ([]byte, error)) error
-}
-
 // ErrBlobTooLarge: a value over MaxBlobBytes.
 var ErrBlobTooLarge = errors.New("the value is over the blob limit")
 
@@ -35,7 +16,7 @@ var ErrBlobTooLarge = errors.New("the value is over the blob limit")
 // few kilobytes).
 const MaxBlobBytes = 1 << 20
 
-// Blob implements [Blobs].
+// Blob returns the value named name, or nil when there is none.
 func (s *Postgres) Blob(ctx context.Context, name string) ([]byte, error) {
 	var v []byte
 	err := s.pool.QueryRow(ctx, `SELECT value FROM blobs WHERE name = $1`, name).Scan(&v)
@@ -48,7 +29,7 @@ func (s *Postgres) Blob(ctx context.Context, name string) ([]byte, error) {
 	return v, nil
 }
 
-// PutBlob implements [Blobs].
+// PutBlob sets name's value.
 func (s *Postgres) PutBlob(ctx context.Context, name string, value []byte) error {
 	if len(value) > MaxBlobBytes {
 		return fmt.Errorf("keeping the blob %s: %w (%d bytes)", name, ErrBlobTooLarge, len(value))
@@ -61,8 +42,8 @@ func (s *Postgres) PutBlob(ctx context.Context, name string, value []byte) error
 	return nil
 }
 
-// DeleteBlob implements [Blobs]. The row stays, without a value: it is
-// the name's lock (see UpdateBlob).
+// DeleteBlob removes name's value; none is no error. The row stays,
+// without a value: it is the name's lock (see UpdateBlob).
 func (s *Postgres) DeleteBlob(ctx context.Context, name string) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE blobs SET value = NULL, updated = $2 WHERE name = $1`, name, ms(time.Now())); err != nil {
 		return s.fail("deleting the blob "+name, err)
@@ -70,10 +51,14 @@ func (s *Postgres) DeleteBlob(ctx context.Context, name string) error {
 	return nil
 }
 
-// UpdateBlob implements [Blobs]: the lock is the name's row, locked FOR
-// UPDATE in a transaction that lasts as long as fn (a row made, without a
-// value, when the name has none: a lock on a row that does not exist
-// would lock nothing).
+// UpdateBlob calls fn with name's value (nil when none) while holding
+// name's lock across every gateway sharing the store, and sets the value
+// fn returns unless it returns nil (no change). An error from fn changes
+// nothing and is returned. The lock is held until fn returns: fn bounds
+// its own work by ctx. The lock is the name's row, locked FOR UPDATE in a
+// transaction that lasts as long as fn (a row made, without a value, when
+// the name has none: a lock on a row that does not exist would lock
+// nothing).
 func (s *Postgres) UpdateBlob(ctx context.Context, name string, fn func(cur []byte) ([]byte, error)) error {
 	if _, err := s.pool.Exec(ctx, `INSERT INTO blobs (name, value, updated) VALUES ($1, NULL, $2) ON CONFLICT (name) DO NOTHING`,
 		name, ms(time.Now())); err != nil {

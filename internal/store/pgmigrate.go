@@ -49,7 +49,7 @@ var migrations = []string{
 		value   bytea NOT NULL,
 		created bigint NOT NULL
 	);`,
-	// 3: named blobs, opaque and sealed by their writer (see Blobs).
+	// 3: named blobs, opaque and sealed by their writer (see Postgres.UpdateBlob).
 	`CREATE TABLE blobs (
 		name    text PRIMARY KEY,
 		value   bytea,

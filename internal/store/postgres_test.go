@@ -12,6 +12,21 @@ import (
 	"mcpx/internal/store/storetest"
 )
 
+// watchCancels runs s.WatchCancels and returns the ids it hears (up to
+// buf unread) and its stop, which waits for it (its error fails the test).
+func watchCancels(t *testing.T, s *store.Postgres, buf int) (heard <-chan string, stop func()) {
+	ids := make(chan string, buf)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.WatchCancels(ctx, func(id, _ string) { ids <- id }) }()
+	return ids, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func openPG(t *testing.T, url string) *store.Postgres {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -64,16 +79,8 @@ func TestPostgresCancelNotifies(t *testing.T) {
 	a, b := openPG(t, url), openPG(t, url)
 	defer a.Close()
 	defer b.Close()
-	heard := make(chan string, 4)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- a.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	heard, stop := watchCancels(t, a, 4)
+	defer stop()
 	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +106,7 @@ func TestPostgresCancelNotifies(t *testing.T) {
 }
 
 // waitListening cancels probe jobs through s until the watcher hears one.
-func waitListening(t *testing.T, s *store.Postgres, heard chan string) {
+func waitListening(t *testing.T, s *store.Postgres, heard <-chan string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; ; i++ {
@@ -161,16 +168,8 @@ func TestPostgresWatchReconnects(t *testing.T) {
 	a, b := openPG(t, url), openPG(t, url)
 	defer a.Close()
 	defer b.Close()
-	heard := make(chan string, 16)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- a.WatchCancels(ctx, func(id, _ string) { heard <- id }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	heard, stop := watchCancels(t, a, 16)
+	defer stop()
 	waitListening(t, b, heard)
 	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
 		t.Fatal(err)

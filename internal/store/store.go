@@ -8,10 +8,12 @@
 // run the same contract tests (package storetest). Optional
 // interfaces: [CancelWatcher] (a cancel made by any gateway reaches the
 // one running the job), [Secrets] (keys every replica reads alike),
-// [Blobs] (small values sealed by their writer, updated under a lock
-// every replica honours), [Tokens] (the named host tokens every replica
-// accepts, by hash) and [Replicas] (the gateways sharing the store, by
-// their heartbeats).
+// [Tokens] (the named host tokens every replica accepts, by hash) and
+// [Replicas] (the gateways sharing the store, by their heartbeats).
+// [Postgres] also keeps blobs ([Postgres.Blob], [Postgres.UpdateBlob]):
+// small named values, opaque bytes their writer seals (the store holds no
+// key and reads nothing in them), updated under a lock every replica
+// honours; their user states the interface it needs of them.
 //
 // The rules every Store keeps:
 //

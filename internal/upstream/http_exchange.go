@@ -233,6 +233,22 @@ func (b *httpBase) do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// postExchange sends x's request (from now on a cancel must tell the
+// server) and returns the response. A failure to reach the server fails
+// x's request, unless x was given up first: nil then, with nothing left
+// to do.
+func (b *httpBase) postExchange(x *exchange, req *http.Request) *http.Response {
+	x.sent.Store(true)
+	resp, err := b.do(req)
+	if err != nil {
+		if x.ctx.Err() == nil {
+			b.conn.failRequest(x.r, err)
+		}
+		return nil
+	}
+	return resp
+}
+
 // reachError is an HTTP exchange that got no answer: the server could not
 // be reached, or the connection broke. It names the server and never the
 // URL, which may carry a secret.

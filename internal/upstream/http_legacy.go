@@ -144,12 +144,8 @@ func (t *legacyTransport) request(x *exchange) {
 	if init {
 		deliver = func(data []byte) { t.noteVersion(data, r.ID); t.conn.deliver(data) }
 	}
-	x.sent.Store(true)
-	resp, err := t.do(req)
-	if err != nil {
-		if x.ctx.Err() == nil {
-			t.conn.failRequest(r, err)
-		}
+	resp := t.postExchange(x, req)
+	if resp == nil {
 		return
 	}
 	defer resp.Body.Close()

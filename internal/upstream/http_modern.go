@@ -109,12 +109,8 @@ func (t *modernTransport) post1(x *exchange, obj *jsonrpc.Object, params []param
 		return nil, false
 	}
 	setMetadataHeaders(req.Header, t.versionOf(obj), x.msg.Method, obj, params)
-	x.sent.Store(true)
-	resp, err := t.do(req)
-	if err != nil {
-		if x.ctx.Err() == nil {
-			t.conn.failRequest(r, err)
-		}
+	resp := t.postExchange(x, req)
+	if resp == nil {
 		return nil, false
 	}
 	defer resp.Body.Close()

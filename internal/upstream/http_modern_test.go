@@ -211,21 +211,7 @@ func TestHTTPModernCancel(t *testing.T) {
 	}))
 	p := startPool(t, &config.Server{URL: up.ts.URL}, nil)
 	s := session(t, p)
-	progressed := make(chan struct{}, 1)
-	r, err := s.Start(mcp.MethodToolsCall, mustObject(`{"name":"slow"}`), nil, StartOptions{OnProgress: func(json.RawMessage) {
-		select {
-		case progressed <- struct{}{}:
-		default:
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-progressed:
-	case <-time.After(wait):
-		t.Fatal("no progress")
-	}
+	r := startProgressing(t, s)
 	in := up.waitFor("the call", isRPC(mcp.MethodToolsCall))
 	at := time.Now()
 	if !s.Cancel(r, "idle timeout") {

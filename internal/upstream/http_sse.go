@@ -138,12 +138,8 @@ func (t *sseTransport) request(x *exchange) {
 		t.conn.failRequest(r, err)
 		return
 	}
-	x.sent.Store(true)
-	resp, err := t.do(req)
-	if err != nil {
-		if x.ctx.Err() == nil {
-			t.conn.failRequest(r, err)
-		}
+	resp := t.postExchange(x, req)
+	if resp == nil {
 		return
 	}
 	if resp.StatusCode/100 != 2 {

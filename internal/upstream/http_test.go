@@ -678,21 +678,7 @@ func TestHTTPLegacyCancel(t *testing.T) {
 	}))
 	p := startPool(t, &config.Server{URL: up.ts.URL}, nil)
 	s := session(t, p)
-	progressed := make(chan struct{}, 1)
-	r, err := s.Start(mcp.MethodToolsCall, mustObject(`{"name":"slow"}`), nil, StartOptions{OnProgress: func(json.RawMessage) {
-		select {
-		case progressed <- struct{}{}:
-		default:
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-progressed:
-	case <-time.After(wait):
-		t.Fatal("no progress")
-	}
+	r := startProgressing(t, s)
 	callIn := up.waitFor("the call", isRPC(mcp.MethodToolsCall))
 	if !s.Cancel(r, "the host gave up") {
 		t.Error("Cancel reported that the upstream was not told")
@@ -916,4 +902,26 @@ func TestHTTPLegacyAcceptedWithoutStream(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 202") || !strings.Contains(err.Error(), "no stream") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// startProgressing starts a tools/call of "slow" on s and returns it once
+// its first progress has arrived.
+func startProgressing(t *testing.T, s *Session) *Request {
+	t.Helper()
+	progressed := make(chan struct{}, 1)
+	r, err := s.Start(mcp.MethodToolsCall, mustObject(`{"name":"slow"}`), nil, StartOptions{OnProgress: func(json.RawMessage) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-progressed:
+	case <-time.After(wait):
+		t.Fatal("no progress")
+	}
+	return r
 }

@@ -1,5 +1,5 @@
 // hostkit.mjs: what the TypeScript interop hosts (jobhost, timerhost,
-// surfacehost) share: their SPEC from the command line, a report printed
+// surfacehost, taskhost, researchhost) share: their SPEC from the command line, a report printed
 // once as one JSON line on stdout, a watchdog that prints it and exits
 // when the run passes spec.deadlineMs, and the SDK client and transport
 // the spec names.
@@ -11,7 +11,6 @@
 //   transport    "stdio" (spawns mcpx serve: mcpx, config, inProcess, env)
 //                or "http" (url, token)
 //   deadlineMs   the whole run's limit (default 60 s)
-//   capabilities the client capabilities to declare (default none)
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HTTPV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport as StdioV1, getDefaultEnvironment as envV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -44,10 +43,11 @@ export function run(name, fields = {}) {
   return { spec, report, print, stop, end };
 }
 
-// connectTo returns a client of the spec's SDK, with clientInfo info,
-// not yet connected, and the transport the spec names. A v2 client pins
-// 2026-07-28.
-export function connectTo(spec, info) {
+// connectTo returns a client of the spec's SDK, with clientInfo info and
+// capabilities (none unless given), not yet connected, and the transport
+// the spec names. A v2 client pins era (2026-07-28 unless given; at
+// 2025-11-25 it negotiates as a legacy client).
+export function connectTo(spec, info, { capabilities = {}, era = '2026-07-28' } = {}) {
   const v1 = spec.sdk === 'v1';
   let transport;
   if (spec.transport === 'stdio') {
@@ -62,9 +62,8 @@ export function connectTo(spec, info) {
     const url = new URL(spec.url);
     transport = v1 ? new HTTPV1(url, { requestInit }) : new HTTPV2(url, { requestInit });
   }
-  const capabilities = spec.capabilities ?? {};
   const client = v1
     ? new ClientV1(info, { capabilities })
-    : new ClientV2(info, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    : new ClientV2(info, { capabilities, versionNegotiation: { mode: era === '2026-07-28' ? { pin: era } : 'legacy' } });
   return { client, transport, v1 };
 }

@@ -19,6 +19,7 @@
 //   seconds     how long the tool works, silent
 //   timeoutMs   the host's hard timer on every request
 //   deadlineMs  the whole run's limit
+//   capabilities the client capabilities to declare (default none)
 //   arguments   the tool's arguments (default: seconds, and a text)
 //   noRetry     true: no retry of the first call
 //   elicit      (v1) the result to answer elicitation/create with; the
@@ -31,7 +32,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { run, connectTo } from './hostkit.mjs';
 
 const { spec, report, end } = run('jobhost');
-const { client, transport, v1 } = connectTo(spec, { name: spec.clientName, version: '1.0.0' });
+const { client, transport, v1 } = connectTo(spec, { name: spec.clientName, version: '1.0.0' }, { capabilities: spec.capabilities ?? {} });
 let answered = false; // the first call has its answer
 if (spec.elicit) {
   report.asked = [];

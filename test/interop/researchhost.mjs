@@ -26,38 +26,16 @@
 //   tool        exposed name of simulate-research-query
 //   answer      the interpretation the host picks ("historical")
 //   deadlineMs  the whole run's limit
-import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioClientTransport as StdioV1, getDefaultEnvironment as envV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateTaskResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { StdioClientTransport as StdioV2, getDefaultEnvironment as envV2 } from '@modelcontextprotocol/client/stdio';
+import { run, connectTo } from './hostkit.mjs';
 
-const spec = JSON.parse(process.argv[2] ?? '{}');
-const report = { sdk: spec.sdk, era: spec.era ?? '2025-11-25', transport: spec.transport, ok: false };
-const print = () => process.stdout.write(JSON.stringify(report) + '\n');
-const watchdog = setTimeout(() => {
-  report.error = `researchhost: no end within ${spec.deadlineMs} ms`;
-  print();
-  process.exit(1);
-}, spec.deadlineMs ?? 60000);
-
-const v1 = spec.sdk === 'v1';
-let transport;
-if (spec.transport === 'stdio') {
-  const args = ['serve', '--config', spec.config];
-  if (spec.inProcess) args.push('--in-process');
-  const env = { ...(v1 ? envV1() : envV2()), ...(spec.env ?? {}) };
-  transport = v1 ? new StdioV1({ command: spec.mcpx, args, env, stderr: 'inherit' }) : new StdioV2({ command: spec.mcpx, args, env, stderr: 'inherit' });
-} else {
-  const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
-  transport = v1 ? new TransportV1(new URL(spec.url), { requestInit }) : new TransportV2(new URL(spec.url), { requestInit });
-}
-const info = { name: 'mcpx-interop-researchhost', version: '1.0.0' };
-const capabilities = { elicitation: { form: {} } };
-const client = v1
-  ? new ClientV1(info, { capabilities })
-  : new ClientV2(info, { capabilities, versionNegotiation: { mode: report.era === '2026-07-28' ? { pin: report.era } : 'legacy' } });
+const { spec, report, end } = run('researchhost');
+report.era = spec.era ?? '2025-11-25';
+const { client, transport, v1 } = connectTo(
+  spec,
+  { name: 'mcpx-interop-researchhost', version: '1.0.0' },
+  { capabilities: { elicitation: { form: {} } }, era: report.era },
+);
 
 // The host's answer to the server's question, and what it was asked.
 report.questions = [];
@@ -145,7 +123,5 @@ try {
 } catch (err) {
   report.error = String(err?.stack ?? err);
 }
-clearTimeout(watchdog);
-print();
-await client.close().catch(() => {});
+await end(client);
 process.exit(0);

@@ -18,30 +18,11 @@
 //   cancelTool  exposed name of the demo's export (cancelled mid-way, once
 //               its progress shows in the task's statusMessage)
 //   deadlineMs  the whole run's limit
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { run, connectTo } from './hostkit.mjs';
 
-const spec = JSON.parse(process.argv[2] ?? '{}');
-const report = { transport: spec.transport, ok: false };
-const print = () => process.stdout.write(JSON.stringify(report) + '\n');
-const watchdog = setTimeout(() => {
-  report.error = `taskhost: no end within ${spec.deadlineMs} ms`;
-  print();
-  process.exit(1);
-}, spec.deadlineMs ?? 60000);
-
-let transport;
-if (spec.transport === 'stdio') {
-  const args = ['serve', '--config', spec.config];
-  if (spec.inProcess) args.push('--in-process');
-  transport = new StdioClientTransport({ command: spec.mcpx, args, env: { ...getDefaultEnvironment(), ...(spec.env ?? {}) }, stderr: 'inherit' });
-} else {
-  const requestInit = spec.token ? { headers: { Authorization: `Bearer ${spec.token}` } } : undefined;
-  transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit });
-}
-const client = new Client({ name: 'mcpx-interop-taskhost', version: '1.0.0' }, { capabilities: {} });
+const { spec, report, end } = run('taskhost');
+const { client, transport } = connectTo({ ...spec, sdk: 'v1' }, { name: 'mcpx-interop-taskhost', version: '1.0.0' });
 report.notifications = [];
 client.setNotificationHandler(TaskStatusNotificationSchema, n => {
   report.notifications.push({ taskId: n.params.taskId, status: n.params.status });
@@ -109,7 +90,5 @@ try {
 } catch (err) {
   report.error = String(err?.stack ?? err);
 }
-clearTimeout(watchdog);
-print();
-await client.close().catch(() => {});
+await end(client);
 process.exit(0);

@@ -3,86 +3,62 @@
 // opencode that drops a plugin's metadata (1.18: an Effect it never runs)
 // still shows progress, through its own part API.
 
-import { after, before, describe, test } from "node:test"
+import { describe, test } from "node:test"
 import assert from "node:assert/strict"
-import type { PluginInput, ToolContext, ToolDefinition } from "@opencode-ai/plugin"
-import { McpxPlugin } from "../src/index.js"
+import type { ToolContext } from "@opencode-ai/plugin"
 import { Mcpx } from "./mcpx.js"
-
-type Result = { title: string; output: string; metadata: { mcpx?: { [k: string]: any } } }
-
-function context(abort: AbortSignal, metadata: ToolContext["metadata"] = () => {}): ToolContext {
-  return { sessionID: "ses_t", messageID: "msg_t", agent: "build", directory: process.cwd(), worktree: process.cwd(), abort, metadata, ask: async () => {} }
-}
-
-async function loadTools(input: object, options?: { [k: string]: unknown }): Promise<{ [k: string]: ToolDefinition }> {
-  const hooks = await McpxPlugin(input as PluginInput, options)
-  assert.ok(hooks.tool, "the plugin returned no tools")
-  return hooks.tool
-}
+import { context, loadTools, useMcpx, type Result } from "./kit.js"
 
 const requests = (m: Mcpx, tool: string) => m.records().filter((r) => r.event === "request" && r.tool === tool).length
 
 describe("a long call through the plugin", () => {
-  let mcpx: Mcpx
-  let restore: () => void
-  let tools: { [k: string]: ToolDefinition }
-
-  before(async () => {
-    mcpx = new Mcpx()
-    restore = mcpx.use()
-    tools = await loadTools({}, { jobAfterSeconds: 0.5 })
-  })
-  after(async () => {
-    restore()
-    await mcpx.close()
-  })
+  const s = useMcpx(undefined, { jobAfterSeconds: 0.5 })
 
   test("mcpx_job and mcpx_job_cancel carry mcpx's descriptions", () => {
-    assert.match(tools["mcpx_job"]?.description ?? "", /job/i)
-    assert.match(tools["mcpx_job_cancel"]?.description ?? "", /cancel/i)
+    assert.match(s.tools["mcpx_job"]?.description ?? "", /job/i)
+    assert.match(s.tools["mcpx_job_cancel"]?.description ?? "", /cancel/i)
   })
 
   test("a call silent past jobAfterSeconds becomes a job; mcpx_job waits for it and returns its result", async () => {
-    const runs = requests(mcpx, "wait")
-    const first = (await tools["demo__wait"].execute({ seconds: 2 }, context(new AbortController().signal))) as Result
+    const runs = requests(s.mcpx, "wait")
+    const first = (await s.tools["demo__wait"].execute({ seconds: 2 }, context(new AbortController().signal))) as Result
     const id = first.metadata.mcpx?.job as string
     assert.match(id ?? "", /^job_/, `no job in ${JSON.stringify(first)}`)
     assert.match(first.output, new RegExp(`mcpx_job with \\{"job_id": "${id}"\\}`))
 
-    const early = (await tools["mcpx_job"].execute({ job_id: id, wait_seconds: 0 }, context(new AbortController().signal))) as Result
+    const early = (await s.tools["mcpx_job"].execute({ job_id: id, wait_seconds: 0 }, context(new AbortController().signal))) as Result
     assert.match(early.output, /still running/)
-    const done = (await tools["mcpx_job"].execute({ job_id: id, wait_seconds: 60 }, context(new AbortController().signal))) as Result
+    const done = (await s.tools["mcpx_job"].execute({ job_id: id, wait_seconds: 60 }, context(new AbortController().signal))) as Result
     assert.equal(done.output, "waited 2 seconds")
-    assert.equal(requests(mcpx, "wait"), runs + 1, "the upstream ran the call more than once")
+    assert.equal(requests(s.mcpx, "wait"), runs + 1, "the upstream ran the call more than once")
   })
 
   test("opencode's abort while mcpx_job waits cancels the job, naming opencode", async () => {
-    const first = (await tools["demo__wait"].execute({ seconds: 30 }, context(new AbortController().signal))) as Result
+    const first = (await s.tools["demo__wait"].execute({ seconds: 30 }, context(new AbortController().signal))) as Result
     const id = first.metadata.mcpx?.job as string
     assert.ok(id, `no job in ${JSON.stringify(first)}`)
-    const before = mcpx.records().filter((r) => r.event === "cancelled").length
+    const before = s.mcpx.records().filter((r) => r.event === "cancelled").length
     const ctl = new AbortController()
-    const waiting = tools["mcpx_job"].execute({ job_id: id, wait_seconds: 60 }, context(ctl.signal))
+    const waiting = s.tools["mcpx_job"].execute({ job_id: id, wait_seconds: 60 }, context(ctl.signal))
     setTimeout(() => ctl.abort(), 200)
     await assert.rejects(waiting, /cancelled in opencode: job .* is cancelled/)
-    const ev = await mcpx.waitRecord("cancellation", (rs) => rs.filter((r) => r.event === "cancelled")[before])
+    const ev = await s.mcpx.waitRecord("cancellation", (rs) => rs.filter((r) => r.event === "cancelled")[before])
     assert.equal(ev.reason, "job cancelled with opencode")
     assert.equal(ev.known, true)
   })
 
   test("mcpx_job_cancel cancels a job; a job id mcpx does not know is an error", async () => {
-    const first = (await tools["demo__wait"].execute({ seconds: 30 }, context(new AbortController().signal))) as Result
+    const first = (await s.tools["demo__wait"].execute({ seconds: 30 }, context(new AbortController().signal))) as Result
     const id = first.metadata.mcpx?.job as string
-    const out = await tools["mcpx_job_cancel"].execute({ job_id: id }, context(new AbortController().signal))
+    const out = await s.tools["mcpx_job_cancel"].execute({ job_id: id }, context(new AbortController().signal))
     assert.match(out as string, new RegExp(`job ${id}: cancelled`))
-    await assert.rejects(tools["mcpx_job"].execute({ job_id: id }, context(new AbortController().signal)), /cancelled/)
-    await assert.rejects(tools["mcpx_job"].execute({ job_id: "job_nosuch" }, context(new AbortController().signal)), /mcpx_job: .*job/)
-    await assert.rejects(tools["mcpx_job"].execute({}, context(new AbortController().signal)), /needs the job_id/)
+    await assert.rejects(s.tools["mcpx_job"].execute({ job_id: id }, context(new AbortController().signal)), /cancelled/)
+    await assert.rejects(s.tools["mcpx_job"].execute({ job_id: "job_nosuch" }, context(new AbortController().signal)), /mcpx_job: .*job/)
+    await assert.rejects(s.tools["mcpx_job"].execute({}, context(new AbortController().signal)), /needs the job_id/)
   })
 
   test("a call whose progress keeps coming stays a call to its result", async () => {
-    const out = (await tools["demo__export"].execute({ seconds: 1.5, steps: 30 }, context(new AbortController().signal))) as Result
+    const out = (await s.tools["demo__export"].execute({ seconds: 1.5, steps: 30 }, context(new AbortController().signal))) as Result
     assert.match(out.output, /exported/)
     assert.equal(out.metadata.mcpx?.job, undefined)
     assert.equal(out.metadata.mcpx?.progress, 30)
@@ -90,17 +66,7 @@ describe("a long call through the plugin", () => {
 })
 
 describe("live progress in an opencode that drops a plugin's metadata", () => {
-  let mcpx: Mcpx
-  let restore: () => void
-
-  before(() => {
-    mcpx = new Mcpx()
-    restore = mcpx.use()
-  })
-  after(async () => {
-    restore()
-    await mcpx.close()
-  })
+  useMcpx()
 
   test("each update goes to the tool's part through opencode's API, in order, the last before the tool returns", async () => {
     let returned = false
@@ -120,7 +86,7 @@ describe("live progress in an opencode that drops a plugin's metadata", () => {
         return { data: o.body }
       },
     }
-    const tools = await loadTools({ client: { _client: fake } })
+    const tools = await loadTools(undefined, { client: { _client: fake } })
     const effect = { _op: "an Effect opencode never runs" }
     const ctx = { ...context(new AbortController().signal, (() => effect) as unknown as ToolContext["metadata"]), callID: "call_1" }
     const out = (await tools["demo__export"].execute({ seconds: 0.5, steps: 10 }, ctx)) as Result
