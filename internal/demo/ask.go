@@ -13,12 +13,15 @@ import (
 )
 
 type askArgs struct {
-	Asks []struct {
-		Method string          `json:"method"`
-		Params json.RawMessage `json:"params"`
-	} `json:"asks"`
-	WithdrawAfter float64 `json:"withdrawAfter"`
-	Complete      bool    `json:"complete"`
+	Asks          []askItem `json:"asks"`
+	WithdrawAfter float64   `json:"withdrawAfter"`
+	Complete      bool      `json:"complete"`
+}
+
+// askItem is one request the ask tool puts to the client.
+type askItem struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
 func (a *askArgs) check() error {
@@ -144,4 +147,39 @@ func askResult(answers []json.RawMessage, lastState string) json.RawMessage {
 	}
 	structured := marshal(s)
 	return toolResult(string(structured), structured, false)
+}
+
+type askLaterArgs struct {
+	Seconds float64 `json:"seconds"`
+	Message string  `json:"message"`
+}
+
+func (a *askLaterArgs) check() error { return checkSeconds("seconds", a.Seconds) }
+
+// runAskLater works silently, then asks: a question that comes long after
+// its call started (after a host's timer has made the call a job).
+func runAskLater(ctx context.Context, t *toolCall) (json.RawMessage, error) {
+	a := askLaterArgs{Seconds: 1, Message: "Go on?"}
+	if err := t.decode(&a); err != nil {
+		return nil, invalidParams("ask_later: %v", err)
+	}
+	q := askItem{Method: "elicitation/create", Params: marshal(map[string]any{"mode": "form", "message": a.Message,
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]string{"type": "string"}}}})}
+	var p struct {
+		RequestState *string `json:"requestState"`
+	}
+	_ = json.Unmarshal(t.params, &p)
+	if p.RequestState == nil { // a retry has worked already
+		if err := sleep(ctx, seconds(a.Seconds)); err != nil {
+			return nil, err
+		}
+	}
+	if t.modern {
+		return askModern(t, &askArgs{Asks: []askItem{q}})
+	}
+	ans, err := t.askLegacy(ctx, q.Method, q.Params, 0)
+	if err != nil {
+		return nil, err
+	}
+	return askResult([]json.RawMessage{ans}, ""), nil
 }

@@ -69,3 +69,43 @@ func TestAskModern(t *testing.T) {
 		t.Error("a forged requestState was not refused with -32602")
 	}
 }
+
+// TestAskLater: ask_later works first (nothing on the stream until then),
+// then asks its one question; the answer, or the error the client sent,
+// comes back in the result. 2026-07-28: input_required after the work,
+// and the retry answers at once.
+func TestAskLater(t *testing.T) {
+	p := startPeer(t, nil)
+	p.send(callReq("1", "ask_later", `{"seconds":0.05,"message":"Which colour?"}`, ""))
+	q := p.msg()
+	if q.Method != "elicitation/create" || q.ID.String() != `"ask-1"` || !strings.Contains(string(q.Params), `"message":"Which colour?"`) {
+		t.Fatalf("question %s", q.Encode())
+	}
+	p.send(`{"jsonrpc":"2.0","id":"ask-1","result":{"action":"accept","content":{"answer":"teal"}}}`)
+	_, m := p.until("1")
+	if out := decodeTool(t, m); !strings.Contains(string(out.StructuredContent), `{"result":{"action":"accept","content":{"answer":"teal"}}}`) {
+		t.Fatalf("result %s", out.StructuredContent)
+	}
+	p.send(callReq("2", "ask_later", `{"seconds":0}`, ""))
+	q = p.msg()
+	p.send(`{"jsonrpc":"2.0","id":` + string(q.ID.Raw()) + `,"error":{"code":-32603,"message":"mcpx cannot put this to job job_x"}}`)
+	_, m = p.until("2")
+	if out := decodeTool(t, m); !strings.Contains(string(out.StructuredContent), `"error":{"code":-32603,"message":"mcpx cannot put this to job job_x"}`) {
+		t.Fatalf("result %s", out.StructuredContent)
+	}
+
+	m = p.call("3", callReq("3", "ask_later", `{"seconds":0.05}`, modernMeta("")))
+	var r struct {
+		ResultType    string
+		InputRequests map[string]json.RawMessage
+		RequestState  string
+	}
+	if err := json.Unmarshal(result(t, m), &r); err != nil || r.ResultType != "input_required" || r.InputRequests["q0"] == nil {
+		t.Fatalf("modern first round %s", m.Result)
+	}
+	m = p.call("4", req("4", "tools/call", `{"name":"ask_later","arguments":{"seconds":600},"_meta":`+modernMeta("")+
+		`,"inputResponses":{"q0":{"action":"decline"}},"requestState":"`+r.RequestState+`"}`))
+	if out := decodeTool(t, m); !strings.Contains(string(out.StructuredContent), `{"action":"decline"}`) {
+		t.Fatalf("modern retry %s", out.StructuredContent)
+	}
+}

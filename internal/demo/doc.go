@@ -43,10 +43,11 @@
 //
 // The tools (export, scan, stubborn, wait, cancellations, echo, burst, raw,
 // crash, garbage, fail, sleep_then, ask, which asks the client things
-// during a call, and gated, which needs a URL-mode elicitation completed
-// first, -32042 until then; over HTTP also region_echo and
-// bad_header_tool, for x-mcp-header) are listed by tools/list with their
-// arguments and defaults; durations are seconds, as JSON numbers.
+// during a call, ask_later, which works silently and then asks, and gated,
+// which needs a URL-mode elicitation completed first, -32042 until then;
+// over HTTP also region_echo and bad_header_tool, for x-mcp-header) are
+// listed by tools/list with their arguments and defaults; durations are
+// seconds, as JSON numbers.
 //
 // With [Options.Surface] (-surface) it also serves resources (with
 // subscriptions and list changes), a resource template, prompts,

@@ -260,17 +260,25 @@ func (s *server) logAdmits(req *request, level string) bool {
 // The surface's tools.
 var surfaceTools = []tool{{"log", runLog}, {"touch", runTouch}}
 
-// runLog sends notifications/message at each level asked, before its
-// result, on the call's own stream; the result says which went out.
+// runLog works silently for after seconds, then sends notifications/message
+// at each level asked, before its result, on the call's own stream; the
+// result says which went out.
 func runLog(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	var a struct {
 		Levels  []string `json:"levels"`
 		Message string   `json:"message"`
+		After   float64  `json:"after"`
 	}
 	if len(t.args) > 0 {
 		if err := json.Unmarshal(t.args, &a); err != nil {
 			return errorResult("log: %v", err), nil
 		}
+	}
+	if err := checkSeconds("after", a.After); err != nil {
+		return errorResult("log: %v", err), nil
+	}
+	if err := sleep(ctx, seconds(a.After)); err != nil {
+		return nil, err
 	}
 	var sent []string
 	for _, l := range a.Levels {

@@ -35,6 +35,7 @@ var tools = []tool{
 	{"sleep_then", runSleepThen},
 	{"ask", runAsk},
 	{"gated", runGated},
+	{"ask_later", runAskLater},
 }
 
 // toolCall is what a tool runs with. A tool returns a result, or the cause

@@ -58,7 +58,7 @@ func TestToolsList(t *testing.T) {
 	for _, tl := range list.Tools {
 		got = append(got, tl.Name)
 	}
-	want := []string{"export", "scan", "stubborn", "wait", "cancellations", "echo", "burst", "raw", "crash", "garbage", "fail", "sleep_then", "ask", "gated"}
+	want := []string{"export", "scan", "stubborn", "wait", "cancellations", "echo", "burst", "raw", "crash", "garbage", "fail", "sleep_then", "ask", "gated", "ask_later"}
 	if diff := cmp.Diff(want, got); diff != "" || list.NextCursor != nil {
 		t.Errorf("tools (-want +got):\n%s\nnextCursor %v", diff, list.NextCursor)
 	}
@@ -87,7 +87,7 @@ func TestToolsListPages(t *testing.T) {
 		}
 		params = `{"cursor":` + string(marshal(*page.NextCursor)) + `}`
 	}
-	if diff := cmp.Diff([]int{5, 5, 4}, sizes); diff != "" {
+	if diff := cmp.Diff([]int{5, 5, 5}, sizes); diff != "" {
 		t.Errorf("page sizes (-want +got):\n%s", diff)
 	}
 	if !slices.Equal(names, toolNames()) {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -18,6 +19,12 @@ type jobHostReport struct {
 		Status string `json:"status"`
 	} `json:"polls"`
 	Final *timedResult `json:"final"`
+	// Asked: the questions the host was asked (with elicit).
+	Asked []struct {
+		Method   string          `json:"method"`
+		Params   json.RawMessage `json:"params"`
+		AfterJob bool            `json:"afterJob"`
+	} `json:"asked"`
 }
 
 type timedResult struct {

@@ -19,7 +19,7 @@ const relayWait = 30 * time.Second
 
 // demoToolNames are the demo server's tools, in its tools/list order.
 // TestToolsListPagination checks this list against what mcpx shows.
-var demoToolNames = []string{"export", "scan", "stubborn", "wait", "cancellations", "echo", "burst", "raw", "crash", "garbage", "fail", "sleep_then", "ask", "gated"}
+var demoToolNames = []string{"export", "scan", "stubborn", "wait", "cancellations", "echo", "burst", "raw", "crash", "garbage", "fail", "sleep_then", "ask", "gated", "ask_later"}
 
 // listTools sends tools/list (with params) and returns the result's tools,
 // each as the exact bytes mcpx sent, by name.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/relay"
 )
 
@@ -174,24 +175,51 @@ func (l *jobLink) end(res json.RawMessage, err error) bool {
 	if c == nil {
 		return false
 	}
+	if err == nil {
+		res = l.jobResult(c, res) // jobask.go
+	}
 	c.Finish(res, err)
 	return true
 }
 
-// Can, Ask and Notify are the host's until the call is a job.
+// Can, Ask and Notify are the host's request's until the call is a job;
+// then its questions go to the host that started it while it can be
+// asked, and are refused, naming the job, when not (jobask.go).
 func (l *jobLink) Can(method string, params json.RawMessage) bool {
-	return l.live() && l.asker.Can(method, params)
+	if l.live() {
+		return l.asker.Can(method, params)
+	}
+	c := l.jobCall()
+	return c != nil && l.jobRefusal(c, method, params) == nil
 }
 
 func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if !l.live() {
-		return nil, errors.New("the call became a job: its host's request is answered")
+	if l.live() {
+		return l.asker.Ask(ctx, method, params)
 	}
-	return l.asker.Ask(ctx, method, params)
+	if c := l.jobCall(); c != nil {
+		return l.askJobHost(ctx, c, method, params)
+	}
+	return nil, errors.New("the call ended as its host was answered")
 }
 
 func (l *jobLink) Notify(method string, params json.RawMessage) {
 	if l.live() {
 		l.asker.Notify(method, params)
+		return
 	}
+	l.jobLine(jsonrpc.NewNotification(method, params).Encode())
+}
+
+// Refusal implements relay.Refuser: why the job the call became cannot
+// put method to its host; nil while the call is its host request's.
+func (l *jobLink) Refusal(method string, params json.RawMessage) *jsonrpc.Error {
+	if l.live() {
+		return nil
+	}
+	c := l.jobCall()
+	if c == nil {
+		return nil
+	}
+	return l.jobRefusal(c, method, params)
 }

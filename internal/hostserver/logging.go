@@ -172,6 +172,8 @@ func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSe
 // is its _meta logLevel (none: no messages, as that revision says); a
 // legacy host's is the one it set, which is also returned, for modern
 // upstreams to be asked for (they log only for a request carrying one).
+// Once the call is a job, they go to the host's stream outside its
+// requests, while it has one (jobask.go).
 func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.Message), string) {
 	var level, hostLevel string
 	if req.modern {
@@ -196,7 +198,11 @@ func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.
 		if json.Unmarshal(msg.Params, &p) != nil || levelRank(p.Level) < levelRank(level) {
 			return
 		}
-		req.sink.pushWhile(live, jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode())
+		line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()
+		if req.job.Load().jobLine(line) {
+			return // a job's: to its host's stream, not its answered request's (jobask.go)
+		}
+		req.sink.pushWhile(live, line)
 	}, hostLevel
 }
 

@@ -26,6 +26,13 @@ type Asker interface {
 	Notify(method string, params json.RawMessage)
 }
 
+// Refuser is an Asker that can say why it cannot take a request its Can
+// refuses: the upstream is answered with that error (nil: the host did
+// not declare the capability).
+type Refuser interface {
+	Refusal(method string, params json.RawMessage) *jsonrpc.Error
+}
+
 // UpstreamCancelledError is the cause of a host question the upstream
 // withdrew: the host is told why, the upstream gets no answer.
 type UpstreamCancelledError struct{ Reason string }
@@ -70,6 +77,14 @@ func (a *asks) Owner() string { return a.owner }
 // Accepts implements upstream.InboundHandler.
 func (a *asks) Accepts(method string, params json.RawMessage) bool {
 	return a.asker != nil && a.asker.Can(method, params)
+}
+
+// Refusal implements upstream.Refuser: the asker's, if it says why.
+func (a *asks) Refusal(method string, params json.RawMessage) *jsonrpc.Error {
+	if r, ok := a.asker.(Refuser); ok {
+		return r.Refusal(method, params)
+	}
+	return nil
 }
 
 // woken handles a ready signal for a call waiting on its upstream: it

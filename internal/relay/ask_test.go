@@ -1,9 +1,14 @@
 package relay
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
+	"mcpx/internal/jsonrpc"
 	"mcpx/internal/upstream"
 )
 
@@ -40,5 +45,46 @@ func TestAsksStaleSignal(t *testing.T) {
 	<-a.ready
 	if !a.woken(true, nil) {
 		t.Fatal("a new question did not hold the call")
+	}
+}
+
+// refusingAsker declares nothing and says why.
+type refusingAsker struct{ why string }
+
+func (refusingAsker) Can(string, json.RawMessage) bool { return false }
+func (refusingAsker) Ask(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("never asked")
+}
+func (refusingAsker) Notify(string, json.RawMessage) {}
+func (r refusingAsker) Refusal(method string, _ json.RawMessage) *jsonrpc.Error {
+	if r.why == "" {
+		return nil
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %s", method, r.why)
+}
+
+// TestAsksRefusal: an asker that says why it cannot take a question has
+// that said, to a legacy upstream (Refusal, as upstream.Refuser) and in
+// the tool error of a 2026-07-28 upstream's input_required round; one
+// that does not leaves the usual words.
+func TestAsksRefusal(t *testing.T) {
+	ir, ok := inputRequired(json.RawMessage(`{"resultType":"input_required","inputRequests":{"q0":{"method":"elicitation/create","params":{"mode":"form","message":"?"}}}}`))
+	if !ok {
+		t.Fatal("no input_required")
+	}
+	for _, c := range []struct{ why, want string }{
+		{"job job_x's host left", `upstream \"s\" needs elicitation/create in form mode: elicitation/create: job job_x's host left`},
+		{"", `upstream \"s\" needs elicitation/create in form mode, which this host did not declare`},
+	} {
+		var a asks
+		a.init(refusingAsker{c.why}, "s", "h", slog.New(slog.DiscardHandler), nil)
+		var u upstream.Refuser = &a
+		if e := u.Refusal("elicitation/create", nil); (e == nil) != (c.why == "") {
+			t.Errorf("Refusal(%q) = %v", c.why, e)
+		}
+		_, failed, err := a.answerInputRequests(context.Background(), ir)
+		if err != nil || !strings.Contains(string(failed), c.want) {
+			t.Errorf("why %q: %s %v, want %s", c.why, failed, err, c.want)
+		}
 	}
 }

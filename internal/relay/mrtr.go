@@ -90,6 +90,9 @@ func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *
 			if mode := elicitationMode(q.Method, q.Params); mode != "" {
 				what += " in " + mode + " mode"
 			}
+			if why := a.Refusal(q.Method, q.Params); why != nil {
+				return nil, toolError(fmt.Sprintf("upstream %q needs %s: %s", a.server, what, why.Message)), nil
+			}
 			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", a.server, what)), nil
 		}
 	}

@@ -150,6 +150,14 @@ type InboundHandler interface {
 	Owner() string
 }
 
+// Refuser is an InboundHandler that can say why it does not accept a
+// request (Accepts false): the upstream is answered with its error,
+// instead of hearing that the host did not declare the capability; nil
+// leaves that answer.
+type Refuser interface {
+	Refusal(method string, params json.RawMessage) *jsonrpc.Error
+}
+
 // serverRequest handles a request the upstream sent mcpx. via is the
 // request on whose own stream it arrived (legacy HTTP), nil when the
 // transport carries no such link (stdio, HTTP+SSE, standalone streams).
@@ -185,6 +193,12 @@ func (c *Conn) serverRequest(msg *jsonrpc.Message, via *Request) {
 		return
 	}
 	if !r.inbound.Accepts(msg.Method, msg.Params) {
+		if rf, ok := r.inbound.(Refuser); ok {
+			if err := rf.Refusal(msg.Method, msg.Params); err != nil {
+				in.Fail(err)
+				return
+			}
+		}
 		in.Fail(jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the host of the call this %s belongs to did not declare the capability it needs", msg.Method))
 		return
 	}

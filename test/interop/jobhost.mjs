@@ -19,10 +19,28 @@
 //   seconds     how long the tool works, silent
 //   timeoutMs   the host's hard timer on every request
 //   deadlineMs  the whole run's limit
+//   capabilities the client capabilities to declare (default none)
+//   arguments   the tool's arguments (default: seconds, and a text)
+//   noRetry     true: no retry of the first call
+//   elicit      (v1) the result to answer elicitation/create with; the
+//               host declares form elicitation (capabilities) and
+//               reports each question it is asked in asked, with
+//               afterJob: whether it came after the job answer
+//   leave       true: close the client at once after the first answer
+//               (the host is gone when the job asks)
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { run, connectTo } from './hostkit.mjs';
 
 const { spec, report, end } = run('jobhost');
-const { client, transport, v1 } = connectTo(spec, { name: spec.clientName, version: '1.0.0' });
+const { client, transport, v1 } = connectTo(spec, { name: spec.clientName, version: '1.0.0' }, { capabilities: spec.capabilities ?? {} });
+let answered = false; // the first call has its answer
+if (spec.elicit) {
+  report.asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async request => {
+    report.asked.push({ method: request.method, params: request.params, afterJob: answered });
+    return spec.elicit;
+  });
+}
 // A hard timer: progress does not reset it.
 const opts = { timeout: spec.timeoutMs, resetTimeoutOnProgress: false };
 const call = params => (v1 ? client.callTool(params, undefined, opts) : client.callTool(params, opts));
@@ -34,10 +52,16 @@ const timed = async params => {
 
 try {
   await client.connect(transport);
-  const args = { seconds: spec.seconds, text: 'the export is done' };
+  const args = spec.arguments ?? { seconds: spec.seconds, text: 'the export is done' };
   report.first = await timed({ name: spec.tool, arguments: args });
+  answered = true;
+  if (spec.leave) {
+    report.ok = true;
+    await end(client);
+    process.exit(0);
+  }
   // The model calls it again, as models do after a timeout.
-  report.retry = await timed({ name: spec.tool, arguments: args });
+  if (!spec.noRetry) report.retry = await timed({ name: spec.tool, arguments: args });
   const jobId = report.first.structured?.job_id;
   report.polls = [];
   for (let i = 0; jobId && i < 20; i++) {

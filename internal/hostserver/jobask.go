@@ -1,0 +1,194 @@
+package hostserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
+	"mcpx/internal/outq"
+	"mcpx/internal/relay"
+)
+
+// A job's questions and log messages. A call that became a job
+// (joblink.go) goes on after its host was answered with the job. What its
+// upstream asks from then on (elicitation, sampling, roots) goes to the
+// host that started it while that host can still be sent requests outside
+// a request of its own: a stream connection (stdio, or the daemon's) that
+// is open, or a legacy HTTP session's GET stream while one is open; the
+// answer goes back upstream. The question waits at most jobAskWait, and
+// while it waits the job's progress message says so (mcpx_job, mcpx jobs
+// show). Otherwise — the host left, has no such stream, did not declare
+// the capability, or speaks 2026-07-28, which takes questions only in the
+// answer to its own request (it has had that: the job) — the upstream is
+// answered with an error naming the job and why, and the job goes on: the
+// upstream decides what its call does without the answer. The job's log
+// messages on its call's own upstream stream go to the same stream while
+// it is open, at the host's level; a 2026-07-28 host's go nowhere.
+
+// jobAskWait is how long a job's question waits for its host's answer:
+// a person may be slow, but a job never waits for ever on one that will
+// not come.
+const jobAskWait = 10 * time.Minute
+
+// jobStream returns the stream of hs that carries what mcpx sends it
+// outside its requests (streamOf), as the queue behind it, nil if none.
+func (hs *hostSession) jobStream() *outq.Queue {
+	switch s := hs.srv.streamOf(hs).(type) {
+	case *connSink:
+		return s.q
+	case *httpSink:
+		return s.q
+	}
+	return nil
+}
+
+// jobRefusal returns why the job the call became cannot put method with
+// params to its host, nil if it can.
+func (l *jobLink) jobRefusal(c *jobs.Call, method string, params json.RawMessage) *jsonrpc.Error {
+	if why := l.cannotAsk(method, params); why != "" {
+		return jobError(c, method, why)
+	}
+	return nil
+}
+
+// cannotAsk says why the job the call became cannot put method with
+// params to its host, "" if it can.
+func (l *jobLink) cannotAsk(method string, params json.RawMessage) string {
+	switch {
+	case l.req.modern:
+		return "its host speaks 2026-07-28, which takes questions only in the answer to its own request, and that answer was the job (a host asks for a task to be asked during long work)"
+	case l.hs.jobStream() == nil:
+		return "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)"
+	case !declares(l.req.caps, method, params):
+		return "the host that started it did not declare the capability this needs"
+	}
+	return ""
+}
+
+// jobError is the error an upstream's question of job c gets: it names
+// the job, and says the job goes on.
+func jobError(c *jobs.Call, method, why string) *jsonrpc.Error {
+	id := c.ID()
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: cannotPut(method, id, why) + "; the job goes on without an answer",
+		Data:    jsonrpc.MustMarshal(map[string]string{"jobId": id})}
+}
+
+func cannotPut(method, id, why string) string {
+	return fmt.Sprintf("mcpx cannot put this %s to the host of job %s: %s", method, id, why)
+}
+
+// askJobHost puts an upstream's question of job c to the host that
+// started it, on its stream (jobStream), and waits for the answer: until
+// the host answers, its stream ends, jobAskWait passes, or ctx (the
+// question's) ends. Every outcome but an answer is an error naming the
+// job, except ctx's end, whose cause is returned (the host is told).
+func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := l.jobRefusal(c, method, params); err != nil {
+		return nil, err
+	}
+	hs, q := l.hs, l.hs.jobStream()
+	if q == nil {
+		return nil, jobError(c, method, "the host that started it has left")
+	}
+	id, ch := hs.questions.Add(jsonrpc.NewIntID)
+	defer hs.questions.Remove(id)
+	if q.Push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+		return nil, jobError(c, method, "the host that started it has left")
+	}
+	hs.srv.log.Info("put a job's question to its host", "job", c.ID(), "host", hs.id, "method", method)
+	restore := waitingOn(c, method)
+	defer restore()
+	t := time.NewTimer(jobAskWait)
+	defer t.Stop()
+	var cause error
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-q.Done():
+		return nil, jobError(c, method, "the host that started it left before it answered")
+	case <-t.C:
+		cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	}
+	_ = q.Push(jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
+		RequestID: id.Raw(), Reason: relay.Reason(cause),
+	})).Encode())
+	return nil, cause
+}
+
+// waitingOn makes job c's progress message say it waits for its host to
+// answer method, and returns what puts its progress back (unless the
+// call moved on meanwhile).
+func waitingOn(c *jobs.Call, method string) (restore func()) {
+	prev, moved := c.LastProgress()
+	waiting := prev
+	waiting.Message = "waiting for its host to answer " + method
+	c.SetProgress(waiting)
+	return func() {
+		if now, _ := c.LastProgress(); now.Message == waiting.Message && now.Progress == waiting.Progress {
+			if !moved {
+				prev = jobs.Progress{}
+			}
+			c.SetProgress(prev)
+		}
+	}
+}
+
+// jobLine sends line, a notification of the call's, to the host that
+// started the job the call became, on its stream, if it has one; it
+// reports whether the call is such a job (its host's request answered:
+// the line goes nowhere else).
+func (l *jobLink) jobLine(line []byte) bool {
+	if l == nil || l.live() {
+		return false
+	}
+	if l.jobCall() != nil && !l.req.modern {
+		if q := l.hs.jobStream(); q != nil {
+			_ = q.Push(line)
+		}
+	}
+	return true
+}
+
+// jobResult is what job c keeps of its call's result res: res, unless it
+// is an upstream's input_required that the call could not put to its
+// host (a 2026-07-28 host's call, or one whose host could take no
+// requests, ends with it): mcpx_job would hand the host questions that
+// no retry of mcpx_job answers, so the job ends with a tool error that
+// names it, the question, and why. A task's questions wait in the task
+// (taskinput.go).
+func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
+	if l.req.task != nil || !bytes.Contains(res, []byte(`"input_required"`)) {
+		return res // a task's questions wait in it; most results are not parsed
+	}
+	var r struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+	}
+	if json.Unmarshal(res, &r) != nil || r.ResultType != "input_required" {
+		return res
+	}
+	method, params := "request", json.RawMessage(nil)
+	for _, q := range r.InputRequests { // one names the kind of question
+		method, params = q.Method, q.Params
+		break
+	}
+	why := l.cannotAsk(method, params)
+	if why == "" {
+		why = "its call could not carry questions to its host"
+	}
+	return jsonrpc.MustMarshal(toolError("the upstream asked for input, and the job ended: " + cannotPut(method, c.ID(), why)))
+}

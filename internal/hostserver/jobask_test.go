@@ -1,0 +1,261 @@
+package hostserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"mcpx/internal/jobs"
+	"mcpx/internal/jsonrpc"
+	"mcpx/internal/store"
+)
+
+// jobAskFixture is a job that a host's call became, and that host: its
+// session, with or without its stream (what the job's questions go on).
+type jobAskFixture struct {
+	hs    *hostSession
+	req   *request
+	link  *jobLink
+	call  *jobs.Call
+	lines chan []byte // what the host's stream wrote
+	end   func()      // ends the host's stream (the host left)
+}
+
+// newJobAsk makes the fixture: caps are the host's capabilities, stream
+// whether it has a stream outside its requests, modern a 2026-07-28 host.
+func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
+	t.Helper()
+	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := jobs.New(jobs.Options{Store: st, Exclusive: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = m.Run(ctx) }()
+	<-m.Started()
+	srv := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	f := &jobAskFixture{hs: &hostSession{srv: srv, id: "host-1"}, lines: make(chan []byte, 16), end: func() {}}
+	f.req = &request{caps: json.RawMessage(caps), modern: modern}
+	f.link = &jobLink{hs: f.hs, req: f.req}
+	f.req.job.Store(f.link)
+	callCtx, callCancel := context.WithCancelCause(context.Background())
+	f.call, err = m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, callCancel, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.link.job = f.call
+	f.link.off.Store(true) // its host's request is answered
+	var written chan struct{}
+	if stream {
+		q := newHostQueue(nil, nil)
+		written = make(chan struct{})
+		go func() {
+			defer close(written)
+			_ = q.Run(func(_ []byte, batch [][]byte) error {
+				for _, l := range batch {
+					f.lines <- append([]byte(nil), l...)
+				}
+				return nil
+			})
+		}()
+		srv.watchLegacy(f.hs, &connSink{q})
+		f.end = func() { srv.watchLegacy(f.hs, nil); q.Close(); <-written }
+	}
+	t.Cleanup(func() {
+		f.end()
+		f.call.Finish(json.RawMessage(`{}`), nil)
+		callCancel(nil)
+		_ = callCtx
+		cancel()
+		<-ran
+		st.Close()
+	})
+	return f
+}
+
+const formQ = `{"mode":"form","message":"Go on?"}`
+
+// TestJobAskRefused: a job's question its host cannot take is refused
+// with an error that names the job and why; Can says no, so the question
+// is never queued for it.
+func TestJobAskRefused(t *testing.T) {
+	cases := []struct {
+		name, caps string
+		stream     bool
+		modern     bool
+		want       string
+	}{
+		{"host gone", `{"elicitation":{}}`, false, false, "has left, or has no stream open"},
+		{"not declared", `{"sampling":{}}`, true, false, "did not declare the capability"},
+		{"url mode not declared", `{"elicitation":{}}`, true, false, "did not declare the capability"},
+		{"2026-07-28 host", `{"elicitation":{}}`, true, true, "2026-07-28"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newJobAsk(t, c.caps, c.stream, c.modern)
+			params := json.RawMessage(formQ)
+			if strings.HasPrefix(c.name, "url") {
+				params = json.RawMessage(`{"mode":"url","url":"https://example.test"}`)
+			}
+			if f.link.Can("elicitation/create", params) {
+				t.Fatal("Can: true")
+			}
+			e := f.link.Refusal("elicitation/create", params)
+			id := f.call.ID()
+			if e == nil || !strings.Contains(e.Message, id) || !strings.Contains(e.Message, c.want) || !strings.Contains(e.Message, "the job goes on") ||
+				string(e.Data) != `{"jobId":"`+id+`"}` {
+				t.Fatalf("Refusal: %+v, want job %s and %q", e, id, c.want)
+			}
+			_, err := f.link.Ask(context.Background(), "elicitation/create", params)
+			if e2, ok := err.(*jsonrpc.Error); !ok || e2.Message != e.Message {
+				t.Fatalf("Ask: %v, want the refusal", err)
+			}
+		})
+	}
+}
+
+// TestJobAskForwarded: a job's question goes to its host's stream under
+// an id of mcpx's; the host's answer comes back; while it waits, the
+// job's progress says so, and after, it is as it was.
+func TestJobAskForwarded(t *testing.T) {
+	f := newJobAsk(t, `{"elicitation":{}}`, true, false)
+	if !f.link.Can("elicitation/create", json.RawMessage(formQ)) || f.link.Refusal("elicitation/create", json.RawMessage(formQ)) != nil {
+		t.Fatal("a host with a stream and the capability is refused")
+	}
+	f.call.SetProgress(jobs.Progress{Progress: 3, Message: "step 3"})
+	type out struct {
+		res json.RawMessage
+		err error
+	}
+	got := make(chan out, 1)
+	go func() {
+		res, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
+		got <- out{res, err}
+	}()
+	msg, err := jsonrpc.Decode(<-f.lines)
+	if err != nil || msg.Method != "elicitation/create" || string(msg.Params) != formQ {
+		t.Fatalf("the host got %v %v", msg, err)
+	}
+	if p, _ := f.call.LastProgress(); p.Message != "waiting for its host to answer elicitation/create" || p.Progress != 3 {
+		t.Errorf("progress while it waits: %+v", p)
+	}
+	f.hs.answer(jsonrpc.NewResult(msg.ID, json.RawMessage(`{"action":"accept","content":{"answer":"teal"}}`)))
+	o := <-got
+	if o.err != nil || string(o.res) != `{"action":"accept","content":{"answer":"teal"}}` {
+		t.Fatalf("Ask: %s %v", o.res, o.err)
+	}
+	if p, _ := f.call.LastProgress(); p.Message != "step 3" {
+		t.Errorf("progress after: %+v", p)
+	}
+	// A host's error answer goes back as it is.
+	go func() {
+		res, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
+		got <- out{res, err}
+	}()
+	msg, _ = jsonrpc.Decode(<-f.lines)
+	f.hs.answer(jsonrpc.NewError(msg.ID, jsonrpc.Errorf(-1, "user said no")))
+	if o := <-got; !isRPCError(o.err, "user said no") {
+		t.Fatalf("Ask: %v, want the host's error", o.err)
+	}
+}
+
+// TestJobAskHostLeaves: the host's stream ends while a question waits:
+// the question ends with an error naming the job.
+func TestJobAskHostLeaves(t *testing.T) {
+	f := newJobAsk(t, `{"elicitation":{}}`, true, false)
+	got := make(chan error, 1)
+	go func() {
+		_, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
+		got <- err
+	}()
+	<-f.lines
+	f.end()
+	f.end = func() {}
+	err := <-got
+	if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "left before it answered") {
+		t.Fatalf("Ask: %v", err)
+	}
+}
+
+// TestJobAskDeadline: a question its host never answers is withdrawn
+// after jobAskWait (notifications/cancelled on its stream) and ends with
+// an error naming the job.
+func TestJobAskDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newJobAsk(t, `{"elicitation":{}}`, true, false)
+		start := time.Now()
+		_, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
+		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
+			t.Fatalf("Ask: %v", err)
+		}
+		if d := time.Since(start); d != jobAskWait {
+			t.Errorf("waited %v, want %v", d, jobAskWait)
+		}
+		<-f.lines // the question
+		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), f.call.ID()) {
+			t.Fatalf("withdrawal: %v", m)
+		}
+	})
+}
+
+// TestJobLogLine: a job's log messages go to its host's stream; a call
+// that is still its host request's keeps them (jobLine false); a
+// 2026-07-28 host's job drops them.
+func TestJobLogLine(t *testing.T) {
+	f := newJobAsk(t, `{}`, true, false)
+	line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	if !f.link.jobLine(line) {
+		t.Fatal("a job's line was left to its answered request")
+	}
+	if got := <-f.lines; string(got) != string(line) {
+		t.Fatalf("stream got %s", got)
+	}
+	f.link.off.Store(false)
+	if f.link.jobLine(line) {
+		t.Fatal("a live request's line was taken")
+	}
+	var none *jobLink
+	if none.jobLine(line) {
+		t.Fatal("no link took a line")
+	}
+	m := newJobAsk(t, `{}`, true, true)
+	if !m.link.jobLine(line) {
+		t.Fatal("a 2026-07-28 job's line was left to its answered request")
+	}
+	select {
+	case got := <-m.lines:
+		t.Fatalf("a 2026-07-28 host's job sent %s", got)
+	default:
+	}
+}
+
+func isRPCError(err error, msg string) bool {
+	e, ok := err.(*jsonrpc.Error)
+	return ok && e.Message == msg
+}
+
+// TestJobResult: a job whose call ended with an upstream's input_required
+// that its host could not be put (a 2026-07-28 host's) keeps a tool error
+// naming the job and the question instead; any other result is kept as
+// it is.
+func TestJobResult(t *testing.T) {
+	f := newJobAsk(t, `{"elicitation":{}}`, false, true)
+	ir := json.RawMessage(`{"resultType":"input_required","inputRequests":{"q0":{"method":"elicitation/create","params":{"mode":"form","message":"?"}}},"requestState":"s"}`)
+	got := string(f.link.jobResult(f.call, ir))
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "the upstream asked for input, and the job ended: mcpx cannot put this elicitation/create to the host of job "+f.call.ID()) ||
+		!strings.Contains(got, "2026-07-28") {
+		t.Fatalf("jobResult = %s", got)
+	}
+	for _, res := range []string{`{"content":[{"type":"text","text":"input_required"}]}`, `{"content":[],"resultType":"complete"}`} {
+		if got := string(f.link.jobResult(f.call, json.RawMessage(res))); got != res {
+			t.Errorf("jobResult(%s) = %s", res, got)
+		}
+	}
+}
