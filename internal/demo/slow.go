@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -124,16 +125,37 @@ func runWait(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	return textResult(fmt.Sprintf("waited %g seconds", a.Seconds)), nil
 }
 
-// runSleepThen waits silently, then returns its text argument.
+type sleepThenArgs struct {
+	waitArgs
+	Gate string `json:"gate"`
+}
+
+// runSleepThen waits silently, then returns its text argument. With a
+// gate (a file path), it waits for the file to exist instead, at most
+// seconds: a test opens the gate once it has seen the call running.
 func runSleepThen(ctx context.Context, t *toolCall) (json.RawMessage, error) {
-	a := waitArgs{Seconds: 1, Text: "done"}
+	a := sleepThenArgs{waitArgs: waitArgs{Seconds: 1, Text: "done"}}
 	if err := t.decode(&a); err != nil {
 		return errorResult("sleep_then: invalid arguments: %v", err), nil
 	}
-	if err := sleep(ctx, seconds(a.Seconds)); err != nil {
-		return nil, err
+	if a.Gate == "" {
+		if err := sleep(ctx, seconds(a.Seconds)); err != nil {
+			return nil, err
+		}
+		return textResult(a.Text), nil
 	}
-	return textResult(a.Text), nil
+	deadline := time.Now().Add(seconds(a.Seconds))
+	for {
+		if _, err := os.Stat(a.Gate); err == nil {
+			return textResult(a.Text), nil
+		}
+		if time.Now().After(deadline) {
+			return errorResult("sleep_then: the gate %s did not open within %g seconds", a.Gate, a.Seconds), nil
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
 }
 
 type burstArgs struct {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,4 +271,28 @@ func TestCrash(t *testing.T) {
 		t.Fatal("Exit was not called")
 	}
 	result(t, p.call("2", req("2", "ping", `{}`))) // no response for the crash itself
+}
+
+// TestSleepThenGate: a gated sleep_then answers once its gate file exists,
+// not before (a later call is answered first), and with an error naming
+// the gate when it stays closed past its seconds.
+func TestSleepThenGate(t *testing.T) {
+	p := startPeer(t, nil)
+	gate := filepath.Join(t.TempDir(), "gate")
+	args, _ := json.Marshal(map[string]any{"seconds": 60, "text": "opened", "gate": gate})
+	p.send(callReq("1", "sleep_then", string(args), ""))
+	if out := decodeTool(t, p.call("2", callReq("2", "sleep_then", `{"seconds":0,"text":"later"}`, ""))); out.text() != "later" {
+		t.Fatalf("the ungated call answered %+v", out)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, m := p.until("1"); decodeTool(t, m).text() != "opened" {
+		t.Errorf("the gated call answered %+v", decodeTool(t, m))
+	}
+
+	args, _ = json.Marshal(map[string]any{"seconds": 0.05, "gate": filepath.Join(t.TempDir(), "never")})
+	if out := decodeTool(t, p.call("3", callReq("3", "sleep_then", string(args), ""))); !out.IsError || !strings.Contains(out.text(), "did not open within 0.05 seconds") {
+		t.Errorf("a gate that stays closed: %+v", out)
+	}
 }

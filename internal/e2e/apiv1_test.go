@@ -158,6 +158,7 @@ func exportRequest(e *mcpxtest.Env) demo.Event {
 // exit code 0; a tool's error result carries exit code 1; an unknown tool
 // is a 404 and arguments that are not an object a 400, both JSON errors.
 func TestV1CallStreams(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 	c, _ := startV1Daemon(t, e, cfg)

@@ -19,10 +19,12 @@ import (
 // host answers and retries, input_required mcpx bridges, or a held call),
 // the tool's result holds the host's three answers.
 func TestGoSDKAskHost(t *testing.T) {
+	t.Parallel()
 	for _, hostVersion := range []string{"2025-11-25", "2026-07-28"} {
 		for _, upEra := range []string{"legacy", "auto"} {
 			t.Run(hostVersion+"-host/"+upEra+"-upstream", func(t *testing.T) {
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				t.Parallel()
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo", Args: []string{"-era", upEra}})
 					cmd := serveCommand(e, mode, cfg)

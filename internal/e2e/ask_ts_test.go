@@ -50,7 +50,10 @@ const (
 // declared all three answers them through mcpx. The host sees each
 // request under mcpx's own ids; the upstream gets each answer under its
 // own id; each tool's result shows the host's answer.
-func TestAskTSv1Host(t *testing.T) { askMatrix(t, "v1", []string{"stdio", "http"}) }
+func TestAskTSv1Host(t *testing.T) {
+	t.Parallel()
+	askMatrix(t, "v1", []string{"stdio", "http"})
+}
 
 // TestAskTSv2Host: the same with a TypeScript SDK v2 host pinned to
 // 2026-07-28 (HTTP): it is never sent a request. mcpx holds each of
@@ -59,6 +62,7 @@ func TestAskTSv1Host(t *testing.T) { askMatrix(t, "v1", []string{"stdio", "http"
 // same handlers and retries; the upstream gets each answer under its own
 // id, in the call it was waiting in.
 func TestAskTSv2Host(t *testing.T) {
+	t.Parallel()
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	askMatrix(t, "v2", []string{"http"})
 }
@@ -69,7 +73,8 @@ func askMatrix(t *testing.T, sdk string, hostTransports []string) {
 	for _, hostTransport := range hostTransports {
 		for _, up := range []string{"stdio", "http"} {
 			t.Run(hostTransport+"-host/"+up+"-upstream", func(t *testing.T) {
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				t.Parallel()
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					// The proxy in front of an HTTP upstream is started first,
 					// so that it is closed last, once mcpx has stopped.
 					var tap *wireTap

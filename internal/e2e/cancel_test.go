@@ -252,8 +252,9 @@ func TestCancelSilencesAtOnce(t *testing.T) {
 // way. The result may reach the host only if mcpx sent it before it read
 // the cancel, never after (checked with the server/discover fence).
 func TestCancelRacingResult(t *testing.T) {
+	t.Parallel()
 	const rounds = 30
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 		h := e.StartHost(mode, cfg)

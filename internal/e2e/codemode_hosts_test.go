@@ -56,8 +56,10 @@ func TestCodeModeHeartbeats(t *testing.T) {
 // 2026-07-28, runs a script and gets its progress; a cancel of a script
 // there cancels its inner calls upstream.
 func TestCodeModeHTTP(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			e := mcpxtest.NewEnv(t)
 			m := startHTTP(t, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), false)
 			prog := newProgressLog()

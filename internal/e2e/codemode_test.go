@@ -46,7 +46,8 @@ func scriptText(res *mcp.CallToolResult) string {
 // authority, a timeout that stops a busy loop, a memory bomb stopped by
 // name while the gateway serves the next script, and mcpx_describe.
 func TestCodeModeGoSDK(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 		prog := newProgressLog()

@@ -26,6 +26,7 @@ import (
 // turn reading the whole conversation so far (tool definitions included),
 // plus a final turn to answer.
 func TestCodeModeTokens(t *testing.T) {
+	t.Parallel()
 	node, _ := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
 	server := mcpxtest.Demo{Name: "everything", Fields: map[string]any{"command": node, "args": []string{everything}}}

@@ -41,6 +41,7 @@ func daemonPID(t *testing.T, e *mcpxtest.Env) int {
 // daemon, the host's initialize replayed unseen — and works. Both ways
 // serve connects a host to the daemon.
 func TestDaemonDiesUnderServe(t *testing.T) {
+	t.Parallel()
 	for _, way := range handoffWays {
 		t.Run(way, func(t *testing.T) { testDaemonDiesUnderServe(t, way) })
 	}

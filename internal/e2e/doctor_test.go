@@ -46,6 +46,7 @@ func (r doctorReport) find(kind, name string) (level, detail string, tools *int)
 // a daemon of another build serving the same config; exit 0 only when
 // nothing warns or fails.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}, mcpxtest.Demo{Name: "broken", Fields: map[string]any{"command": "/nonexistent/server", "args": []string{}}})
 	if _, stderr, code := e.Run(30*time.Second, "install", "opencode", "--config", cfg); code != 0 {

@@ -18,6 +18,7 @@ import (
 // servers get no io.modelcontextprotocol/ _meta keys, modern ones get the
 // protocol version and client capabilities on every request.
 func TestEras(t *testing.T) {
+	t.Parallel()
 	hosts := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 	upstreams := []mcpxtest.Demo{
 		{Name: "leg", Args: []string{"-era", "legacy"}},
@@ -25,7 +26,7 @@ func TestEras(t *testing.T) {
 		{Name: "auto"},
 	}
 	modernUp := map[string]bool{"mod": true, "auto": true}
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		// The default probe timeout: mcpx's probe must not mistake a
 		// modern upstream that is slow to start for a legacy one.

@@ -32,9 +32,11 @@ var gosdkVersions = []string{"2024-11-05", "2025-11-25", "2026-07-28"}
 // notifications of a call (see docs/research/gosdk.md): progress is
 // checked for presence, token and order, not for completeness.
 func TestGoSDKHost(t *testing.T) {
+	t.Parallel()
 	for _, version := range gosdkVersions {
 		t.Run(version, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				testGoSDKHost(t, mode, version)
 			})
 		})

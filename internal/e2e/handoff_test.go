@@ -240,6 +240,7 @@ func polledFiles(t *testing.T, pid int) map[string]bool {
 // process had read it. (A daemon killed after reading part of a request
 // loses that part: see docs/benchmarks.md's fifth-session notes.)
 func TestDaemonStopsMidMessage(t *testing.T) {
+	t.Parallel()
 	forEachWay(t, func(t *testing.T, way string, e *mcpxtest.Env, cfg string) {
 		p, h := startInitialized(t, e, cfg)
 		h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"demo__wait","arguments":{"seconds":30},"_meta":{"` + markerKey + `":"midstop"}}}`)
@@ -278,6 +279,7 @@ func TestDaemonStopsMidMessage(t *testing.T) {
 // before answering, so the host sees one malformed line and then the
 // error for that same request, and goes on.
 func TestDaemonKilledMidLine(t *testing.T) {
+	t.Parallel()
 	// Alone, the answer is written by the call's own goroutine
 	// (WriteNow); with another call in flight, by the host's writer,
 	// which blocks in the middle of the line.

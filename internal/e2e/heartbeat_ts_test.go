@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,10 +15,11 @@ import (
 
 // Heartbeats behind real TypeScript SDK hosts whose timer progress resets
 // (test/interop/timerhost.mjs), scaled down: a 2 s timer, reset on
-// progress, against the demo's silent wait of ten times that.
+// progress, against the demo's silent wait of five times that (the call
+// lives on only by heartbeats over several of the timer's periods).
 const (
 	hbTimer       = 2 * time.Second
-	hbWork        = 10 * hbTimer
+	hbWork        = 5 * hbTimer
 	hbResetHost   = "mcpx-timerhost-reset"   // the config says: 2 s, reset on progress
 	hbUnawareHost = "mcpx-timerhost-unaware" // the config says: no timer (wrongly)
 )
@@ -44,7 +46,7 @@ type timerHostReport struct {
 
 // TestHeartbeatTSHosts: a TypeScript SDK host (v1 over initialize, v2
 // pinned to 2026-07-28, each over stdio and HTTP) whose 2 s timer progress
-// resets calls a tool that works for 20 s without a word. Its profile,
+// resets calls a tool that works for 10 s without a word. Its profile,
 // from the config's mcpx.hosts under the clientInfo.name it sends, says
 // so: mcpx sends it heartbeats and the call completes; the upstream runs
 // it once. The same host under a name whose profile says it has no timer
@@ -52,13 +54,14 @@ type timerHostReport struct {
 // is lost. In daemon mode over stdio, status shows the host with the
 // profile it got while the call runs.
 func TestHeartbeatTSHosts(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	for _, sdk := range []string{"v1", "v2"} {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(sdk+"-"+transport, func(t *testing.T) {
 				t.Parallel() // each run mostly waits on the silent tool
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
 						hbResetHost:   map[string]any{"timeout": hbTimer.String(), "resetOnProgress": true},
@@ -119,13 +122,13 @@ func TestHeartbeatTSHosts(t *testing.T) {
 }
 
 // checkHeartbeats judges a host's run behind heartbeats: the call
-// completed after ten times the host's timer, and the host heard from
+// completed after five times the host's timer, and the host heard from
 // mcpx more often than its timer, in increasing values, each saying what
 // mcpx waits on.
 func checkHeartbeats(t *testing.T, r *timerHostReport) {
 	t.Helper()
 	if r.CallError != "" || r.Result == nil || r.Result.IsError || len(r.Result.Content) != 1 ||
-		r.Result.Content[0].Text != "waited 20 seconds" {
+		r.Result.Content[0].Text != fmt.Sprintf("waited %g seconds", hbWork.Seconds()) {
 		t.Fatalf("the call: result %+v, error %q; want the tool's result", r.Result, r.CallError)
 	}
 	if r.ElapsedMs < float64(hbWork.Milliseconds()) {

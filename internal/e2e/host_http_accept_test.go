@@ -93,8 +93,9 @@ func TestHTTPProgressBurst(t *testing.T) {
 // cancelled for mcpx's request, with a reason saying so. Over 50 closes it
 // reports host close -> upstream cancellation latency (no time asserted).
 func TestHTTPStreamCloseCancels(t *testing.T) {
+	t.Parallel()
 	const n = 50
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 		m := startHTTP(t, e, mode, cfg, false)
@@ -138,9 +139,11 @@ func TestHTTPStreamCloseCancels(t *testing.T) {
 // deliver, naming the call and its size but not its content. Then the
 // session still serves.
 func TestHTTPLegacyDisconnect(t *testing.T) {
+	t.Parallel()
 	for _, withProgress := range []bool{true, false} {
 		t.Run(fmt.Sprint("progress=", withProgress), func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 				m := startHTTP(t, e, mode, cfg, false)

@@ -21,6 +21,7 @@ import (
 // on its unix socket at /mcp (any Host, no token, no browser); `mcpx
 // status` shows the address and the token's file.
 func TestDaemonHTTP(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -23,9 +23,11 @@ import (
 // that revision ignores); a legacy one by its notifications/cancelled POST.
 // The demo upstream's record shows which: the reason mcpx sent upstream.
 func TestGoSDKHTTPHost(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-03-26", "2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				testGoSDKHTTPHost(t, mode, version)
 			})
 		})

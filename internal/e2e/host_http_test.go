@@ -89,6 +89,7 @@ func TestHTTPSecurity(t *testing.T) {
 // address and is a usage error (exit 2) on any other; --token takes no
 // other value.
 func TestHTTPTokenNone(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 	for _, args := range [][]string{
@@ -107,7 +108,7 @@ func TestHTTPTokenNone(t *testing.T) {
 			t.Errorf("mcpx serve %v: no help in stderr:\n%s", args, stderr)
 		}
 	}
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) { // one Env: one mode at a time
 		m := startHTTP(t, e, mode, cfg, true)
 		h := newRawHost(t, m)
 		r := h.do(modernDiscover, modernHeaders("server/discover", ""))
@@ -124,7 +125,8 @@ func TestHTTPTokenNone(t *testing.T) {
 // TestHTTPBadInput: every malformed or misdirected request gets the status
 // and JSON-RPC error its revision prescribes.
 func TestHTTPBadInput(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(map[string]any{"maxMessageBytes": 4096}, mcpxtest.Demo{Name: "demo"})
 		m := startHTTP(t, e, mode, cfg, false)

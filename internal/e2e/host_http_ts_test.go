@@ -48,12 +48,14 @@ type httpHostReport struct {
 // reason); v2 only closes the request's stream, which mcpx turns into the
 // upstream's cancellation.
 func TestTSHTTPHost(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	const abortReason = "the host gave up after the first progress"
 	for _, sdk := range []string{"v1", "v2"} {
 		t.Run(sdk, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfg := e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"})
 				m := startHTTP(t, e, mode, cfg, false)

@@ -32,6 +32,7 @@ func rawPost(c net.Conn, host string, length int, extra ...string) {
 // wrong tokens, many, write a line or two to the log.
 // Afterwards the process holds what it held before.
 func TestHostileConnections(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	for _, f := range hostileFaces(t, e) {
 		t.Run(f.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 // its defined errors while it lives, the daemon serves the next, and once
 // they are gone the daemon holds what it held before.
 func TestHostileStdio(t *testing.T) {
+	t.Parallel()
 	e := mcpxtest.NewEnv(t)
 	faces := hostileFaces(t, e)
 	var d *hostileFace

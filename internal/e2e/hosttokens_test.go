@@ -21,7 +21,8 @@ import (
 // again under the same name it is another principal, to whom the old
 // holder's state does not belong.
 func TestNamedHostTokens(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(nil, legacyDemo)
 		mint := func(name string) string {

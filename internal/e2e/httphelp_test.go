@@ -55,7 +55,7 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 			t.Fatal(err)
 		}
 		m.URL = "http://" + ln.Addr().String() + "/mcp"
-		log := slog.New(slog.NewTextHandler(io.MultiWriter(m.logs, tlogWriter{t}), &slog.HandlerOptions{Level: slog.LevelInfo}))
+		log := slog.New(slog.NewTextHandler(io.MultiWriter(m.logs, mcpxtest.LogWriter(t)), &slog.HandlerOptions{Level: slog.LevelInfo}))
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
 		var tokens *config.HostTokens

@@ -37,6 +37,7 @@ const (
 // TestTSv1Host runs each scenario of v1host.mjs in each mode and judges its
 // report and the upstream's wire.
 func TestTSv1Host(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
 	for _, sc := range []struct {
@@ -48,7 +49,8 @@ func TestTSv1Host(t *testing.T) {
 		{"abort", checkTSAbort},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				r, tap := runV1Host(t, node, interop, everything, mode, sc.name)
 				sc.check(t, r, tap)
 			})

@@ -45,6 +45,7 @@ const jobHardHost = "mcpx-jobhost-hard"
 // waiting past its timer and finally returns the tool's result; the
 // upstream ran the tool once.
 func TestJobTSHardTimerHost(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	// A 10 s timer leaves the job a 2 s margin (a fifth of the timer): real
@@ -58,7 +59,7 @@ func TestJobTSHardTimerHost(t *testing.T) {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(sdk+"-"+transport, func(t *testing.T) {
 				t.Parallel() // each run mostly waits on the silent tool
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					cfg := e.WriteConfig(map[string]any{"hosts": map[string]any{
 						jobHardHost: map[string]any{"timeout": timer.String(), "resetOnProgress": false},

@@ -288,7 +288,8 @@ func TestHostInFlightLimit(t *testing.T) {
 // call in flight. In-process, the edit is picked up by the file watcher;
 // in daemon mode by `mcpx reload`, which reports the server unchanged.
 func TestLimitsReload(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		write := func(slots, perHost int) string {
 			return e.WriteConfig(map[string]any{"maxCallsPerHost": perHost},

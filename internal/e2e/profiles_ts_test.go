@@ -22,6 +22,7 @@ import (
 // transport (stdio, HTTP) and the mode (in process, daemon) rotating over
 // them; the upstream runs each tool once.
 func TestBuiltinProfilesTSHosts(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	const hardTimer = 10 * time.Second

@@ -64,6 +64,7 @@ func (s *anthropicStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // follow its tool filter: by clientInfo.name (claude-code) on stdio, by
 // the name of the token install minted (claude-http) over HTTP.
 func TestRealClaudePrint(t *testing.T) {
+	t.Parallel()
 	bin := mcpxtest.RealHost(t, "claude")
 	e := mcpxtest.NewEnv(t)
 	stub := &anthropicStub{echo: "mcp__mcpx__demo__echo", prefix: "mcp__mcpx__"}

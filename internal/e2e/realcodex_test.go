@@ -73,6 +73,7 @@ func (s *modelStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tools Codex offers the model follow its tool filter: by clientInfo.name
 // on stdio, by its token's name over HTTP.
 func TestRealCodexExec(t *testing.T) {
+	t.Parallel()
 	bin := mcpxtest.RealHost(t, "codex")
 	e := mcpxtest.NewEnv(t)
 	e.Vars["STUB_MODEL_KEY"] = "stub" // Codex wants a key; the stub takes any

@@ -82,6 +82,7 @@ func (s *geminiStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tool filter: by clientInfo.name (gemini-cli-mcp-client) on stdio, by
 // its token's name (gemini-http) over HTTP.
 func TestRealGeminiPrompt(t *testing.T) {
+	t.Parallel()
 	bin := mcpxtest.RealHost(t, "gemini")
 	e := mcpxtest.NewEnv(t)
 	stub := &geminiStub{}

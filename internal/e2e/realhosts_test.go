@@ -72,8 +72,10 @@ func realHosts() []realHost {
 }
 
 func TestRealHostsInstall(t *testing.T) {
+	t.Parallel()
 	for _, rh := range realHosts() {
 		t.Run(rh.name, func(t *testing.T) {
+			t.Parallel()
 			bin := mcpxtest.RealHost(t, rh.bin)
 			e := mcpxtest.NewEnv(t)
 			home := e.Vars["HOME"]

@@ -14,6 +14,7 @@ import (
 // field the host wrote. (opencode's `mcp add` asks its questions
 // interactively, so its fixture is written from its documentation.)
 func TestRealHostsImport(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		command, url, typ, maxTimeout string
 		args                          []string

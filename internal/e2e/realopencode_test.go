@@ -16,6 +16,7 @@ import (
 // clientInfo.name (opencode) on stdio, by its token's name
 // (opencode-http) over HTTP.
 func TestRealOpencodeRun(t *testing.T) {
+	t.Parallel()
 	bin := mcpxtest.RealHost(t, "opencode")
 	e := mcpxtest.NewEnv(t)
 	stub := &anthropicStub{echo: "mcpx_demo__echo", prefix: "mcpx_"}

@@ -38,6 +38,7 @@ import (
 // tests use (integrations/opencode), which opencode then takes as
 // installed.
 func TestRealOpencodePlugin(t *testing.T) {
+	t.Parallel()
 	bin := mcpxtest.RealHost(t, "opencode")
 	pluginModules := filepath.Join(mcpxtest.ModuleRoot(), "integrations", "opencode", "node_modules")
 	if _, err := os.Stat(filepath.Join(pluginModules, "@opencode-ai", "plugin")); err != nil {

@@ -59,6 +59,7 @@ func TestReplicasJobs(t *testing.T) {
 // cancel to the upstream's record of it is logged, for cancels that
 // crossed replicas (the job ran on A) and the others.
 func TestReplicasCancel(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, "5s")
 	const n = 30
 	var r struct {

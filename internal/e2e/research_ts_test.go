@@ -52,13 +52,15 @@ type researchReport struct {
 // report names the interpretation picked), and a second call cancelled
 // mid-way sends the server tasks/cancel (seen in a tap).
 func TestResearchTSHosts(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
 	hosts := []struct{ sdk, era string }{{"v1", "2025-11-25"}, {"v2", "2025-11-25"}, {"v2", "2026-07-28"}}
 	for _, hc := range hosts {
 		for _, transport := range []string{"stdio", "http"} {
 			t.Run(hc.sdk+"-"+hc.era+"-"+transport, func(t *testing.T) {
-				mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+				t.Parallel()
+				mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 					e := mcpxtest.NewEnv(t)
 					tapPath := e.Path("tap.jsonl")
 					cfg := e.Path("config.json")

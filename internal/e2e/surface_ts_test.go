@@ -53,12 +53,14 @@ type surfaceTSReport struct {
 // @modelcontextprotocol/server-everything and the demo (legacy, so that
 // its resources can be subscribed to) as upstreams.
 func TestTSSurfaceHost(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
 	mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 	for _, c := range []struct{ sdk, transport string }{{"v1", "stdio"}, {"v1", "http"}, {"v2", "http"}} {
 		t.Run(c.sdk+"-"+c.transport, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfgPath := e.Path("config.json")
 				tsWriteJSON(t, cfgPath, map[string]any{"mcpServers": map[string]any{

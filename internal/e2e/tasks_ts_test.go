@@ -62,13 +62,18 @@ type taskStatus struct {
 // cancel reached the upstream; a second cancel and an unknown id are
 // -32602; tasks/list has both. Each ran once at the upstream.
 func TestTaskTSHost(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfg := e.WriteConfig(map[string]any{"jobs": map[string]any{"taskPollInterval": "100ms", "taskMaxTtl": "1h"}}, mcpxtest.Demo{Name: "demo"})
-				spec := map[string]any{"transport": transport, "tool": "demo__sleep_then", "seconds": 1, "cancelTool": "demo__export", "deadlineMs": 60000}
+				// The polled call waits for its gate, which the host opens once a
+				// poll has shown it working: it cannot end before the first poll.
+				spec := map[string]any{"transport": transport, "tool": "demo__sleep_then", "seconds": 50, "gate": e.Path("gate"),
+					"cancelTool": "demo__export", "deadlineMs": 60000}
 				if transport == "stdio" {
 					spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
 				} else {

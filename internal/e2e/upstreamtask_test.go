@@ -23,9 +23,10 @@ import (
 // came on the tasks/result mcpx waits on), and the host's tasks/update
 // answers it: the report names the interpretation picked.
 func TestUpstreamTask(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	everything := mcpxtest.NodeModule(t, "@modelcontextprotocol/server-everything", "dist/index.js")
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		tapPath := e.Path("tap.jsonl")
 		cfg := e.Path("config.json")

@@ -19,16 +19,18 @@ import (
 // sealed requestState, the SDK answers from its handler and retries, and
 // the call's result comes back.
 func TestURLElicitationTSHosts(t *testing.T) {
+	t.Parallel()
 	node, interop := mcpxtest.Node(t)
 	// (askhost.mjs installs all three handlers, which the SDK allows only
 	// for declared capabilities: sampling and roots are declared, not used.)
 	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}, "sampling": map[string]any{}, "roots": map[string]any{}}
 	for _, c := range []struct{ sdk, transport string }{{"v1", "stdio"}, {"v1", "http"}, {"v2", "http"}} {
 		t.Run(c.sdk+"-"+c.transport, func(t *testing.T) {
+			t.Parallel()
 			if c.sdk == "v2" {
 				mcpxtest.NodeModule(t, "@modelcontextprotocol/client", "package.json")
 			}
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				cfg := e.WriteConfig(nil, legacyDemo)
 				call := map[string]any{"name": "demo__ask", "arguments": json.RawMessage(`{"asks":[` + askURL + `]}`)}

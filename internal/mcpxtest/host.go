@@ -40,6 +40,15 @@ func ForEachMode(t *testing.T, f func(t *testing.T, mode Mode)) {
 	}
 }
 
+// ForEachModeParallel is ForEachMode with the modes' subtests parallel
+// (t.Parallel): for a test whose runs share nothing (each makes its own
+// Env, ports and processes) and mostly wait on them.
+func ForEachModeParallel(t *testing.T, f func(t *testing.T, mode Mode)) {
+	for _, m := range Modes {
+		t.Run(string(m), func(t *testing.T) { t.Parallel(); f(t, m) })
+	}
+}
+
 // Received is one message the host received, with when.
 type Received struct {
 	At  time.Time
@@ -72,7 +81,7 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 	case InProcess:
 		hostEnd, mcpxEnd := net.Pipe()
 		cfg := e.LoadConfig(cfgPath)
-		log := slog.New(slog.NewTextHandler(testWriter{e.T}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		log := slog.New(slog.NewTextHandler(LogWriter(e.T), &slog.HandlerOptions{Level: slog.LevelWarn}))
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
 		go func() {
@@ -100,7 +109,7 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 	case Daemon:
 		cmd := exec.Command(e.Bin, "serve", "--config", cfgPath, "--log-level", "warn")
 		cmd.Env = e.Environ()
-		cmd.Stderr = testWriter{e.T}
+		cmd.Stderr = LogWriter(e.T)
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			e.T.Fatal(err)
@@ -131,13 +140,6 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 	go h.read(r)
 	e.T.Cleanup(h.Close)
 	return h
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Logf("%s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 func (h *Host) read(r io.Reader) {

@@ -14,10 +14,14 @@
 //   transport   "http" (url, token) or "stdio" (spawns mcpx serve: mcpx,
 //               config, inProcess, env)
 //   tool        exposed name of the demo's sleep_then
-//   seconds     how long the completed call works
+//   seconds     the most the completed call works
+//   gate        a file the call waits for (sleep_then's gate): created
+//               once a poll has shown the task working, so that the
+//               call cannot end before the host's first poll
 //   cancelTool  exposed name of the demo's export (cancelled mid-way, once
 //               its progress shows in the task's statusMessage)
 //   deadlineMs  the whole run's limit
+import { writeFileSync } from 'node:fs';
 import { CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { run, connectTo } from './hostkit.mjs';
 
@@ -46,7 +50,7 @@ try {
   // A task polled to its result.
   report.done = { messages: [] };
   const stream = client.experimental.tasks.callToolStream(
-    { name: spec.tool, arguments: { seconds: spec.seconds, text: 'the task is done' } },
+    { name: spec.tool, arguments: { seconds: spec.seconds, text: 'the task is done', gate: spec.gate } },
     undefined,
     { task: { ttl: 60000 } },
   );
@@ -56,6 +60,7 @@ try {
       report.done.created = m.task;
     }
     report.done.messages.push(m.type === 'taskStatus' ? m.task.status : m.type);
+    if (m.type === 'taskStatus' && m.task.status === 'working' && spec.gate) writeFileSync(spec.gate, '');
     if (m.type === 'result') {
       report.done.text = m.result.content?.[0]?.text ?? null;
       report.done.related = m.result._meta?.['io.modelcontextprotocol/related-task']?.taskId ?? null;
