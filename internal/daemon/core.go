@@ -252,6 +252,7 @@ func (c *core) run(ctx context.Context, opts *Options) (stop func()) {
 		stopWatch()
 		stopJobs()
 		stopPool()
+		c.hosts.Close()
 		c.stopTracing()
 	}
 }

@@ -179,6 +179,7 @@ func Run(ctx context.Context, opts *Options) error {
 	api.Wait()
 	stopJobs() // before the upstreams stop: its calls tell them why they end
 	stopPool()
+	c.hosts.Close()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr
 	}

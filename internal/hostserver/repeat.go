@@ -23,6 +23,7 @@ const listChangeWindow = 500 * time.Millisecond
 type repeats struct {
 	log    *slog.Logger
 	window time.Duration
+	timers timers
 
 	mu   sync.Mutex
 	open map[string]*repeat
@@ -51,7 +52,7 @@ func (r *repeats) Log(ctx context.Context, level slog.Level, key, msg string, ar
 	}
 	r.open[key] = &repeat{level: level, msg: msg}
 	r.mu.Unlock()
-	time.AfterFunc(r.window, func() { r.close(key) })
+	r.timers.after(r.window, func() { r.close(key) })
 	r.log.Log(ctx, level, msg, args...)
 }
 
@@ -70,6 +71,7 @@ func (r *repeats) close(key string) {
 // and, when more came within the window, once more at its end.
 type coalesce struct {
 	window time.Duration
+	timers timers
 
 	mu      sync.Mutex
 	last    map[string]time.Time
@@ -89,7 +91,7 @@ func (c *coalesce) do(key string, send func()) {
 	if since := now.Sub(c.last[key]); since < c.window {
 		c.pending[key] = true
 		c.mu.Unlock()
-		time.AfterFunc(c.window-since, func() {
+		c.timers.after(c.window-since, func() {
 			c.mu.Lock()
 			c.pending[key] = false
 			c.last[key] = time.Now()
@@ -101,4 +103,54 @@ func (c *coalesce) do(key string, send func()) {
 	c.last[key] = now
 	c.mu.Unlock()
 	send()
+}
+
+// timers are the pending timers of a repeats or a coalesce, owned by the
+// Server: stop stops them and waits for one that is running, so that
+// nothing they do (a log line, a notification) happens once the Server
+// is closed.
+type timers struct {
+	mu      sync.Mutex
+	stopped bool
+	pending map[*time.Timer]struct{}
+	running sync.WaitGroup // pending timers, and those whose f runs
+}
+
+// after runs f after d, unless stop comes first; after stop, never.
+func (ts *timers) after(d time.Duration, f func()) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.stopped {
+		return
+	}
+	if ts.pending == nil {
+		ts.pending = map[*time.Timer]struct{}{}
+	}
+	ts.running.Add(1)
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		defer ts.running.Done()
+		ts.mu.Lock() // after's: t is set
+		_, live := ts.pending[t]
+		delete(ts.pending, t)
+		ts.mu.Unlock()
+		if live {
+			f()
+		}
+	})
+	ts.pending[t] = struct{}{}
+}
+
+// stop stops the pending timers and waits for those already firing.
+func (ts *timers) stop() {
+	ts.mu.Lock()
+	ts.stopped = true
+	for t := range ts.pending {
+		if t.Stop() {
+			ts.running.Done() // its f will never run
+		}
+		delete(ts.pending, t)
+	}
+	ts.mu.Unlock()
+	ts.running.Wait()
 }

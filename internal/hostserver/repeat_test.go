@@ -126,3 +126,37 @@ func TestKeptResultLogsNoContent(t *testing.T) {
 		t.Fatalf("the kept results' log lines:\n%s\nwant their sizes and ids, not their content", logged)
 	}
 }
+
+// TestCloseStopsTimers: a Server closed while a list-change notification
+// and a count of refused requests wait for their windows sends and logs
+// nothing afterwards, and leaves no timer behind.
+func TestCloseStopsTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out lockedBuffer
+		s := New(nil, nil, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
+		host := &countSink{}
+		s.watchLegacy(&hostSession{}, host)
+		s.ToolsChanged()
+		s.ToolsChanged() // the second waits for the window's end
+		face := s.HTTP(nil)
+		h := face.Handler(Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
+		for range 2 {
+			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/mcp", strings.NewReader("{}"))
+			r.Header.Set("Authorization", "Bearer wrong")
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		face.Close()
+		s.Close()
+		before := out.String()
+		time.Sleep(2 * repeatWindow)
+		synctest.Wait()
+		if n := host.count(); n != 1 {
+			t.Errorf("the host got %d notifications, want only the first: the pending one was sent after Close", n)
+		}
+		if after := out.String(); after != before {
+			t.Errorf("logged after Close:\n%s", strings.TrimPrefix(after, before))
+		}
+		s.ToolsChanged() // after Close: nothing pending, nothing started
+		synctest.Wait()
+	})
+}

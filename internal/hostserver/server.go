@@ -90,6 +90,15 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
 	return s
 }
 
+// Close stops what the Server does by itself once its hosts are gone:
+// the timers of coalesced list-change notifications and of counted log
+// lines; it waits for one that is firing. Call it once, after the last
+// ServeConn has returned and the HTTP faces are closed.
+func (s *Server) Close() {
+	s.lists.timers.stop()
+	s.refused.timers.stop()
+}
+
 // Conn is a host connection. Close must make a blocked Read return.
 type Conn interface {
 	io.Reader
