@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"os"
@@ -38,7 +39,13 @@ func (o *Options) openShared() (*store.Postgres, error) {
 func (o *Options) signInRecords(shared *store.Postgres, sharedErr error, log *slog.Logger) oauth.Records {
 	if url := o.Config.Store; url != "" {
 		keys, err := oauth.LoadKeys(o.Config.SignInKey, os.Getenv)
-		if err != nil {
+		switch {
+		case errors.Is(err, oauth.ErrNoKey):
+			// No key named: fine for replicas whose servers need no
+			// sign-in; one that does says so on every call and in status.
+			log.Info("upstream sign-ins are off: no sign-in key for the shared store", "err", err)
+			return oauth.Unavailable{Err: err}
+		case err != nil:
 			log.Error("upstream sign-ins cannot be used", "err", err)
 			return oauth.Unavailable{Err: err}
 		}

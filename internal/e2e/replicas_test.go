@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -244,5 +246,13 @@ func TestDaemonUsesConfigStore(t *testing.T) {
 	j, err := st.Get(t.Context(), "", id)
 	if err != nil || j.Status != store.Completed || !strings.Contains(string(j.Result), "in postgres") {
 		t.Fatalf("the job's row in PostgreSQL: %+v, %v", j, err)
+	}
+	// No sign-in key is named, and no server needs one: that is no error.
+	logs, _ := filepath.Glob(filepath.Join(e.Vars["XDG_STATE_HOME"], "mcpx", "daemon-*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		if strings.Contains(string(b), `"level":"ERROR"`) {
+			t.Errorf("the daemon logged an error:\n%s", b)
+		}
 	}
 }
