@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"mcpx/internal/jobs"
@@ -84,10 +85,8 @@ func cannotPut(method, id, why string) string {
 }
 
 // askJobHost puts an upstream's question of job c to the host that
-// started it, on its stream (jobStream), and waits for the answer: until
-// the host answers, its stream ends, jobAskWait passes, or ctx (the
-// question's) ends. Every outcome but an answer is an error naming the
-// job, except ctx's end, whose cause is returned (the host is told).
+// started it, on its stream (jobStream), and waits for the answer
+// (waitJobHost).
 func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := l.jobRefusal(c, method, params); err != nil {
 		return nil, err
@@ -98,21 +97,27 @@ func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, p
 	}
 	id, ch := hs.questions.Add(jsonrpc.NewIntID)
 	defer hs.questions.Remove(id)
+	defer l.waitingOn(c, method)() // said before the host can see the question
 	if q.Push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
 		return nil, jobError(c, method, "the host that started it has left")
 	}
 	hs.srv.log.Info("put a job's question to its host", "job", c.ID(), "host", hs.id, "method", method)
-	restore := waitingOn(c, method)
-	defer restore()
+	return l.waitJobHost(ctx, c, method, id, ch, q)
+}
+
+// waitJobHost waits for the answer to question id (method) of job c,
+// put to its host, which q, its stream, carries: until the host answers,
+// q ends (the host left), jobAskWait passes, or ctx (the question's)
+// ends. Every outcome but an answer is an error naming the job, except
+// ctx's end, whose cause is returned; the host is told of a question it
+// need no longer answer. The caller says the job waits (waitingOn).
+func (l *jobLink) waitJobHost(ctx context.Context, c *jobs.Call, method string, id jsonrpc.ID, ch <-chan *jsonrpc.Message, q *outq.Queue) (json.RawMessage, error) {
 	t := time.NewTimer(jobAskWait)
 	defer t.Stop()
 	var cause error
 	select {
 	case m := <-ch:
-		if m.Error != nil {
-			return nil, m.Error
-		}
-		return m.Result, nil
+		return answerOf(m)
 	case <-q.Done():
 		return nil, jobError(c, method, "the host that started it left before it answered")
 	case <-t.C:
@@ -120,28 +125,157 @@ func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, p
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
 	}
-	_ = q.Push(jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
-		RequestID: id.Raw(), Reason: relay.Reason(cause),
-	})).Encode())
+	_ = q.Push(withdrawal(id, cause))
 	return nil, cause
 }
 
-// waitingOn makes job c's progress message say it waits for its host to
-// answer method, and returns what puts its progress back (unless the
-// call moved on meanwhile).
-func waitingOn(c *jobs.Call, method string) (restore func()) {
-	prev, moved := c.LastProgress()
-	waiting := prev
-	waiting.Message = "waiting for its host to answer " + method
-	c.SetProgress(waiting)
-	return func() {
-		if now, _ := c.LastProgress(); now.Message == waiting.Message && now.Progress == waiting.Progress {
-			if !moved {
-				prev = jobs.Progress{}
+// askLive puts a question to the host while the call is its request's,
+// on the request's stream (a), and waits for the answer or ctx's end. If
+// the call becomes a job meanwhile, the request no longer ends with its
+// host (it has left the registry), and a legacy HTTP response stream
+// ends with the job answer: from then on the question waits as a job's
+// does (waitJobHost), on the stream the job's questions go on; with no
+// such stream it fails at once, as a job's new question is refused. A
+// question that finds the request's stream ended (the call became a job
+// just before) is put as a job's question.
+func (l *jobLink) askLive(ctx context.Context, a *hostAsker, method string, params json.RawMessage) (json.RawMessage, error) {
+	promoted, c := l.promotion()
+	if c != nil {
+		return l.askJobHost(ctx, c, method, params)
+	}
+	hs := l.hs
+	id, ch := hs.questions.Add(jsonrpc.NewIntID)
+	defer hs.questions.Remove(id)
+	if err := a.push(jsonrpc.NewRequest(id, method, params).Encode()); err != nil {
+		if c := l.jobCall(); c != nil {
+			return l.askJobHost(ctx, c, method, params)
+		}
+		return nil, notPut(method)
+	}
+	select {
+	case m := <-ch:
+		return answerOf(m)
+	case <-ctx.Done():
+		cause := context.Cause(ctx)
+		if a.push(withdrawal(id, cause)) != nil && l.jobCall() != nil {
+			if q := hs.jobStream(); q != nil {
+				_ = q.Push(withdrawal(id, cause))
 			}
-			c.SetProgress(prev)
+		}
+		return nil, cause
+	case <-promoted:
+	}
+	c = l.jobCall()
+	defer l.waitingOn(c, method)()
+	q := hs.jobStream()
+	if q == nil {
+		return nil, jobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
+	}
+	return l.waitJobHost(ctx, c, method, id, ch, q)
+}
+
+// promotion returns what is closed as the call becomes a job, or the job
+// if it is one already.
+func (l *jobLink) promotion() (<-chan struct{}, *jobs.Call) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.job != nil {
+		return nil, l.job
+	}
+	w := l.waitsLocked()
+	if w.promoted == nil {
+		w.promoted = make(chan struct{})
+	}
+	return w.promoted, nil
+}
+
+// linkWaits is what a call's questions share: made with its first.
+type linkWaits struct {
+	promoted chan struct{} // closed as the call becomes a job (nil: none waits for it)
+	// Of the job's questions that wait for its host: their methods, in
+	// the order asked; the progress the job had before the first (and
+	// whether it had any), and the one mcpx set in its place.
+	methods []string
+	before  jobs.Progress
+	moved   bool
+	shown   jobs.Progress
+}
+
+func (l *jobLink) waitsLocked() *linkWaits {
+	if l.waits == nil {
+		l.waits = &linkWaits{}
+	}
+	return l.waits
+}
+
+// promotedLocked tells the questions that wait that the call is a job.
+func (l *jobLink) promotedLocked() {
+	if l.waits != nil && l.waits.promoted != nil {
+		close(l.waits.promoted)
+		l.waits.promoted = nil
+	}
+}
+
+// waitingOn makes job c's progress message say it waits for its host to
+// answer method, and returns what ends that wait: when the last of the
+// job's waiting questions ends, its progress is put back as it was (none,
+// if it had none), unless the call moved on meanwhile; while others
+// wait, it names the latest of theirs.
+func (l *jobLink) waitingOn(c *jobs.Call, method string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	w := l.waitsLocked()
+	if now, moved := c.LastProgress(); len(w.methods) == 0 || !sameProgress(now, w.shown) {
+		w.before, w.moved = now, moved
+	}
+	w.methods = append(w.methods, method)
+	w.show(c)
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if i := slices.Index(w.methods, method); i >= 0 {
+			w.methods = slices.Delete(w.methods, i, i+1)
+		}
+		if now, _ := c.LastProgress(); !sameProgress(now, w.shown) {
+			return // the call moved on
+		}
+		switch {
+		case len(w.methods) > 0:
+			w.show(c)
+		case w.moved:
+			c.SetProgress(w.before)
+		default:
+			c.ClearProgress()
 		}
 	}
+}
+
+// show sets c's progress to say it waits for the latest question's answer.
+func (w *linkWaits) show(c *jobs.Call) {
+	w.shown = w.before
+	w.shown.Message = "waiting for its host to answer " + w.methods[len(w.methods)-1]
+	c.SetProgress(w.shown)
+}
+
+func sameProgress(a, b jobs.Progress) bool {
+	return a.Message == b.Message && a.Progress == b.Progress
+}
+
+// answerOf is a host's answer to a question of mcpx's: its result, or
+// its JSON-RPC error as it is.
+func answerOf(m *jsonrpc.Message) (json.RawMessage, error) {
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	return m.Result, nil
+}
+
+// withdrawal tells a host that mcpx no longer waits for the answer to
+// its question id, and why (cause).
+func withdrawal(id jsonrpc.ID, cause error) []byte {
+	return jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
+		RequestID: id.Raw(), Reason: relay.Reason(cause),
+	})).Encode()
 }
 
 // jobLine sends line, a notification of the call's, to the host that

@@ -47,6 +47,7 @@ type jobLink struct {
 	mu    sync.Mutex
 	job   *jobs.Call // set once the call is a job
 	ended bool       // the call has ended: too late to become one
+	waits *linkWaits // made by the call's first question (jobask.go)
 }
 
 // since is when the host's timer for the request started.
@@ -95,6 +96,7 @@ func (l *jobLink) promote(answer bool) {
 		return
 	}
 	l.job = c
+	defer l.promotedLocked() // its questions that wait wait as a job's (jobask.go)
 	// The call's progress, as its registry entry has it (its upstream's,
 	// or a script's own): the job's from now on.
 	if e := req.entry; e != nil {
@@ -195,6 +197,10 @@ func (l *jobLink) Can(method string, params json.RawMessage) bool {
 
 func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if l.live() {
+		switch a := l.asker.(type) {
+		case *hostAsker:
+			return l.askLive(ctx, a, method, params) // jobask.go
+		}
 		return l.asker.Ask(ctx, method, params)
 	}
 	if c := l.jobCall(); c != nil {
