@@ -446,3 +446,31 @@ func TestJobAskTwoWaiting(t *testing.T) {
 		}
 	}
 }
+
+// TestJobAskPlainJSONHost: a call whose host request takes only JSON (no
+// asker of its own) asks its host nothing while it is the request's;
+// once a job, its questions go to its host's stream like any job's, or
+// are refused naming the job.
+func TestJobAskPlainJSONHost(t *testing.T) {
+	f := newJobAsk(t, `{"elicitation":{}}`, true, false)
+	f.link.off.Store(false)
+	f.link.job = nil
+	if f.link.Can("elicitation/create", json.RawMessage(formQ)) || f.link.Refusal("elicitation/create", json.RawMessage(formQ)) != nil {
+		t.Fatal("a live call with no asker takes, or refuses as a job, a question")
+	}
+	if _, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ)); err == nil {
+		t.Fatal("a live call with no asker asked its host")
+	}
+	f.link.Notify("notifications/message", json.RawMessage(`{}`))
+	f.link.job = f.call
+	f.link.off.Store(true)
+	if !f.link.Can("elicitation/create", json.RawMessage(formQ)) {
+		t.Fatal("a job of a plain JSON host with a stream cannot be asked")
+	}
+	got := asked(f, "elicitation/create")
+	q, _ := jsonrpc.Decode(<-f.lines)
+	f.hs.answer(jsonrpc.NewResult(q.ID, json.RawMessage(`{}`)))
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -187,9 +187,13 @@ func (l *jobLink) end(res json.RawMessage, err error) bool {
 // Can, Ask and Notify are the host's request's until the call is a job;
 // then its questions go to the host that started it while it can be
 // asked, and are refused, naming the job, when not (jobask.go).
+//
+// A call whose host's request cannot carry requests (a legacy HTTP POST
+// answered as plain JSON) has no asker of its own (nil): until it is a
+// job, it asks nothing.
 func (l *jobLink) Can(method string, params json.RawMessage) bool {
 	if l.live() {
-		return l.asker.Can(method, params)
+		return l.asker != nil && l.asker.Can(method, params)
 	}
 	c := l.jobCall()
 	return c != nil && l.jobRefusal(c, method, params) == nil
@@ -200,6 +204,8 @@ func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage
 		switch a := l.asker.(type) {
 		case *hostAsker:
 			return l.askLive(ctx, a, method, params) // jobask.go
+		case nil:
+			return nil, errors.New("mcpx cannot put requests to this host on its request's stream (a plain JSON response)")
 		}
 		return l.asker.Ask(ctx, method, params)
 	}
@@ -211,7 +217,9 @@ func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage
 
 func (l *jobLink) Notify(method string, params json.RawMessage) {
 	if l.live() {
-		l.asker.Notify(method, params)
+		if l.asker != nil {
+			l.asker.Notify(method, params)
+		}
 		return
 	}
 	l.jobLine(jsonrpc.NewNotification(method, params).Encode())
