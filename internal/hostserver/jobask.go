@@ -23,7 +23,8 @@ import (
 // is open, or a legacy HTTP session's GET stream while one is open; the
 // answer goes back upstream. The question waits at most jobAskWait, and
 // while it waits the job's progress message says so (mcpx_job, mcpx jobs
-// show). Otherwise — the host left, has no such stream, did not declare
+// show); a GET stream that ends does not end it (the host may open
+// another, where it is put again): its session's end does. Otherwise — the host left, has no such stream, did not declare
 // the capability, or speaks 2026-07-28, which takes questions only in the
 // answer to its own request (it has had that: the job) — the upstream is
 // answered with an error naming the job and why, and the job goes on: the
@@ -98,35 +99,115 @@ func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, p
 	id, ch := hs.questions.Add(jsonrpc.NewIntID)
 	defer hs.questions.Remove(id)
 	defer l.waitingOn(c, method)() // said before the host can see the question
-	if q.Push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+	line := jsonrpc.NewRequest(id, method, params).Encode()
+	if q.Push(line) != nil {
 		return nil, jobError(c, method, "the host that started it has left")
 	}
 	hs.srv.log.Info("put a job's question to its host", "job", c.ID(), "host", hs.id, "method", method)
-	return l.waitJobHost(ctx, c, method, id, ch, q)
+	return l.waitJobHost(ctx, c, method, id, ch, q, line)
 }
 
 // waitJobHost waits for the answer to question id (method) of job c,
-// put to its host, which q, its stream, carries: until the host answers,
-// q ends (the host left), jobAskWait passes, or ctx (the question's)
+// put to its host as line (nil: put on a stream that ended with the job
+// answer, and never put again), which q, its stream, carries: until the
+// host answers, it leaves, jobAskWait passes, or ctx (the question's)
 // ends. Every outcome but an answer is an error naming the job, except
 // ctx's end, whose cause is returned; the host is told of a question it
 // need no longer answer. The caller says the job waits (waitingOn).
-func (l *jobLink) waitJobHost(ctx context.Context, c *jobs.Call, method string, id jsonrpc.ID, ch <-chan *jsonrpc.Message, q *outq.Queue) (json.RawMessage, error) {
+//
+// A stream connection's end is its host's. A legacy HTTP session's GET
+// stream may end and be opened again (the host's HTTP client reconnects):
+// the question waits for the session's end, and is put again on the next
+// GET stream, under the same id, since the one it was on may have ended
+// before it was read.
+func (l *jobLink) waitJobHost(ctx context.Context, c *jobs.Call, method string, id jsonrpc.ID, ch <-chan *jsonrpc.Message, q *outq.Queue, line []byte) (json.RawMessage, error) {
+	hs := l.hs
+	reopens := hs.out == nil // an HTTP session, not a stream connection
 	t := time.NewTimer(jobAskWait)
 	defer t.Stop()
 	var cause error
-	select {
-	case m := <-ch:
-		return answerOf(m)
-	case <-q.Done():
-		return nil, jobError(c, method, "the host that started it left before it answered")
-	case <-t.C:
-		cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
-	case <-ctx.Done():
-		cause = context.Cause(ctx)
+	for cause == nil {
+		var opened, gone <-chan struct{}
+		if q == nil {
+			opened, gone = hs.streamNext(), hs.ended()
+			if nq := hs.jobStream(); nq != nil && !isDone(nq) {
+				q = nq
+				if line != nil {
+					_ = q.Push(line)
+					hs.srv.log.Info("put a job's question to its host again, on its new stream", "job", c.ID(), "host", hs.id, "method", method)
+				}
+				continue
+			}
+		}
+		var done <-chan struct{}
+		if q != nil {
+			done = q.Done()
+		}
+		select {
+		case m := <-ch:
+			return answerOf(m)
+		case <-done:
+			if !reopens {
+				return nil, jobError(c, method, "the host that started it left before it answered")
+			}
+			q = nil
+		case <-opened:
+		case <-gone:
+			return nil, jobError(c, method, "the session of the host that started it ended before it answered")
+		case <-t.C:
+			cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		}
 	}
-	_ = q.Push(withdrawal(id, cause))
+	if q != nil {
+		_ = q.Push(withdrawal(id, cause))
+	}
 	return nil, cause
+}
+
+func isDone(q *outq.Queue) bool {
+	select {
+	case <-q.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// ended returns what is closed as the session ends (setClosing).
+func (hs *hostSession) ended() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.gone == nil {
+		hs.gone = make(chan struct{})
+		if hs.closing {
+			close(hs.gone)
+		}
+	}
+	return hs.gone
+}
+
+// streamNext returns what is closed as a stream next becomes the
+// session's (watchLegacy): taken before looking for one, it misses none.
+func (hs *hostSession) streamNext() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.nextStream == nil {
+		hs.nextStream = make(chan struct{})
+	}
+	return hs.nextStream
+}
+
+// streamOpened tells those waiting for a stream of the session's that one
+// is.
+func (hs *hostSession) streamOpened() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.nextStream != nil {
+		close(hs.nextStream)
+		hs.nextStream = nil
+	}
 }
 
 // askLive puts a question to the host while the call is its request's,
@@ -171,7 +252,7 @@ func (l *jobLink) askLive(ctx context.Context, a *hostAsker, method string, para
 	if q == nil {
 		return nil, jobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
 	}
-	return l.waitJobHost(ctx, c, method, id, ch, q)
+	return l.waitJobHost(ctx, c, method, id, ch, q, nil)
 }
 
 // promotion returns what is closed as the call becomes a job, or the job

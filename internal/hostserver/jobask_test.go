@@ -53,22 +53,9 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	}
 	f.link.job = f.call
 	f.link.off.Store(true) // its host's request is answered
-	var written chan struct{}
 	if stream {
-		q := newHostQueue(nil, nil)
-		written = make(chan struct{})
-		go func() {
-			defer close(written)
-			_ = q.Run(func(_ []byte, batch [][]byte) error {
-				for _, l := range batch {
-					f.lines <- append([]byte(nil), l...)
-				}
-				return nil
-			})
-		}()
-		f.conn = &connSink{q}
-		srv.watchLegacy(f.hs, f.conn)
-		f.end = func() { srv.watchLegacy(f.hs, nil); q.Close(); <-written }
+		f.open()
+		f.hs.out = f.conn // a stream connection's (its end is its host's)
 	}
 	t.Cleanup(func() {
 		f.end()
@@ -80,6 +67,25 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 		st.Close()
 	})
 	return f
+}
+
+// open opens a stream of the host's: f.lines gets what it writes, f.end
+// ends it.
+func (f *jobAskFixture) open() {
+	q := newHostQueue(nil, nil)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		_ = q.Run(func(_ []byte, batch [][]byte) error {
+			for _, l := range batch {
+				f.lines <- append([]byte(nil), l...)
+			}
+			return nil
+		})
+	}()
+	f.conn = &connSink{q}
+	f.hs.srv.watchLegacy(f.hs, f.conn)
+	f.end = func() { f.hs.srv.watchLegacy(f.hs, nil); q.Close(); <-written }
 }
 
 const formQ = `{"mode":"form","message":"Go on?"}`
@@ -473,4 +479,50 @@ func TestJobAskPlainJSONHost(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestJobAskStreamReopened: a legacy HTTP session's GET stream ends while
+// a job's question waits: the question waits on (the host may open
+// another), is put again, under the same id, on the next GET stream, and
+// its answer goes back; a question whose session ends fails at once,
+// naming the job.
+func TestJobAskStreamReopened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newJobAsk(t, `{"elicitation":{}}`, true, false)
+		f.hs.out = nil // an HTTP session: its GET stream is f's stream
+		got := asked(f, "elicitation/create")
+		q, _ := jsonrpc.Decode(<-f.lines)
+		f.end()
+		time.Sleep(time.Minute)
+		select {
+		case err := <-got:
+			t.Fatalf("Ask ended as the GET stream did: %v", err)
+		default:
+		}
+		f.open()
+		again, _ := jsonrpc.Decode(<-f.lines)
+		if again == nil || again.Method != "elicitation/create" || again.ID.String() != q.ID.String() {
+			t.Fatalf("put again: %v, want the question %s", again, q.ID)
+		}
+		f.hs.answer(jsonrpc.NewResult(q.ID, json.RawMessage(`{"action":"decline"}`)))
+		if err := <-got; err != nil {
+			t.Fatalf("Ask: %v", err)
+		}
+
+		got = asked(f, "elicitation/create")
+		<-f.lines
+		f.end()
+		f.end = func() {}
+		synctest.Wait()
+		f.hs.setClosing() // the session ends
+		synctest.Wait()
+		select {
+		case err := <-got:
+			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "session of the host that started it ended") {
+				t.Fatalf("Ask: %v", err)
+			}
+		default:
+			t.Fatal("still waiting after the session ended")
+		}
+	})
 }

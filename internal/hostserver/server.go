@@ -244,6 +244,8 @@ type hostSession struct {
 	closing     bool          // no new handlers once set
 	work        chan *request // to a handler goroutine that waits for a request
 	stop        chan struct{} // closed with closing: waiting handler goroutines end
+	gone        chan struct{} // closed with closing, made by the first to wait for it (ended)
+	nextStream  chan struct{} // closed as a stream next becomes the session's (jobask.go)
 	initialized bool
 	version     string
 	clientCaps  json.RawMessage
@@ -277,6 +279,9 @@ func (hs *hostSession) setClosing() {
 	hs.mu.Lock()
 	if !hs.closing && hs.stop != nil {
 		close(hs.stop)
+	}
+	if !hs.closing && hs.gone != nil {
+		close(hs.gone)
 	}
 	hs.closing = true
 	hs.mu.Unlock()
