@@ -79,21 +79,19 @@ func (o *Options) logger() *slog.Logger {
 type core struct {
 	signIns *oauth.SignIns   // nil when there is no place for sign-ins
 	refresh *oauth.Refresher // keeps signIns fresh; nil with them
-	// shared is the shared store (PostgreSQL) of the jobs and the
-	// sign-ins, opened once for both; nil without one.
-	shared      *store.Postgres
-	pool        *upstream.Pool
-	relay       *relay.Relay
-	catalog     *catalog.Catalog
-	hosts       *hostserver.Server
-	tracer      *tracing.Tracer // nil without mcpx.traces
-	log         *slog.Logger
-	sandbox     *sandbox.Pool    // nil without an executable
-	scripts     *codemode.Engine // nil without an executable
-	jobs        *jobs.Manager    // nil: no job store
-	store       store.Store
-	storeShared bool   // store is shared: closed with the pool, the sign-ins' too
-	unlock      func() // the job store's lock, if this core holds it
+	// closeSignIns releases the sign-ins' store.
+	closeSignIns func()
+	pool         *upstream.Pool
+	relay        *relay.Relay
+	catalog      *catalog.Catalog
+	hosts        *hostserver.Server
+	tracer       *tracing.Tracer // nil without mcpx.traces
+	log          *slog.Logger
+	sandbox      *sandbox.Pool    // nil without an executable
+	scripts      *codemode.Engine // nil without an executable
+	jobs         *jobs.Manager    // nil: no job store
+	store        store.Store
+	unlock       func() // the job store's lock, if this core holds it
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -104,8 +102,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	// The pool tells the host face of tool list changes; the face is made
 	// after the pool, hence the pointer.
 	var face atomic.Pointer[hostserver.Server]
-	shared, sharedErr := opts.openShared()
-	recs := opts.signInRecords(shared, sharedErr, log)
+	recs, closeRecs := opts.signInRecords(log)
 	pool := upstream.NewPool(cfg, &upstream.Options{
 		Logger:          log,
 		ClientInfo:      mcp.Implementation{Name: "mcpx", Version: opts.Version},
@@ -145,8 +142,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, shared: shared}
-	c.openJobs(opts, shared, sharedErr, r, jobsObserver(obs), log)
+	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
+	c.openJobs(opts, r, jobsObserver(obs), log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
@@ -156,7 +153,9 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	face.Store(c.hosts)
 	if recs != nil {
 		c.signIns = &oauth.SignIns{Store: recs, Log: log}
-		c.refresh = c.refresher(recs)
+		if !opts.LookOnly { // a core that only looks refreshes nothing ahead
+			c.refresh = c.refresher(recs)
+		}
 		r.SetSignIns(c.signIns)
 	}
 	return c
@@ -181,9 +180,7 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
-		if !c.storeShared {
-			c.store.Close()
-		}
+		c.store.Close()
 		if c.unlock != nil {
 			c.unlock()
 		}
@@ -234,9 +231,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 		if c.signIns != nil {
 			c.signIns.Close() // the sign-ins hosts started and left unfinished
 		}
-		if c.shared != nil {
-			c.shared.Close()
-		}
+		c.closeSignIns()
 	}
 }
 

@@ -117,7 +117,10 @@ func Run(ctx context.Context, opts *Options) error {
 		apiOpts.HTTP, apiOpts.TokenFile = "http://"+addr+apitype.PathMCP, opts.Files.Token
 	}
 	if c.signIns != nil {
-		apiOpts.OAuth, apiOpts.RefreshFailing = c.signIns.Store, c.refresh.Failing
+		apiOpts.OAuth = c.signIns.Store
+	}
+	if c.refresh != nil {
+		apiOpts.RefreshFailing = c.refresh.Failing
 	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	seen.api = api

@@ -28,13 +28,15 @@ const openTimeout = 15 * time.Second
 // A config that names a shared store (PostgreSQL) makes this gateway a
 // replica: it never holds the store alone, so it goes by leases, and it
 // hears the others' cancels.
-func (c *core) openJobs(opts *Options, shared *store.Postgres, sharedErr error, r *relay.Relay, obs jobs.Observer, log *slog.Logger) {
+func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *slog.Logger) {
 	cfg := opts.Config.Jobs
 	if opts.LookOnly {
 		return
 	}
 	if url := opts.Config.Store; url != "" {
-		st, err := shared, sharedErr
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		defer cancel()
+		st, err := store.OpenPostgres(ctx, url)
 		if err != nil {
 			log.Error("no jobs: opening the shared job store failed", "store", store.Redact(url), "err", err)
 			return
@@ -42,8 +44,6 @@ func (c *core) openJobs(opts *Options, shared *store.Postgres, sharedErr error, 
 		log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
 		// One requestState key for every replica: a retry sealed by one
 		// opens on another.
-		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-		defer cancel()
 		key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
 		if err == nil {
 			err = r.SetSealKey(key)
@@ -51,7 +51,7 @@ func (c *core) openJobs(opts *Options, shared *store.Postgres, sharedErr error, 
 		if err != nil {
 			log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
 		}
-		c.store, c.storeShared = st, true
+		c.store = st
 		host, _ := os.Hostname()
 		c.jobs = jobs.New(jobs.Options{
 			Store: st, Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,

@@ -12,31 +12,20 @@ import (
 	"mcpx/internal/store"
 )
 
-// openShared opens the shared store (PostgreSQL) the config names, once
-// for both its users, the jobs and the sign-ins; nil, nil without one. A
-// core that only looks opens it as it is (see Options.LookOnly).
-func (o *Options) openShared() (*store.Postgres, error) {
-	url := o.Config.Store
-	if url == "" {
-		return nil, nil
-	}
-	open := store.OpenPostgres
-	if o.LookOnly {
-		open = store.OpenPostgresAsIs
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	return open(ctx, url)
-}
-
-// signInRecords is where the upstream sign-ins are kept: with a shared
-// store (replicas), the store (shared, or the error opening it), each
-// sealed with the key the config names, which is not in the database;
-// else the files of the sign-in directory, which `mcpx login` writes.
-// Either way every gateway and `mcpx login` using the same place share
-// one sign-in per server. A key or a store that fails leaves records that
-// say so on every use (status, calls). nil when there is no place at all.
-func (o *Options) signInRecords(shared *store.Postgres, sharedErr error, log *slog.Logger) oauth.Records {
+// signInRecords opens where the upstream sign-ins are kept: with a shared
+// store (replicas), the store, each sealed with the key the config names,
+// which is not in the database; else the files of the sign-in directory,
+// which `mcpx login` writes. Either way every gateway and `mcpx login`
+// using the same place share one sign-in per server. A key or a store
+// that fails leaves records that say so on every use (status, calls).
+// nil when there is no place at all; close releases the store.
+//
+// The sign-ins have a pool of their own, apart from the jobs': a refresh
+// holds its connection (the row's lock) across the token request, up to
+// that request's timeout, and slow refreshes must not leave the jobs'
+// lease renewals waiting for a connection.
+func (o *Options) signInRecords(log *slog.Logger) (recs oauth.Records, close func()) {
+	close = func() {}
 	if url := o.Config.Store; url != "" {
 		keys, err := oauth.LoadKeys(o.Config.SignInKey, os.Getenv)
 		switch {
@@ -44,23 +33,30 @@ func (o *Options) signInRecords(shared *store.Postgres, sharedErr error, log *sl
 			// No key named: fine for replicas whose servers need no
 			// sign-in; one that does says so on every call and in status.
 			log.Info("upstream sign-ins are off: no sign-in key for the shared store", "err", err)
-			return oauth.Unavailable{Err: err}
+			return oauth.Unavailable{Err: err}, close
 		case err != nil:
 			log.Error("upstream sign-ins cannot be used", "err", err)
-			return oauth.Unavailable{Err: err}
+			return oauth.Unavailable{Err: err}, close
 		}
-		if sharedErr != nil {
-			log.Error("upstream sign-ins cannot be used: opening the shared store failed", "store", store.Redact(url), "err", sharedErr)
-			return oauth.Unavailable{Err: sharedErr}
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		defer cancel()
+		open := store.OpenPostgres
+		if o.LookOnly {
+			open = store.OpenPostgresAsIs
+		}
+		st, err := open(ctx, url)
+		if err != nil {
+			log.Error("upstream sign-ins cannot be used: opening the shared store failed", "store", store.Redact(url), "err", err)
+			return oauth.Unavailable{Err: err}, close
 		}
 		log.Info("upstream sign-ins: in the shared store, sealed", "key", keys.ID())
-		return &oauth.Sealed{Blobs: shared, Keys: keys}
+		return &oauth.Sealed{Blobs: st, Keys: keys}, func() { st.Close() }
 	}
 	dir := o.oauthDir(log)
 	if dir == "" {
-		return nil
+		return nil, close
 	}
-	return &oauth.Store{Dir: dir}
+	return &oauth.Store{Dir: dir}, close
 }
 
 // authorizer returns the pool's wrapper of HTTP servers' round trippers:

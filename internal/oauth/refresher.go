@@ -121,16 +121,18 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	if ahead <= 0 {
 		ahead = BackgroundAhead
 	}
-	due := rec.Token.due(ahead)
-	if due.IsZero() {
-		return due
-	}
 	r.mu.Lock()
 	f, retrying := r.failed[tg.Server]
 	r.mu.Unlock()
 	if retrying && f.token != rec.Token.AccessToken {
 		r.settle(tg.Server, nil) // a new token (a login, another gateway's refresh)
-	} else if retrying && f.at.After(due) {
+		retrying = false
+	}
+	due := rec.Token.due(ahead)
+	if due.IsZero() {
+		return due
+	}
+	if retrying && f.at.After(due) {
 		due = f.at
 	}
 	if time.Now().Before(due) {

@@ -59,30 +59,39 @@ func TestRefresherFailing(t *testing.T) {
 		})
 	})
 
-	t.Run("until a new sign-in", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			recs := &Store{Dir: t.TempDir()}
-			signedIn(t, recs, time.Minute) // due at once
-			te := &tokenEndpoint{lifetime: 3600, fail: func(int) (int, string) {
-				return http.StatusServiceUnavailable, "temporarily_unavailable"
-			}}
-			r, stop := run(t, te, recs)
-			defer stop()
-			if f := failing(r); f.Failures != 1 {
-				t.Fatalf("after the first failure: %+v", f)
-			}
-			rec, err := recs.Load(t.Context(), "s")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Token = Token{AccessToken: "at-login", RefreshToken: "rt-login", Obtained: time.Now(), Expiry: time.Now().Add(time.Hour)}
-			if err := recs.Save(t.Context(), rec); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(DefaultPoll)
-			if f, ok := r.Failing("s"); ok {
-				t.Fatalf("after a new sign-in: still failing %+v", f)
-			}
+	for _, expiry := range []time.Duration{time.Hour, 0} {
+		name := "until a new sign-in"
+		if expiry == 0 {
+			name += " whose token has no expiry"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				recs := &Store{Dir: t.TempDir()}
+				signedIn(t, recs, time.Minute) // due at once
+				te := &tokenEndpoint{lifetime: 3600, fail: func(int) (int, string) {
+					return http.StatusServiceUnavailable, "temporarily_unavailable"
+				}}
+				r, stop := run(t, te, recs)
+				defer stop()
+				if f := failing(r); f.Failures != 1 {
+					t.Fatalf("after the first failure: %+v", f)
+				}
+				rec, err := recs.Load(t.Context(), "s")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Token = Token{AccessToken: "at-login", RefreshToken: "rt-login", Obtained: time.Now()}
+				if expiry != 0 {
+					rec.Token.Expiry = time.Now().Add(expiry)
+				}
+				if err := recs.Save(t.Context(), rec); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(DefaultPoll)
+				if f, ok := r.Failing("s"); ok {
+					t.Fatalf("after a new sign-in: still failing %+v", f)
+				}
+			})
 		})
-	})
+	}
 }

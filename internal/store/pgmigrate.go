@@ -116,8 +116,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	})
 }
 
-// checkSchema refuses a store whose schema is not at SchemaVersion,
-// changing nothing.
+// checkSchema refuses a store no mcpx has used and one whose schema is
+// newer than this build's, changing nothing; an older one is read as it
+// is.
 func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	var version int
 	err := pool.QueryRow(ctx, `SELECT version FROM mcpx_schema`).Scan(&version)
@@ -127,8 +128,11 @@ func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	case err != nil:
 		return err
 	}
-	if version != SchemaVersion {
-		return fmt.Errorf("the store's schema is at version %d, this mcpx's is %d (a gateway of this build brings an older one up to date at its start)", version, SchemaVersion)
+	switch {
+	case version == 0:
+		return errors.New("no mcpx has used this store yet (the first gateway to start makes its schema)")
+	case version > SchemaVersion:
+		return fmt.Errorf("the store's schema is at version %d, newer than this mcpx's %d: upgrade mcpx", version, SchemaVersion)
 	}
 	return nil
 }

@@ -50,7 +50,8 @@ func OpenPostgres(ctx context.Context, rawURL string) (*Postgres, error) {
 }
 
 // OpenPostgresAsIs is OpenPostgres for a gateway that only looks: it
-// never migrates, and refuses a store whose schema is not this build's.
+// never migrates; it refuses a store no mcpx has used and one newer than
+// this build's, and reads an older one as it is.
 func OpenPostgresAsIs(ctx context.Context, rawURL string) (*Postgres, error) {
 	return openPostgres(ctx, rawURL, checkSchema)
 }
