@@ -190,8 +190,8 @@ func (hs *hostSession) ended() <-chan struct{} {
 // streamNext returns what is closed as a stream next becomes the
 // session's (watchLegacy): taken before looking for one, it misses none.
 func (hs *hostSession) streamNext() <-chan struct{} {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
+	hs.streamMu.Lock()
+	defer hs.streamMu.Unlock()
 	if hs.nextStream == nil {
 		hs.nextStream = make(chan struct{})
 	}
@@ -201,8 +201,8 @@ func (hs *hostSession) streamNext() <-chan struct{} {
 // streamOpened tells those waiting for a stream of the session's that one
 // is.
 func (hs *hostSession) streamOpened() {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
+	hs.streamMu.Lock()
+	defer hs.streamMu.Unlock()
 	if hs.nextStream != nil {
 		close(hs.nextStream)
 		hs.nextStream = nil

@@ -270,3 +270,29 @@ func TestJobAskStreamReopened(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchLegacyUnderSessionLock: watchLegacy runs with the session's
+// lock held (initialize makes a stream connection its stream that way),
+// and tells a job's question waiting for a stream all the same.
+func TestWatchLegacyUnderSessionLock(t *testing.T) {
+	srv := &Server{}
+	hs := &hostSession{srv: srv, id: "host-1"}
+	next := hs.streamNext()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		srv.watchLegacy(hs, &connSink{newHostQueue(nil, nil)})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("watchLegacy under the session's lock did not return within 10s")
+	}
+	select {
+	case <-next:
+	default:
+		t.Fatal("a new stream did not tell the question waiting for one")
+	}
+}
