@@ -63,7 +63,6 @@ func env() *cli.Env {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, LookOnly: true}, conn)
 		},
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
-			lessGC()
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,
@@ -98,21 +97,6 @@ func serialStdio() { oneProc() }
 func oneProc() {
 	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
 		runtime.GOMAXPROCS(1)
-	}
-	lessGC()
-}
-
-// lessGC sets GOGC=200 unless the user set GOGC: for every gateway (the
-// daemon, mcpx serve). The gateway's live heap is small (about 1 MB, most
-// of it the linked libraries' package data) and its calls allocate a few
-// KB each, so at the default the collector runs every few hundred calls
-// and scans those libraries' globals each time. Halves the collector's
-// CPU per relayed call (about 0.9 µs of 13–14 µs at 32 in flight) for a
-// few MB more heap under load and none at rest (go run ./bench: inproc
-// and inproc26 CPU per call; docs/benchmarks.md).
-func lessGC() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(200)
 	}
 }
 
