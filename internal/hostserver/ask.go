@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
@@ -170,20 +170,41 @@ func declares(caps json.RawMessage, method string, params json.RawMessage) bool 
 func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	id, ch := a.hs.questions.Add(jsonrpc.NewIntID)
 	defer a.hs.questions.Remove(id)
-	a.sink.pushWhile(nil, jsonrpc.NewRequest(id, method, params).Encode())
+	if a.push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+		return nil, notPut(method)
+	}
 	select {
 	case m := <-ch:
-		if m.Error != nil {
-			return nil, m.Error
-		}
-		return m.Result, nil
+		return answerOf(m)
 	case <-ctx.Done():
 	}
 	cause := context.Cause(ctx)
-	a.sink.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
-		RequestID: id.Raw(), Reason: relay.Reason(cause),
-	})).Encode())
+	_ = a.push(withdrawal(id, cause))
 	return nil, cause
+}
+
+// push queues line, a request of mcpx's or what withdraws one, on the
+// call's stream; an error if that stream has ended, which nothing would
+// then carry to the host (an HTTP response stream ends with its answer).
+func (a *hostAsker) push(line []byte) error {
+	s := a.sink
+	if w, ok := s.(*answeredSink); ok {
+		s = w.sink
+	}
+	switch s := s.(type) {
+	case *connSink:
+		return s.q.Push(line)
+	case *httpSink:
+		return s.q.Push(line)
+	}
+	s.pushWhile(nil, line)
+	return nil
+}
+
+// notPut is the error of a question that no stream could carry to the
+// host: its request's has ended.
+func notPut(method string) error {
+	return fmt.Errorf("mcpx could not put this %s to its host: the stream of the host's request has ended", method)
 }
 
 func (a *hostAsker) Notify(method string, params json.RawMessage) {

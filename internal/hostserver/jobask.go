@@ -22,7 +22,8 @@ import (
 // is open, or a legacy HTTP session's GET stream while one is open; the
 // answer goes back upstream. The question waits at most jobAskWait, and
 // while it waits the job's progress message says so (mcpx_job, mcpx jobs
-// show). Otherwise — the host left, has no such stream, did not declare
+// show); a GET stream that ends does not end it (the host may open
+// another, where it is put again): its session's end does. Otherwise — the host left, has no such stream, did not declare
 // the capability, or speaks 2026-07-28, which takes questions only in the
 // answer to its own request (it has had that: the job) — the upstream is
 // answered with an error naming the job and why, and the job goes on: the
@@ -84,10 +85,8 @@ func cannotPut(method, id, why string) string {
 }
 
 // askJobHost puts an upstream's question of job c to the host that
-// started it, on its stream (jobStream), and waits for the answer: until
-// the host answers, its stream ends, jobAskWait passes, or ctx (the
-// question's) ends. Every outcome but an answer is an error naming the
-// job, except ctx's end, whose cause is returned (the host is told).
+// started it, on its stream (jobStream), and waits for the answer
+// (waitJobHost).
 func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, params json.RawMessage) (json.RawMessage, error) {
 	if err := l.jobRefusal(c, method, params); err != nil {
 		return nil, err
@@ -98,50 +97,133 @@ func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, p
 	}
 	id, ch := hs.questions.Add(jsonrpc.NewIntID)
 	defer hs.questions.Remove(id)
-	if q.Push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+	defer l.waitingOn(c, method)() // said before the host can see the question
+	line := jsonrpc.NewRequest(id, method, params).Encode()
+	if q.Push(line) != nil {
 		return nil, jobError(c, method, "the host that started it has left")
 	}
 	hs.srv.log.Info("put a job's question to its host", "job", c.ID(), "host", hs.id, "method", method)
-	restore := waitingOn(c, method)
-	defer restore()
+	return l.waitJobHost(ctx, c, method, id, ch, q, line)
+}
+
+// waitJobHost waits for the answer to question id (method) of job c,
+// put to its host as line (nil: put on a stream that ended with the job
+// answer, and never put again), which q, its stream, carries: until the
+// host answers, it leaves, jobAskWait passes, or ctx (the question's)
+// ends. Every outcome but an answer is an error naming the job, except
+// ctx's end, whose cause is returned; the host is told of a question it
+// need no longer answer. The caller says the job waits (waitingOn).
+//
+// A stream connection's end is its host's. A legacy HTTP session's GET
+// stream may end and be opened again (the host's HTTP client reconnects):
+// the question waits for the session's end, and is put again on the next
+// GET stream, under the same id, since the one it was on may have ended
+// before it was read.
+func (l *jobLink) waitJobHost(ctx context.Context, c *jobs.Call, method string, id jsonrpc.ID, ch <-chan *jsonrpc.Message, q *outq.Queue, line []byte) (json.RawMessage, error) {
+	hs := l.hs
+	reopens := hs.out == nil // an HTTP session, not a stream connection
 	t := time.NewTimer(jobAskWait)
 	defer t.Stop()
 	var cause error
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			return nil, m.Error
+	for cause == nil {
+		var opened, gone <-chan struct{}
+		if q == nil {
+			opened, gone = hs.streamNext(), hs.ended()
+			if nq := hs.jobStream(); nq != nil && !isDone(nq) {
+				q = nq
+				if line != nil {
+					_ = q.Push(line)
+					hs.srv.log.Info("put a job's question to its host again, on its new stream", "job", c.ID(), "host", hs.id, "method", method)
+				}
+				continue
+			}
 		}
-		return m.Result, nil
-	case <-q.Done():
-		return nil, jobError(c, method, "the host that started it left before it answered")
-	case <-t.C:
-		cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
-	case <-ctx.Done():
-		cause = context.Cause(ctx)
+		var done <-chan struct{}
+		if q != nil {
+			done = q.Done()
+		}
+		select {
+		case m := <-ch:
+			return answerOf(m)
+		case <-done:
+			if !reopens {
+				return nil, jobError(c, method, "the host that started it left before it answered")
+			}
+			q = nil
+		case <-opened:
+		case <-gone:
+			return nil, jobError(c, method, "the session of the host that started it ended before it answered")
+		case <-t.C:
+			cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
+		case <-ctx.Done():
+			cause = context.Cause(ctx)
+		}
 	}
-	_ = q.Push(jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
-		RequestID: id.Raw(), Reason: relay.Reason(cause),
-	})).Encode())
+	if q != nil {
+		_ = q.Push(withdrawal(id, cause))
+	}
 	return nil, cause
 }
 
-// waitingOn makes job c's progress message say it waits for its host to
-// answer method, and returns what puts its progress back (unless the
-// call moved on meanwhile).
-func waitingOn(c *jobs.Call, method string) (restore func()) {
-	prev, moved := c.LastProgress()
-	waiting := prev
-	waiting.Message = "waiting for its host to answer " + method
-	c.SetProgress(waiting)
-	return func() {
-		if now, _ := c.LastProgress(); now.Message == waiting.Message && now.Progress == waiting.Progress {
-			if !moved {
-				prev = jobs.Progress{}
-			}
-			c.SetProgress(prev)
+func isDone(q *outq.Queue) bool {
+	select {
+	case <-q.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// ended returns what is closed as the session ends (setClosing).
+func (hs *hostSession) ended() <-chan struct{} {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.gone == nil {
+		hs.gone = make(chan struct{})
+		if hs.closing {
+			close(hs.gone)
 		}
 	}
+	return hs.gone
+}
+
+// streamNext returns what is closed as a stream next becomes the
+// session's (watchLegacy): taken before looking for one, it misses none.
+func (hs *hostSession) streamNext() <-chan struct{} {
+	hs.streamMu.Lock()
+	defer hs.streamMu.Unlock()
+	if hs.nextStream == nil {
+		hs.nextStream = make(chan struct{})
+	}
+	return hs.nextStream
+}
+
+// streamOpened tells those waiting for a stream of the session's that one
+// is.
+func (hs *hostSession) streamOpened() {
+	hs.streamMu.Lock()
+	defer hs.streamMu.Unlock()
+	if hs.nextStream != nil {
+		close(hs.nextStream)
+		hs.nextStream = nil
+	}
+}
+
+// answerOf is a host's answer to a question of mcpx's: its result, or
+// its JSON-RPC error as it is.
+func answerOf(m *jsonrpc.Message) (json.RawMessage, error) {
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	return m.Result, nil
+}
+
+// withdrawal tells a host that mcpx no longer waits for the answer to
+// its question id, and why (cause).
+func withdrawal(id jsonrpc.ID, cause error) []byte {
+	return jsonrpc.NewNotification(mcp.MethodCancelled, jsonrpc.MustMarshal(mcp.CancelledParams{
+		RequestID: id.Raw(), Reason: relay.Reason(cause),
+	})).Encode()
 }
 
 // jobLine sends line, a notification of the call's, to the host that

@@ -25,6 +25,7 @@ type jobAskFixture struct {
 	call  *jobs.Call
 	lines chan []byte // what the host's stream wrote
 	end   func()      // ends the host's stream (the host left)
+	conn  *connSink   // the host's stream, nil without one
 }
 
 // newJobAsk makes the fixture: caps are the host's capabilities, stream
@@ -52,21 +53,9 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	}
 	f.link.job = f.call
 	f.link.off.Store(true) // its host's request is answered
-	var written chan struct{}
 	if stream {
-		q := newHostQueue(nil, nil)
-		written = make(chan struct{})
-		go func() {
-			defer close(written)
-			_ = q.Run(func(_ []byte, batch [][]byte) error {
-				for _, l := range batch {
-					f.lines <- append([]byte(nil), l...)
-				}
-				return nil
-			})
-		}()
-		srv.watchLegacy(f.hs, &connSink{q})
-		f.end = func() { srv.watchLegacy(f.hs, nil); q.Close(); <-written }
+		f.open()
+		f.hs.out = f.conn // a stream connection's (its end is its host's)
 	}
 	t.Cleanup(func() {
 		f.end()
@@ -78,6 +67,25 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 		st.Close()
 	})
 	return f
+}
+
+// open opens a stream of the host's: f.lines gets what it writes, f.end
+// ends it.
+func (f *jobAskFixture) open() {
+	q := newHostQueue(nil, nil)
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		_ = q.Run(func(_ []byte, batch [][]byte) error {
+			for _, l := range batch {
+				f.lines <- append([]byte(nil), l...)
+			}
+			return nil
+		})
+	}()
+	f.conn = &connSink{q}
+	f.hs.srv.watchLegacy(f.hs, f.conn)
+	f.end = func() { f.hs.srv.watchLegacy(f.hs, nil); q.Close(); <-written }
 }
 
 const formQ = `{"mode":"form","message":"Go on?"}`

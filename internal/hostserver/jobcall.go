@@ -153,9 +153,10 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 		// A task's questions wait in the task for its host
 		// (taskinput.go), not held for a retry.
 		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: l.jobCall}, false
-	case call.Asker != nil:
-		// Until the call is a job its host hears its questions; then
-		// they are refused (as if the host could not answer them).
+	default:
+		// Until the call is a job its host hears its questions (if its
+		// request can carry them: call.Asker nil if not); then they go
+		// to the host's stream, or are refused naming the job.
 		l.asker, call.Asker = call.Asker, l
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)

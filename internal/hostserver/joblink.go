@@ -47,6 +47,7 @@ type jobLink struct {
 	mu    sync.Mutex
 	job   *jobs.Call // set once the call is a job
 	ended bool       // the call has ended: too late to become one
+	waits *linkWaits // made by the call's first question (jobask.go)
 }
 
 // since is when the host's timer for the request started.
@@ -95,6 +96,7 @@ func (l *jobLink) promote(answer bool) {
 		return
 	}
 	l.job = c
+	defer l.promotedLocked() // its questions that wait wait as a job's (jobask.go)
 	// The call's progress, as its registry entry has it (its upstream's,
 	// or a script's own): the job's from now on.
 	if e := req.entry; e != nil {
@@ -185,9 +187,13 @@ func (l *jobLink) end(res json.RawMessage, err error) bool {
 // Can, Ask and Notify are the host's request's until the call is a job;
 // then its questions go to the host that started it while it can be
 // asked, and are refused, naming the job, when not (jobask.go).
+//
+// A call whose host's request cannot carry requests (a legacy HTTP POST
+// answered as plain JSON) has no asker of its own (nil): until it is a
+// job, it asks nothing.
 func (l *jobLink) Can(method string, params json.RawMessage) bool {
 	if l.live() {
-		return l.asker.Can(method, params)
+		return l.asker != nil && l.asker.Can(method, params)
 	}
 	c := l.jobCall()
 	return c != nil && l.jobRefusal(c, method, params) == nil
@@ -195,6 +201,12 @@ func (l *jobLink) Can(method string, params json.RawMessage) bool {
 
 func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if l.live() {
+		switch a := l.asker.(type) {
+		case *hostAsker:
+			return l.askLive(ctx, a, method, params) // jobask.go
+		case nil:
+			return nil, errors.New("mcpx cannot put requests to this host on its request's stream (a plain JSON response)")
+		}
 		return l.asker.Ask(ctx, method, params)
 	}
 	if c := l.jobCall(); c != nil {
@@ -205,7 +217,9 @@ func (l *jobLink) Ask(ctx context.Context, method string, params json.RawMessage
 
 func (l *jobLink) Notify(method string, params json.RawMessage) {
 	if l.live() {
-		l.asker.Notify(method, params)
+		if l.asker != nil {
+			l.asker.Notify(method, params)
+		}
 		return
 	}
 	l.jobLine(jsonrpc.NewNotification(method, params).Encode())

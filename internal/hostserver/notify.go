@@ -89,7 +89,6 @@ func subscriptionMeta(id jsonrpc.ID, extra map[string]json.RawMessage) json.RawM
 func (s *Server) watchLegacy(hs *hostSession, out sink) {
 	w := &s.watch
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.legacy == nil {
 		w.legacy = map[*hostSession]sink{}
 	}
@@ -97,6 +96,10 @@ func (s *Server) watchLegacy(hs *hostSession, out sink) {
 		w.legacy[hs] = out
 	} else {
 		delete(w.legacy, hs)
+	}
+	w.mu.Unlock()
+	if out != nil {
+		hs.streamOpened() // after it is hs's stream (jobask.go)
 	}
 }
 

@@ -240,10 +240,17 @@ type hostSession struct {
 	capsMu   sync.Mutex
 	capsMemo capsMemo // the last upstreamCaps (ask.go)
 
+	// nextStream is closed as a stream next becomes the session's
+	// (jobask.go); under its own lock, since watchLegacy, which closes
+	// it, runs with mu held (initialize).
+	streamMu   sync.Mutex
+	nextStream chan struct{}
+
 	mu          sync.Mutex
 	closing     bool          // no new handlers once set
 	work        chan *request // to a handler goroutine that waits for a request
 	stop        chan struct{} // closed with closing: waiting handler goroutines end
+	gone        chan struct{} // closed with closing, made by the first to wait for it (ended)
 	initialized bool
 	version     string
 	clientCaps  json.RawMessage
@@ -277,6 +284,9 @@ func (hs *hostSession) setClosing() {
 	hs.mu.Lock()
 	if !hs.closing && hs.stop != nil {
 		close(hs.stop)
+	}
+	if !hs.closing && hs.gone != nil {
+		close(hs.gone)
 	}
 	hs.closing = true
 	hs.mu.Unlock()

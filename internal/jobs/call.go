@@ -132,6 +132,20 @@ func (c *Call) SetProgress(p Progress) {
 	}
 }
 
+// ClearProgress forgets the call's progress, as if none had been noted:
+// a note that was never the call's own (mcpx's "waiting for its host")
+// is over, and the call had reported none. A job's is cleared in the
+// store at the next flush.
+func (c *Call) ClearProgress() {
+	m := c.m
+	m.mu.Lock()
+	c.progress, c.moved = Progress{}, false
+	if c.id != "" {
+		m.dirty[c] = struct{}{}
+	}
+	m.mu.Unlock()
+}
+
 // LastProgress returns the last progress noted, and whether there was any.
 func (c *Call) LastProgress() (Progress, bool) {
 	c.m.mu.Lock()

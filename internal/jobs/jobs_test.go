@@ -200,6 +200,41 @@ func TestProgressCoalesced(t *testing.T) {
 	}
 }
 
+// ClearProgress leaves a job as if no progress had been noted: in the
+// call, and in the store at the next flush.
+func TestClearProgress(t *testing.T) {
+	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
+	defer h.stop()
+	release := make(chan struct{})
+	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-release
+		return json.RawMessage(`{}`), nil
+	})
+	defer func() { close(release); wait(t, c.Done()) }()
+	id, _, _ := c.Promote(t.Context())
+	stored := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			j, _ := h.m.Get(t.Context(), "alice", id)
+			if string(j.Progress) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("stored progress %q, want %q", j.Progress, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	c.SetProgress(jobs.Progress{Message: "waiting"})
+	stored(`{"progress":0,"message":"waiting"}`)
+	c.ClearProgress()
+	if p, moved := c.LastProgress(); moved || p != (jobs.Progress{}) {
+		t.Fatalf("LastProgress after ClearProgress: %+v %v", p, moved)
+	}
+	stored("")
+}
+
 // A daemon that stopped mid-call leaves the job running; the next start
 // closes it as interrupted, or runs an idempotent one again once.
 func TestRestartInterruptedAndRerun(t *testing.T) {
