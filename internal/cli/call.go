@@ -134,10 +134,28 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
 	streamCtx, closeStream := context.WithCancel(context.WithoutCancel(ctx))
 	defer closeStream()
 	var (
-		mu     sync.Mutex
-		callID uint64
-		grace  *time.Timer
+		mu      sync.Mutex
+		callID  uint64
+		grace   *time.Timer
+		pending bool // Ctrl-C came before the daemon named the call
 	)
+	// cancel asks the daemon to cancel call id for the user, and closes
+	// the stream if that fails or no outcome comes within a grace.
+	cancel := func(id uint64) {
+		cctx, stop := context.WithTimeout(context.Background(), 2*time.Second)
+		err := c.Cancel(cctx, id, "user")
+		stop()
+		if err != nil {
+			closeStream()
+			return
+		}
+		mu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		grace = time.AfterFunc(3*time.Second, closeStream)
+		mu.Unlock()
+	}
 	defer func() {
 		mu.Lock()
 		if grace != nil {
@@ -169,19 +187,17 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
 				interrupted = nil
 				mu.Lock()
 				id := callID
-				mu.Unlock()
 				if id == 0 {
-					closeStream()
-					continue
+					// The call is under way but its id not read yet: it is
+					// cancelled for the user when it comes; closing the
+					// stream would tell the daemon the client left.
+					pending = true
+					grace = time.AfterFunc(3*time.Second, closeStream)
 				}
-				cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-				if err := c.Cancel(cctx, id, "user"); err != nil {
-					closeStream()
-				}
-				cancel()
-				mu.Lock()
-				grace = time.AfterFunc(3*time.Second, closeStream)
 				mu.Unlock()
+				if id != 0 {
+					cancel(id)
+				}
 			}
 		}
 	}()
@@ -190,7 +206,12 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
 		case "started":
 			mu.Lock()
 			callID = ev.CallID
+			cancelNow := pending
+			pending = false
 			mu.Unlock()
+			if cancelNow {
+				cancel(ev.CallID)
+			}
 		case "progress":
 			if bar != nil && ev.Progress != nil {
 				bar.Update(ev.Progress.Progress, ev.Progress.Total, ev.Progress.Message)

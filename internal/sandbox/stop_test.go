@@ -175,9 +175,18 @@ func TestChildSupervised(t *testing.T) {
 	if pgid, err := syscall.Getpgid(pid); err != nil || pgid != pid {
 		t.Errorf("the child's process group is %d (%v), want its own, %d", pgid, err, pid)
 	}
-	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		t.Fatal(err)
+	// Read once the child runs its own program: between fork and the end
+	// of its execve the file can read empty (the old image is gone, the
+	// new one not yet set up), and no environment mcpx gives is empty.
+	var env []byte
+	for deadline := time.Now().Add(10 * time.Second); len(env) == 0; time.Sleep(time.Millisecond) {
+		var err error
+		if env, err = os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child's environment stayed empty")
+		}
 	}
 	var names []string
 	for kv := range strings.SplitSeq(strings.TrimRight(string(env), "\x00"), "\x00") {
