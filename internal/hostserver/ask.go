@@ -168,10 +168,10 @@ func declares(caps json.RawMessage, method string, params json.RawMessage) bool 
 }
 
 func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, ch := a.hs.questions.Add(jsonrpc.NewIntID)
+	id, ch, err := a.put(method, params)
 	defer a.hs.questions.Remove(id)
-	if a.push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
-		return nil, notPut(method)
+	if err != nil {
+		return nil, err
 	}
 	select {
 	case m := <-ch:
@@ -181,6 +181,17 @@ func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessa
 	cause := context.Cause(ctx)
 	_ = a.push(withdrawal(id, cause))
 	return nil, cause
+}
+
+// put registers a question under a new id of mcpx's and queues it on
+// the call's stream; the caller removes id once done with it. The error
+// says the stream has ended (notPut).
+func (a *hostAsker) put(method string, params json.RawMessage) (jsonrpc.ID, <-chan *jsonrpc.Message, error) {
+	id, ch := a.hs.questions.Add(jsonrpc.NewIntID)
+	if a.push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+		return id, ch, notPut(method)
+	}
+	return id, ch, nil
 }
 
 // push queues line, a request of mcpx's or what withdraws one, on the

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"mcpx/internal/jobs"
-	"mcpx/internal/jsonrpc"
 )
 
 // A question a call put to its host before it became a job, and what
@@ -27,13 +26,13 @@ func (l *jobLink) askLive(ctx context.Context, a *hostAsker, method string, para
 		return l.askJobHost(ctx, c, method, params)
 	}
 	hs := l.hs
-	id, ch := hs.questions.Add(jsonrpc.NewIntID)
+	id, ch, err := a.put(method, params)
 	defer hs.questions.Remove(id)
-	if err := a.push(jsonrpc.NewRequest(id, method, params).Encode()); err != nil {
+	if err != nil {
 		if c := l.jobCall(); c != nil {
 			return l.askJobHost(ctx, c, method, params)
 		}
-		return nil, notPut(method)
+		return nil, err
 	}
 	select {
 	case m := <-ch:
