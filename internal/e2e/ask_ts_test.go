@@ -126,13 +126,7 @@ func askMatrix(t *testing.T, sdk string, hostTransports []string) {
 						},
 						"deadlineMs": 60000,
 					}
-					if hostTransport == "stdio" {
-						spec["mcpx"], spec["config"], spec["inProcess"] = e.Bin, cfg, mode == mcpxtest.InProcess
-						spec["env"] = e.Vars
-					} else {
-						m := startHTTP(t, e, mode, cfg, false)
-						spec["url"], spec["token"] = m.URL, m.Token
-					}
+					reachMcpx(t, e, mode, hostTransport, cfg, spec)
 					r := runAskHost(t, node, interop, e, spec)
 					if sdk == "v2" {
 						if len(r.Asked) != 0 {
@@ -217,6 +211,19 @@ func runAskHost(t *testing.T, node, interop string, e *mcpxtest.Env, spec map[st
 		t.Fatalf("askhost.mjs: %v %s\nstderr: %s", err, r.Error, stderr)
 	}
 	return &r
+}
+
+// reachMcpx puts in a TypeScript host's spec how it reaches mcpx with
+// config cfg: on stdio, by running mcpx serve (in-process, or handed to
+// the daemon) in e's environment; over HTTP, at a gateway of mode's.
+func reachMcpx(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, transport, cfg string, spec map[string]any) {
+	t.Helper()
+	if transport == "stdio" {
+		spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
+		return
+	}
+	m := startHTTP(t, e, mode, cfg, false)
+	spec["url"], spec["token"] = m.URL, m.Token
 }
 
 // runHostScript runs a TypeScript host script of test/interop with spec as

@@ -72,12 +72,7 @@ func TestHeartbeatTSHosts(t *testing.T) {
 						"arguments": map[string]any{"seconds": hbWork.Seconds()}, "timeoutMs": hbTimer.Milliseconds(),
 						"deadlineMs": 80_000,
 					}
-					if transport == "stdio" {
-						spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-					} else {
-						m := startHTTP(t, e, mode, cfg, false)
-						spec["url"], spec["token"] = m.URL, m.Token
-					}
+					reachMcpx(t, e, mode, transport, cfg, spec)
 
 					spec["clientName"] = hbResetHost
 					var statusSeen func() *apitype.ConnectedHost

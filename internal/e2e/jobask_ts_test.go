@@ -24,12 +24,7 @@ func jobAskSpec(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, transport str
 		"arguments": map[string]any{"seconds": 12, "message": "Which colour?"}, "noRetry": true,
 		"capabilities": map[string]any{"elicitation": map[string]any{}},
 		"timeoutMs":    timer.Milliseconds(), "deadlineMs": 80_000}
-	if transport == "stdio" {
-		spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-	} else {
-		m := startHTTP(t, e, mode, cfg, false)
-		spec["url"], spec["token"] = m.URL, m.Token
-	}
+	reachMcpx(t, e, mode, transport, cfg, spec)
 	return spec, cfg, timer
 }
 

@@ -66,12 +66,7 @@ func TestJobTSHardTimerHost(t *testing.T) {
 					}}, mcpxtest.Demo{Name: "demo"})
 					spec := map[string]any{"sdk": sdk, "transport": transport, "clientName": jobHardHost, "tool": "demo__sleep_then",
 						"seconds": 25, "timeoutMs": timer.Milliseconds(), "deadlineMs": 80_000}
-					if transport == "stdio" {
-						spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-					} else {
-						m := startHTTP(t, e, mode, cfg, false)
-						spec["url"], spec["token"] = m.URL, m.Token
-					}
+					reachMcpx(t, e, mode, transport, cfg, spec)
 					r := runJobHost(t, node, interop, e, spec)
 					checkJobHost(t, r, timer)
 					if n := executions(e, "demo", "sleep_then"); n != 1 {

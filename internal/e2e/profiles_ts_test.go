@@ -43,12 +43,7 @@ func TestBuiltinProfilesTSHosts(t *testing.T) {
 			}
 			cfg := e.WriteConfig(map[string]any{"hosts": hosts}, mcpxtest.Demo{Name: "demo"})
 			spec := map[string]any{"sdk": sdk, "transport": transport, "clientName": p.Name, "deadlineMs": 80_000}
-			if transport == "stdio" {
-				spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-			} else {
-				m := startHTTP(t, e, mode, cfg, false)
-				spec["url"], spec["token"] = m.URL, m.Token
-			}
+			reachMcpx(t, e, mode, transport, cfg, spec)
 			what := sdk + " " + transport + " " + string(mode)
 			switch {
 			case p.Timeout == 0:

@@ -75,12 +75,7 @@ func TestResearchTSHosts(t *testing.T) {
 					}
 					spec := map[string]any{"sdk": hc.sdk, "era": hc.era, "transport": transport, "tool": "everything__simulate-research-query",
 						"answer": "historical", "deadlineMs": 80000}
-					if transport == "stdio" {
-						spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-					} else {
-						m := startHTTP(t, e, mode, cfg, false)
-						spec["url"], spec["token"] = m.URL, m.Token
-					}
+					reachMcpx(t, e, mode, transport, cfg, spec)
 					out, stderr, err := runHostScript(t, e, node, interop, "researchhost.mjs", spec)
 					var r researchReport
 					if jerr := json.Unmarshal(out, &r); jerr != nil || err != nil {

@@ -74,12 +74,7 @@ func TestTaskTSHost(t *testing.T) {
 				// poll has shown it working: it cannot end before the first poll.
 				spec := map[string]any{"transport": transport, "tool": "demo__sleep_then", "seconds": 50, "gate": e.Path("gate"),
 					"cancelTool": "demo__export", "deadlineMs": 60000}
-				if transport == "stdio" {
-					spec["mcpx"], spec["config"], spec["inProcess"], spec["env"] = e.Bin, cfg, mode == mcpxtest.InProcess, e.Vars
-				} else {
-					m := startHTTP(t, e, mode, cfg, false)
-					spec["url"], spec["token"] = m.URL, m.Token
-				}
+				reachMcpx(t, e, mode, transport, cfg, spec)
 				out, stderr, err := runHostScript(t, e, node, interop, "taskhost.mjs", spec)
 				var r taskHostReport
 				if jerr := json.Unmarshal(out, &r); jerr != nil || err != nil {

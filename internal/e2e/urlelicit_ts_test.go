@@ -41,13 +41,7 @@ func TestURLElicitationTSHosts(t *testing.T) {
 					"sdk": c.sdk, "transport": c.transport, "capabilities": caps,
 					"elicit": map[string]any{"action": "accept"}, "calls": []any{call}, "deadlineMs": 60000,
 				}
-				if c.transport == "stdio" {
-					spec["mcpx"], spec["config"], spec["inProcess"] = e.Bin, cfg, mode == mcpxtest.InProcess
-					spec["env"] = e.Vars
-				} else {
-					m := startHTTP(t, e, mode, cfg, false)
-					spec["url"], spec["token"] = m.URL, m.Token
-				}
+				reachMcpx(t, e, mode, c.transport, cfg, spec)
 				r := runAskHost(t, node, interop, e, spec)
 				if len(r.Results) != 1 || r.Results[0].Error != "" {
 					t.Fatalf("results %+v, want the call's result", r.Results)
