@@ -59,13 +59,9 @@ func OpenPostgresAsIs(ctx context.Context, rawURL string) (*Postgres, error) {
 func openPostgres(ctx context.Context, rawURL string, schemaStep func(context.Context, *pgxpool.Pool) error) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
-		// pgx's error may quote the URL, password and all.
-		return nil, errors.New("opening the job store: the PostgreSQL URL is not valid (postgres://user:password@host:port/database)")
+		return nil, fmt.Errorf("opening the job store: %w", errBadURL)
 	}
-	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	}
+	where := connWhere(cfg.ConnConfig)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, &UnavailableError{Where: where, Err: err}
@@ -86,6 +82,19 @@ func openPostgres(ctx context.Context, rawURL string, schemaStep func(context.Co
 		return nil, s.fail("the job store's schema", err)
 	}
 	return s, nil
+}
+
+// errBadURL replaces pgx's error for a URL that does not parse, which may
+// quote the URL, password and all.
+var errBadURL = errors.New("the PostgreSQL URL is not valid (postgres://user:password@host:port/database)")
+
+// connWhere names c's server and database, without credentials, for
+// errors, and bounds its connect at 5 s unless the URL says otherwise.
+func connWhere(c *pgx.ConnConfig) string {
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = 5 * time.Second
+	}
+	return fmt.Sprintf("%s:%d/%s", c.Host, c.Port, c.Database)
 }
 
 // Where names the server and database, without credentials.

@@ -23,12 +23,9 @@ type Probe struct {
 func ProbePostgres(ctx context.Context, rawURL string) (Probe, error) {
 	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return Probe{}, errors.New("the PostgreSQL URL is not valid (postgres://user:password@host:port/database)")
+		return Probe{}, errBadURL
 	}
-	p := Probe{Where: fmt.Sprintf("%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = 5 * time.Second
-	}
+	p := Probe{Where: connWhere(cfg)}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return p, &UnavailableError{Where: p.Where, Err: err}
