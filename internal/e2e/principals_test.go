@@ -239,3 +239,54 @@ func errorText(ev apitype.CallEvent) string {
 	}
 	return ev.Error.Message
 }
+
+// TestReplicasPrincipals: a named token is the same principal on every
+// replica sharing the store: alice's job, started on one replica, is
+// hers on the other; to bob and to the default token's holder it is
+// refused on both, its arguments never in the answer.
+func TestReplicasPrincipals(t *testing.T) {
+	c := startCluster(t, "5s")
+	op := mcpxtest.NewEnv(t)
+	cfg := op.WriteConfig(map[string]any{"store": c.PG}, mcpxtest.Demo{Name: "demo"})
+	mint := func(name string) string {
+		out, stderr, code := op.Run(30*time.Second, "token", "--name", name, "--config", cfg)
+		if code != 0 {
+			t.Fatalf("mcpx token --name %s: exit %d %s", name, code, stderr)
+		}
+		return strings.TrimSpace(out)
+	}
+	alice, bob := mint("alice"), mint("bob")
+	hc := &http.Client{}
+	t.Cleanup(hc.CloseIdleConnections)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	call := func(url, tok, name string, args map[string]any) string {
+		t.Helper()
+		body, hdr := modernRequest(1, "tools/call", name, map[string]any{"name": name, "arguments": args})
+		m, err := postMCP(ctx, hc, url, tok, body, hdr)
+		if err != nil {
+			t.Fatalf("%s at %s: %v", name, url, err)
+		}
+		return string(m.Encode())
+	}
+	r0, r1 := c.Replicas[0].URL, c.Replicas[1].URL
+	var started struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(call(r0, alice, "mcpx_call", map[string]any{"background": true, "name": "demo__echo", "arguments": map[string]any{"pin": "alice-s3cret"}})), &started); err != nil {
+		t.Fatal(err)
+	}
+	job := jobOf(t, started.Result).JobID
+	if got := call(r1, alice, "mcpx_job", map[string]any{"job_id": job, "wait_seconds": 20}); !strings.Contains(got, "alice-s3cret") {
+		t.Errorf("alice reading her job on the other replica: %s", got)
+	}
+	for _, who := range []struct{ name, tok string }{{"bob", bob}, {"the default token", c.Token}} {
+		for _, url := range []string{r0, r1} {
+			for _, tool := range []string{"mcpx_job", "mcpx_job_cancel"} {
+				if got := call(url, who.tok, tool, map[string]any{"job_id": job}); strings.Contains(got, "alice-s3cret") || !strings.Contains(got, `"isError":true`) {
+					t.Errorf("%s's %s of alice's job at %s: %s, want refused", who.name, tool, url, got)
+				}
+			}
+		}
+	}
+}
