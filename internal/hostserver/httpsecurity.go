@@ -55,7 +55,8 @@ type CheckingTokens interface {
 // is one principal, principal.DefaultToken; every peer of the unix
 // socket (this user's own processes) speaking MCP is
 // principal.SocketHost. The requestState mcpx seals and a legacy session
-// are bound to it, and it travels in the request's context.
+// are bound to it; it travels with the request to its host session, whose
+// policy decides what it may do.
 
 // Handler returns the MCP endpoint for one listener: a's checks, then the
 // protocol. Mount it at /mcp.
@@ -83,7 +84,7 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			return
 		}
 		sock.Trust(r.Context())
-		h.serve(w, r.WithContext(principal.NewContext(r.Context(), who)), who)
+		h.serve(w, r, who) // who travels as an argument, then on the session
 	})
 }
 
