@@ -21,6 +21,7 @@ import (
 // named token, unfiltered) and the default token's holder.
 type principalsDaemon struct {
 	e                    *mcpxtest.Env
+	cfg                  string
 	local, alice, bob, d *v1Client
 	base                 string
 }
@@ -28,10 +29,7 @@ type principalsDaemon struct {
 func startPrincipals(t *testing.T) *principalsDaemon {
 	t.Helper()
 	e := mcpxtest.NewEnv(t)
-	cfg := e.WriteConfig(map[string]any{
-		"http":  map[string]any{"listen": "127.0.0.1:0"},
-		"hosts": map[string]any{"alice": map[string]any{"tools": []string{"demo__*"}}},
-	}, mcpxtest.Demo{Name: "demo"}, mcpxtest.Demo{Name: "secret"})
+	cfg := writePrincipalsConfig(e, "demo__*")
 	mint := func(name string) string {
 		out, stderr, code := e.Run(30*time.Second, "token", "--name", name)
 		if code != 0 {
@@ -54,7 +52,16 @@ func startPrincipals(t *testing.T) *principalsDaemon {
 		t.Cleanup(c.http.CloseIdleConnections)
 		return c
 	}
-	return &principalsDaemon{e: e, local: local, alice: as(tokA), bob: as(tokB), d: as(strings.TrimSpace(string(def))), base: base}
+	return &principalsDaemon{e: e, cfg: cfg, local: local, alice: as(tokA), bob: as(tokB), d: as(strings.TrimSpace(string(def))), base: base}
+}
+
+// writePrincipalsConfig writes the config of startPrincipals, alice's
+// host filter being aliceTools.
+func writePrincipalsConfig(e *mcpxtest.Env, aliceTools ...string) string {
+	return e.WriteConfig(map[string]any{
+		"http":  map[string]any{"listen": "127.0.0.1:0"},
+		"hosts": map[string]any{"alice": map[string]any{"tools": aliceTools}},
+	}, mcpxtest.Demo{Name: "demo"}, mcpxtest.Demo{Name: "secret"})
 }
 
 // raw sends a request and returns its status and body.
@@ -230,6 +237,27 @@ func TestPrincipalsToolFilter(t *testing.T) {
 	}
 	if code, body := p.d.raw(http.MethodGet, apitype.PathMetrics, nil); code != http.StatusOK || !strings.Contains(body, "mcpx_calls_total") {
 		t.Errorf("the default token's GET /metrics: %d %.200s", code, body)
+	}
+
+	// A job is read only while its tool is allowed: once a reload takes
+	// demo__echo from alice, her echo job is a 403 and leaves her list.
+	var j apitype.Job
+	if code := p.alice.json(http.MethodPost, apitype.PathV1Jobs, apitype.CallRequest{Tool: "demo__echo", Arguments: json.RawMessage(`{"x":2}`)}, &j); code != http.StatusOK {
+		t.Fatalf("alice's echo job: %d %+v", code, j)
+	}
+	if code := p.alice.json(http.MethodGet, "/v1/jobs/"+j.ID+"?wait=20", nil, &j); code != http.StatusOK || j.Status != "completed" {
+		t.Fatalf("alice reading her echo job: %d %+v", code, j)
+	}
+	writePrincipalsConfig(p.e, "demo__export")
+	if out, stderr, code := p.e.Run(waitLong, "reload", "--config", p.cfg); code != 0 {
+		t.Fatalf("mcpx reload: exit %d %s %s", code, out, stderr)
+	}
+	if code, body := p.alice.raw(http.MethodGet, "/v1/jobs/"+j.ID, nil); code != http.StatusForbidden || !strings.Contains(body, "not allowed for this host") {
+		t.Errorf("alice reading her echo job after the reload: %d %s, want 403", code, body)
+	}
+	var list apitype.Jobs
+	if code := p.alice.json(http.MethodGet, apitype.PathV1Jobs, nil, &list); code != http.StatusOK || len(list.Jobs) != 0 {
+		t.Errorf("alice's list after the reload: %d %+v, want none", code, list.Jobs)
 	}
 }
 
