@@ -47,6 +47,7 @@ var rules = []rule{
 	{pkg: "sse", stdOnly: true, why: "sse (server-sent events, both directions) is a leaf: the standard library only"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
+	{pkg: "principal", allowed: []string{"config"}, why: "principal (who a request acts for, and the one policy that decides what it may do) is a leaf: the config's tool filters and nothing else of mcpx, so every face and the core can use it"},
 	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},
 	{pkg: "mcp", allowed: []string{"jsonrpc"}, why: "mcp is the protocol layer: it builds on jsonrpc alone"},
 	{pkg: "demo", allowed: []string{"jsonrpc", "mcp", "sse"}, why: "demo is a fixture server: it builds on jsonrpc, mcp and sse alone"},

@@ -11,6 +11,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/localapi"
+	"mcpx/internal/principal"
 	"mcpx/internal/ui"
 )
 
@@ -56,12 +57,12 @@ func (o *observing) newView(addr string) *ui.View {
 }
 
 // onHTTP serves the view on the HTTP listener at addr: mux gains /ui/,
-// and /metrics behind access.
+// and /metrics behind access, to the principals the policy lets read it.
 func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hostserver.Access) {
 	o.view = o.newView(addr)
 	o.base = "http://" + linkHost(addr)
 	mux.Handle("/ui/", o.view)
-	mux.Handle(apitype.PathMetrics, access.Guard(o.metrics.Handler()))
+	mux.Handle(apitype.PathMetrics, access.Guard(o.api.Decided(principal.ReadMetrics, o.metrics.Handler())))
 }
 
 // link mints a one-time link to the view, starting its loopback

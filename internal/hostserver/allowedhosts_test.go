@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"mcpx/internal/principal"
 )
 
 // A replica behind a load balancer answers for the names it is given,
@@ -54,15 +56,15 @@ func TestAccessCheckUnavailable(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Host = "127.0.0.1:7001"
 		r.Header.Set("Authorization", "Bearer "+tok)
-		status, msg, principal := a.check(r)
+		status, msg, who := a.check(r)
 		if status != want || strings.Contains(msg, tok) {
 			t.Errorf("token %q: %d %q, want %d (never quoting the token)", tok, status, msg, want)
 		}
 		if want == 503 && !strings.Contains(msg, "unavailable") {
 			t.Errorf("503 %q does not say why", msg)
 		}
-		if want == 0 && principal != namedPrincipal("alice", tok) {
-			t.Errorf("principal %q", principal)
+		if want == 0 && who.ID() != principal.NamedToken("alice", tok).ID() {
+			t.Errorf("principal %q", who.ID())
 		}
 	}
 }

@@ -69,10 +69,7 @@ func (hs *hostSession) principal() string {
 		}
 		return "conn:" + hs.id
 	}
-	if hs.httpPrincipal == "" {
-		return principalHTTP
-	}
-	return hs.httpPrincipal
+	return hs.who.ID()
 }
 
 // sessionKey names the host to the pool, for the upstream sessions of its

@@ -129,7 +129,7 @@ func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
 // for it.
 func (hs *hostSession) admit(req *request, handle handler) bool {
 	ctx, cancel := context.WithCancelCause(hs.base)
-	entry, err := hs.srv.relay.Registry().AddLimited(relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel,
+	entry, err := hs.srv.relay.Registry().AddFor(hs.jobPrincipal(), relay.HostKey{Session: hs.id, ID: req.msg.ID.String()}, req.msg.Method, cancel,
 		hs.srv.relay.MaxCallsPerHost())
 	if err != nil {
 		cancel(nil)

@@ -9,6 +9,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -28,22 +29,22 @@ import (
 //     whose header is missing, wrong or unsupported (-32020, -32022);
 //   - a header naming a revision mcpx does not speak is -32022;
 //   - anything else is a legacy request without its session (400).
-func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept) {
 	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
 	sid := r.Header.Get(headerSessionID)
 	switch {
 	case msg.Method == mcp.MethodInitialize && !hasMetaVersion(msg):
 		if sid != "" {
-			h.legacy(w, r, principal, msg, acc, sid, header)
+			h.legacy(w, r, who, msg, acc, sid, header)
 			return
 		}
-		h.initialize(w, principal, msg, acc)
+		h.initialize(w, who, msg, acc)
 	case mcp.IsModern(header) && mcp.IsSupported(header):
-		h.modern(w, r, principal, msg, acc, header)
+		h.modern(w, r, who, msg, acc, header)
 	case sid != "":
-		h.legacy(w, r, principal, msg, acc, sid, header)
+		h.legacy(w, r, who, msg, acc, sid, header)
 	case msg.IsRequest() && hasMetaVersion(msg):
-		h.modern(w, r, principal, msg, acc, header)
+		h.modern(w, r, who, msg, acc, header)
 	case header != "" && !mcp.IsSupported(header):
 		httpError(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
 	default:
@@ -55,12 +56,12 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, principal string
 
 // initialize starts a legacy session: the session exists, and its id goes
 // back in Mcp-Session-Id, only if initialize succeeds.
-func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) initialize(w http.ResponseWriter, who principal.Principal, msg *jsonrpc.Message, acc accept) {
 	if !msg.IsRequest() {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
 		return
 	}
-	hs := h.newHostSession(principal)
+	hs := h.newHostSession(who)
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
@@ -87,8 +88,8 @@ func (h *HTTP) initialize(w http.ResponseWriter, principal string, msg *jsonrpc.
 }
 
 // legacy serves a message of the legacy session sid.
-func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept, sid, header string) {
-	sess := h.session(principal, sid)
+func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept, sid, header string) {
+	sess := h.session(who, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
@@ -125,7 +126,7 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, principal string, 
 // method one mcpx serves (404, -32601). Notifications are accepted and
 // ignored: that revision defines none for HTTP (a host cancels by closing
 // the request's stream).
-func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, principal string, msg *jsonrpc.Message, acc accept, header string) {
+func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept, header string) {
 	if msg.IsNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -148,7 +149,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, principal string, 
 		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
-	hs := h.newHostSession(principal)
+	hs := h.newHostSession(who)
 	if hs == nil {
 		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return

@@ -1,8 +1,6 @@
 package hostserver
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/sock"
 )
 
@@ -50,21 +49,20 @@ type CheckingTokens interface {
 	Check(tok string) (name string, ok bool, err error)
 }
 
-// Principals: who an HTTP request comes from, as the requestState mcpx
-// seals and a legacy session are bound to it. A host with a named token
-// is a principal of its own; every host with the default token (or, with
-// no token required, every host) is one principal, "http"; every peer
-// of the unix socket (this user's own processes) is "socket".
-const (
-	principalHTTP   = "http"
-	principalSocket = "socket"
-)
+// Who an HTTP request comes from is decided here, once (package
+// principal): a host with a named token is a principal of its own; every
+// host with the default token (or, with no token required, every host)
+// is one principal, principal.DefaultToken; every peer of the unix
+// socket (this user's own processes) speaking MCP is
+// principal.SocketHost. The requestState mcpx seals and a legacy session
+// are bound to it; it travels with the request to its host session, whose
+// policy decides what it may do.
 
 // Handler returns the MCP endpoint for one listener: a's checks, then the
 // protocol. Mount it at /mcp.
 func (h *HTTP) Handler(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, msg, principal := a.check(r)
+		status, msg, who := a.check(r)
 		if status != 0 {
 			// Never the token: only whether one was sent.
 			level := slog.LevelDebug
@@ -86,7 +84,7 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			return
 		}
 		sock.Trust(r.Context())
-		h.serve(w, r, principal)
+		h.serve(w, r, who) // who travels as an argument, then on the session
 	})
 }
 
@@ -110,21 +108,21 @@ const refusalDrain = time.Second
 // a 403 whether or not the request carries a token (DNS rebinding
 // protection must not depend on a secret the attacker lacks anyway, and
 // conformance suites test it without one).
-func (a Access) check(r *http.Request) (status int, msg, principal string) {
+func (a Access) check(r *http.Request) (status int, msg string, who principal.Principal) {
 	if a.Addr == "" {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
-			return http.StatusForbidden, "forbidden: the unix socket serves no browser", ""
+			return http.StatusForbidden, "forbidden: the unix socket serves no browser", principal.Principal{}
 		}
-		return 0, "", principalSocket
+		return 0, "", principal.SocketHost()
 	}
 	if !a.hostAllowed(r.Host) {
-		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)", ""
+		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)", principal.Principal{}
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server", ""
+		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server", principal.Principal{}
 	}
 	if a.Tokens == nil {
-		return 0, "", principalHTTP
+		return 0, "", principal.DefaultToken()
 	}
 	tok := bearer(r.Header.Get("Authorization"))
 	var name string
@@ -132,28 +130,18 @@ func (a Access) check(r *http.Request) (status int, msg, principal string) {
 	if ct, checks := a.Tokens.(CheckingTokens); checks {
 		var err error
 		if name, ok, err = ct.Check(tok); err != nil {
-			return http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: " + err.Error(), ""
+			return http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: " + err.Error(), principal.Principal{}
 		}
 	} else {
 		name, ok = a.Tokens.Match(tok)
 	}
 	switch {
 	case !ok:
-		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", ""
+		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", principal.Principal{}
 	case name == "":
-		return 0, "", principalHTTP
+		return 0, "", principal.DefaultToken()
 	}
-	return 0, "", namedPrincipal(name, tok)
-}
-
-// namedPrincipal is the principal of a named token: its name, and a
-// fingerprint of the token, so that a name revoked and minted again is
-// another principal (state sealed for, and sessions of, the old holder
-// are not the new holder's). The fingerprint, 32 bits of a SHA-256, tells
-// token generations apart in logs and reveals nothing of the token.
-func namedPrincipal(name, tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return principalHTTP + ":" + name + "#" + hex.EncodeToString(sum[:4])
+	return 0, "", principal.NamedToken(name, tok)
 }
 
 // hostAllowed reports whether a Host header names this listener: its port,
@@ -267,25 +255,26 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 }
 
 // Check applies all of a's checks (Host, Origin, token) for what else the
-// listener serves (the local API's /v1): the status and reason a request
-// is refused with, or 0.
-func (a Access) Check(r *http.Request) (status int, msg string) {
-	status, msg, _ = a.check(r)
-	return status, msg
+// listener serves (the local API's /v1): the request's principal, or the
+// status and reason it is refused with.
+func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg string) {
+	status, msg, who = a.check(r)
+	return who, status, msg
 }
 
 // Guard returns h behind all of a's checks (Host, Origin, token), for
-// what else the listener serves (the metrics page); a refused request
-// gets a plain-text error.
+// what else the listener serves (the metrics page), with the request's
+// principal in its context; a refused request gets a plain-text error.
 func (a Access) Guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if status, msg, _ := a.check(r); status != 0 {
+		status, msg, who := a.check(r)
+		if status != 0 {
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
 			}
 			http.Error(w, msg, status)
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), who)))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 )
 
 // testTokens maps each token to its name ("" for the default).
@@ -47,8 +48,8 @@ func TestAccessCheck(t *testing.T) {
 		{"wrong token", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer s3cret-token-valuf"}, 401, ""},
 		{"token prefix", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer s3cret"}, 401, ""},
 		{"no token needed", Access{Addr: "127.0.0.1:7777"}, "127.0.0.1:7777", nil, 0, ""},
-		{"a named token", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer cursor-token-value"}, 0, namedPrincipal("cursor", "cursor-token-value")},
-		{"a named token, lower-case scheme", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "bearer  cursor-token-value "}, 0, namedPrincipal("cursor", "cursor-token-value")},
+		{"a named token", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer cursor-token-value"}, 0, principal.NamedToken("cursor", "cursor-token-value").ID()},
+		{"a named token, lower-case scheme", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "bearer  cursor-token-value "}, 0, principal.NamedToken("cursor", "cursor-token-value").ID()},
 		{"a named token, foreign origin", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer cursor-token-value", "Origin": "https://evil.example.com"}, 403, ""},
 		{"a name is no token", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Bearer cursor"}, 401, ""},
 		{"basic scheme", tcp, "127.0.0.1:7777", map[string]string{"Authorization": "Basic s3cret-token-value"}, 401, ""},
@@ -61,7 +62,7 @@ func TestAccessCheck(t *testing.T) {
 		for k, v := range tc.hdr {
 			r.Header.Set(k, v)
 		}
-		got, msg, principal := tc.a.check(r)
+		got, msg, who := tc.a.check(r)
 		if got != tc.status {
 			t.Errorf("%s: status %d (%s), want %d", tc.name, got, msg, tc.status)
 		}
@@ -69,8 +70,8 @@ func TestAccessCheck(t *testing.T) {
 		if want == "" && tc.status == 0 {
 			want = "http"
 		}
-		if principal != want {
-			t.Errorf("%s: principal %q, want %q", tc.name, principal, want)
+		if who.ID() != want {
+			t.Errorf("%s: principal %q, want %q", tc.name, who.ID(), want)
 		}
 	}
 }

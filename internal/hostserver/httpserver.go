@@ -15,6 +15,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -149,12 +150,12 @@ func (h *HTTP) Sessions() int {
 
 // newHostSession returns a host session for the HTTP requests of
 // principal, registered as live; nil once the face is closed.
-func (h *HTTP) newHostSession(principal string) *hostSession {
+func (h *HTTP) newHostSession(who principal.Principal) *hostSession {
 	hs := &hostSession{
-		srv:           h.srv,
-		id:            "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
-		base:          context.Background(), // HTTP.Close ends its requests, through the registry
-		httpPrincipal: principal,
+		srv:  h.srv,
+		id:   "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
+		base: context.Background(), // HTTP.Close ends its requests, through the registry
+		who:  who,
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -172,14 +173,14 @@ func (h *HTTP) forget(hs *hostSession) {
 }
 
 // serve routes one request that passed its listener's checks.
-func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, principal string) {
+func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r, principal)
+		h.post(w, r, who)
 	case http.MethodDelete:
-		h.delete(w, r, principal)
+		h.delete(w, r, who)
 	case http.MethodGet:
-		h.get(w, r, principal)
+		h.get(w, r, who)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
@@ -190,7 +191,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, principal string) {
 // post serves one JSON-RPC message. Batches are refused in every
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
-func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
+func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	if !isJSONType(r.Header.Get("Content-Type")) {
 		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
@@ -237,17 +238,17 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, principal string) {
 		httpError(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
-	h.dispatch(w, r, principal, msg, acc)
+	h.dispatch(w, r, who, msg, acc)
 }
 
 // delete ends a legacy session.
-func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, principal string) {
+func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	sid := r.Header.Get(headerSessionID)
 	if sid == "" {
 		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
-	sess := h.session(principal, sid)
+	sess := h.session(who, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

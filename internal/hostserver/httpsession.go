@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -76,11 +77,11 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 // another token can neither act in it nor learn that it exists. The
 // spec's security guidance asks for this binding of session ids to the
 // user (a session id is then looked up under its user).
-func (h *HTTP) session(principal, sid string) *httpSession {
+func (h *HTTP) session(who principal.Principal, sid string) *httpSession {
 	h.mu.Lock()
 	sess := h.sessions[sid]
 	h.mu.Unlock()
-	if sess == nil || sess.hs.httpPrincipal != principal {
+	if sess == nil || sess.hs.who.ID() != who.ID() {
 		return nil
 	}
 	return sess

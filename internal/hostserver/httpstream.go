@@ -7,6 +7,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 )
 
 // A legacy session's standalone stream: GET with the session's id opens an
@@ -20,7 +21,7 @@ import (
 // standalone stream, so a GET with Last-Event-ID opens a fresh one.
 
 // get serves GET: a legacy session's standalone stream.
-func (h *HTTP) get(w http.ResponseWriter, r *http.Request, principal string) {
+func (h *HTTP) get(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	if v := strings.TrimSpace(r.Header.Get(headerProtocolVersion)); mcp.IsModern(v) {
 		w.Header().Set("Allow", "POST")
 		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
@@ -38,7 +39,7 @@ func (h *HTTP) get(w http.ResponseWriter, r *http.Request, principal string) {
 			"bad request: GET needs the Mcp-Session-Id header of a session (send initialize first)"))
 		return
 	}
-	sess := h.session(principal, sid)
+	sess := h.session(who, sid)
 	if sess == nil {
 		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return

@@ -17,6 +17,7 @@ import (
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -141,6 +142,7 @@ func (s *Server) ServeConn(ctx context.Context, conn Conn) error {
 		base: context.WithoutCancel(ctx),
 	}
 	hs.connPrincipal = "conn:" + hs.id
+	hs.who = principal.Host("")
 	s.trackStream(hs, true)
 	defer s.trackStream(hs, false)
 	log := s.log.With("host", hs.id)
@@ -216,9 +218,10 @@ type hostSession struct {
 	// exactly as long as the session.
 	base     context.Context
 	handlers sync.WaitGroup
-	// httpPrincipal is who an HTTP session's requests come from (see
-	// Access.check); "" for a stream connection. Set once, at creation.
-	httpPrincipal string
+	// who is who the session's requests come from, as its face decided
+	// (Access.check for HTTP; principal.Host for a stream, known by its
+	// clientInfo.name per request). Set once, at creation.
+	who principal.Principal
 	// connPrincipal is a stream connection's principal (see principal),
 	// made once. Set once, at creation.
 	connPrincipal string

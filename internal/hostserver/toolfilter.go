@@ -1,27 +1,30 @@
 package hostserver
 
 import (
-	"fmt"
-	"strings"
-
 	"mcpx/internal/config"
+	"mcpx/internal/principal"
 )
 
 // A host's tool filter (mcpx.hosts.NAME.tools) decides which tools it
 // sees in tools/list and mcpx_search and may call, directly or through
 // mcpx_call. The host is known by the name of the named token it holds
-// over HTTP, else by the clientInfo.name it sent.
+// over HTTP, else by the clientInfo.name it sent. The decision is its
+// principal's policy's (principal.Policy.Decide, CallTool), the one
+// every face goes through.
 
-// hostFilter is the filter of one host session, read from the current
-// config for each request.
+// hostFilter is the policy of one host request, read from the current
+// config for each request; f is its tool filter (nil: none, every tool
+// is allowed) and sep the separator its patterns are written with.
 type hostFilter struct {
+	pol principal.Policy
 	f   *config.ToolFilter
 	sep string
 }
 
 func (hs *hostSession) toolFilter(req *request) hostFilter {
-	f, sep := hs.srv.relay.HostTools(hs.tokenName(), clientName(hs, req))
-	return hostFilter{f: f, sep: sep}
+	pol := hs.srv.relay.Policy(hs.who.WithClient(clientName(hs, req)))
+	f, sep := pol.Tools()
+	return hostFilter{pol: pol, f: f, sep: sep}
 }
 
 // clientName is the clientInfo.name of the host behind req: from its
@@ -35,32 +38,16 @@ func clientName(hs *hostSession, req *request) string {
 	return hs.clientName
 }
 
-// tokenName is the name of the named token the host holds, "" for none
-// (stdio, the default token): a principal is "http:NAME#fingerprint".
-func (hs *hostSession) tokenName() string {
-	rest, ok := strings.CutPrefix(hs.httpPrincipal, principalHTTP+":")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "#")
-	return name
-}
-
 // allows reports whether the host may see and call server's tool.
 func (h hostFilter) allows(server, tool string) bool {
-	ok, _ := h.f.Allows(server + h.sep + tool)
-	return ok
+	return h.pol.Decide(principal.CallTool, principal.Target{Server: server, Tool: tool}) == nil
 }
 
 // refusal returns why the host may not call server's tool (exposed to
 // it as name), or "" if it may.
 func (h hostFilter) refusal(name, server, tool string) string {
-	ok, why := h.f.Allows(server + h.sep + tool)
-	if ok {
-		return ""
+	if err := h.pol.Decide(principal.CallTool, principal.Target{Name: name, Server: server, Tool: tool}); err != nil {
+		return err.Error()
 	}
-	if strings.HasPrefix(why, "rule ") {
-		why += " refuses it"
-	}
-	return fmt.Sprintf("tool %q is not allowed for this host: %s", name, why)
+	return ""
 }

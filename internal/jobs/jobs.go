@@ -54,6 +54,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -77,7 +78,7 @@ const (
 // host on a stream (stdio, or handed to the daemon over its socket), which
 // runs as the same user. A host that restarts, or another of the user's
 // hosts, reads them by id; HTTP hosts are principals of their own.
-const LocalPrincipal = "local"
+const LocalPrincipal = principal.LocalID
 
 // Runner runs a stored job's call again (after a restart), reporting
 // progress to c.

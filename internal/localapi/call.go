@@ -16,6 +16,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -47,6 +48,9 @@ func (h *Handler) readCall(r *http.Request) (req apitype.CallRequest, server, to
 	server, tool, ok := h.resolve(r.Context(), req.Tool)
 	if !ok {
 		return req, "", "", nil, statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+	}
+	if err := h.policy(r).Decide(principal.CallTool, principal.Target{Name: req.Tool, Server: server, Tool: tool}); err != nil {
+		return req, "", "", nil, refusal(err)
 	}
 	params = &jsonrpc.Object{}
 	if len(req.Arguments) > 0 {
@@ -83,7 +87,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	defer cancel(nil)
 	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected, Detail: clientName(req.Client)}) })
 	defer stop()
-	entry, call, st, err := h.apiCall(req, server, tool, params, cancel)
+	entry, call, st, err := h.apiCall(principal.From(r.Context()), req, server, tool, params, cancel)
 	if err != nil {
 		return err
 	}
@@ -105,12 +109,12 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// apiCall registers a call of the local API (its registry entry's
-// cancel is cancel; the caller removes the entry) and makes its
+// apiCall registers a call of the local API for who (its registry
+// entry's cancel is cancel; the caller removes the entry) and makes its
 // relay.Call, whose progress st keeps.
-func (h *Handler) apiCall(req apitype.CallRequest, server, tool string, params *jsonrpc.Object, cancel context.CancelCauseFunc) (*relay.Entry, relay.Call, *progressSlot, error) {
+func (h *Handler) apiCall(who principal.Principal, req apitype.CallRequest, server, tool string, params *jsonrpc.Object, cancel context.CancelCauseFunc) (*relay.Entry, relay.Call, *progressSlot, error) {
 	host := relay.HostKey{Session: "cli-" + strconv.FormatUint(apiClients.Add(1), 10), ID: "1"}
-	entry, err := h.relay.Registry().Add(host, mcp.MethodToolsCall, cancel)
+	entry, err := h.relay.Registry().AddFor(who.ID(), host, mcp.MethodToolsCall, cancel, 0)
 	if err != nil {
 		return nil, relay.Call{}, nil, err
 	}

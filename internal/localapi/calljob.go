@@ -9,6 +9,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -16,13 +17,14 @@ import (
 // req.JobAfterMs (from its start, or its last progress with
 // JobResetOnProgress): the client's own timer would end it. Until then it
 // is a call like any: closing the stream cancels it. Then the stream
-// ends with a "job" event and the call goes on as a job of the local
-// user's, as POST PathV1Jobs starts them.
+// ends with a "job" event and the call goes on as a job of the caller's
+// principal, as POST PathV1Jobs starts them.
 func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.Manager, req apitype.CallRequest, server, tool string, params *jsonrpc.Object) error {
 	// The relay edits params as it runs: the job keeps a copy made now.
 	kept := params.Bytes()
+	who := principal.From(r.Context())
 	spec := jobs.Spec{
-		Principal: jobs.LocalPrincipal, Server: server, Tool: tool, Params: kept,
+		Principal: who.ID(), Server: server, Tool: tool, Params: kept,
 		Key: jobs.Key(server, tool, req.Arguments),
 		Describe: func(sp *jobs.Spec) {
 			sp.Idempotent = jobs.Idempotent(context.WithoutCancel(r.Context()), h.relay, server, tool)
@@ -32,7 +34,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 	// ctx until the call is a job and has left the registry.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	entry, call, st, err := h.apiCall(req, server, tool, params, cancel)
+	entry, call, st, err := h.apiCall(who, req, server, tool, params, cancel)
 	if err != nil {
 		return err
 	}
@@ -85,7 +87,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 			}
 			h.relay.Registry().Remove(entry)
 			st.send(emit)
-			j, err := m.Get(r.Context(), "", id)
+			j, err := m.Get(r.Context(), who.ID(), id)
 			if err != nil {
 				return jobError(err)
 			}

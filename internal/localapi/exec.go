@@ -13,6 +13,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -30,15 +31,16 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(req.Code) == "" {
 		return statusErr(http.StatusBadRequest, errors.New("the script is empty"))
 	}
+	pol := h.policy(r)
 	if req.Background {
-		return h.startScriptJob(w, r, req)
+		return h.startScriptJob(w, r, pol, req)
 	}
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	stop := context.AfterFunc(r.Context(), func() { cancel(&relay.Cause{Kind: relay.ClientDisconnected, Detail: clientName(req.Client)}) })
 	defer stop()
 	client := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
-	entry, err := h.relay.Registry().Add(relay.HostKey{Session: client, ID: "1"}, "mcpx/exec", cancel)
+	entry, err := h.relay.Registry().AddFor(pol.Who().ID(), relay.HostKey{Session: client, ID: "1"}, "mcpx/exec", cancel, 0)
 	if err != nil {
 		return err
 	}
@@ -51,6 +53,7 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 		Progress: func(value float64, total *float64, message string) {
 			st.set(mustJSON(map[string]any{"progress": value, "total": total, "message": message}))
 		},
+		Allow: scriptAllow(pol),
 	}
 	type outcome struct {
 		out *codemode.Outcome
@@ -75,28 +78,40 @@ func (h *Handler) serveExec(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// scriptAllow is what a script of pol's principal may call and find:
+// what the principal may (nil: everything).
+func scriptAllow(pol principal.Policy) func(server, tool string) error {
+	if f, _ := pol.Tools(); f == nil {
+		return nil
+	}
+	return func(server, tool string) error {
+		return pol.Decide(principal.CallTool, principal.Target{Server: server, Tool: tool})
+	}
+}
+
 func mustJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
 }
 
-// startScriptJob starts a script as a job of the local user's and answers
+// startScriptJob starts a script as a job of pol's principal and answers
 // with the job; a running job of the same script is answered instead.
-func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, req apitype.ExecRequest) error {
+func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, pol principal.Policy, req apitype.ExecRequest) error {
 	m, err := h.jobs()
 	if err != nil {
 		return err
 	}
 	key := jobs.Key("", "mcpx_exec", mustJSON(map[string]any{"code": req.Code, "timeoutMs": req.TimeoutMs}))
 	id := ""
-	if c := m.Attach(jobs.LocalPrincipal, key); c != nil {
+	owner := pol.Who().ID()
+	if c := m.Attach(owner, key); c != nil {
 		id = c.ID()
 	} else {
 		name := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
-		spec := jobs.Spec{Principal: jobs.LocalPrincipal, Tool: "mcpx_exec", Key: key}
+		spec := jobs.Spec{Principal: owner, Tool: "mcpx_exec", Key: key}
 		c, err := m.StartJob(context.WithoutCancel(r.Context()), spec, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			return h.opts.Scripts.Run(ctx, codemode.Script{
-				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name,
+				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name, Allow: scriptAllow(pol),
 				Progress: func(value float64, total *float64, message string) {
 					c.SetProgress(jobs.Progress{Progress: value, Total: total, Message: message})
 				},
@@ -107,7 +122,7 @@ func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, req api
 		}
 		id = c.ID()
 	}
-	j, err := m.Get(r.Context(), "", id)
+	j, err := m.Get(r.Context(), owner, id)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ import (
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
 	"mcpx/internal/oauth"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -111,17 +112,23 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 	h.v1 = http.NewServeMux()
 	for _, rt := range h.routes() {
 		pattern := rt.method + " " + rt.path
-		h.mux.Handle(pattern, h.wrap(rt.fn))
+		if rt.op == 0 {
+			panic("localapi: route " + pattern + " has no policy decision")
+		}
+		h.mux.Handle(pattern, h.wrap(rt))
 		if rt.v1 {
-			h.v1.Handle(pattern, h.wrap(rt.fn))
+			h.v1.Handle(pattern, h.wrap(rt))
 		}
 	}
 	return h
 }
 
-// ServeHTTP checks who is asking, then routes.
+// ServeHTTP serves the unix socket, whose peers (of this user, checked as
+// they connect) are the local user: it checks what else is asking, then
+// routes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(apitype.HeaderVersion, h.opts.Version)
+	r = r.WithContext(principal.NewContext(r.Context(), principal.LocalUser()))
 	if r.URL.Path == apitype.PathMCP {
 		// Options.MCP refuses Origin and Referer itself, with an MCP error.
 		if h.opts.MCP == nil {
@@ -158,10 +165,20 @@ func (e *httpError) StatusCode() int { return e.status }
 
 func statusErr(status int, err error) error { return &httpError{status, err} }
 
-// wrap turns a handler's error into a JSON error response.
-func (h *Handler) wrap(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+// wrap decides rt's operation when it depends on no more than who asks
+// (Operate), then turns its handler's error into a JSON error response.
+func (h *Handler) wrap(rt route) http.Handler {
+	fn := rt.fn
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := fn(w, r)
+		var err error
+		if rt.op == principal.Operate {
+			err = h.policy(r).Decide(rt.op, principal.Target{})
+		}
+		if err != nil {
+			err = refusal(err)
+		} else {
+			err = fn(w, r)
+		}
 		if err == nil {
 			return
 		}

@@ -10,26 +10,50 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
-// The local API is the local user's: it reads and cancels every
-// principal's jobs.
+// A job is read, waited on, listed and cancelled by its principal only
+// (the local user, on the socket, any principal's), and only while its
+// tool is allowed to the reader: the policy decides each (ReadJob,
+// CancelJob). Another principal's job answers as an unknown one does.
 
 func (h *Handler) serveJobs(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.jobs()
 	if err != nil {
 		return err
 	}
-	list, err := m.List(r.Context(), "", 200)
+	pol := h.policy(r)
+	list, err := m.List(r.Context(), pol.JobOwner(), 200)
 	if err != nil {
 		return err
 	}
 	out := apitype.Jobs{Jobs: []apitype.Job{}}
 	for _, j := range list {
-		out.Jobs = append(out.Jobs, wireJob(j))
+		if pol.Decide(principal.ReadJob, jobTarget(j)) == nil {
+			out.Jobs = append(out.Jobs, wireJob(j))
+		}
 	}
 	return writeJSON(w, out)
+}
+
+// readJob reads job id for an operation of pol's (ReadJob, CancelJob)
+// and decides it: 404 for another principal's, 403 for one whose tool
+// pol may no longer use.
+func readJob(ctx context.Context, m *jobs.Manager, pol principal.Policy, op principal.Op, id string) (*store.Job, error) {
+	j, err := m.Get(ctx, pol.JobOwner(), id)
+	if err != nil {
+		return nil, jobError(err)
+	}
+	if err := pol.Decide(op, jobTarget(j)); err != nil {
+		return nil, refusal(err)
+	}
+	return j, nil
+}
+
+func jobTarget(j *store.Job) principal.Target {
+	return principal.Target{ID: j.ID, Owner: j.Principal, Server: j.Server, Tool: j.Tool}
 }
 
 func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request) error {
@@ -45,30 +69,44 @@ func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request) error {
 		}
 		wait = time.Duration(secs * float64(time.Second))
 	}
-	j, err := m.Wait(r.Context(), "", r.PathValue("id"), wait)
+	pol, id := h.policy(r), r.PathValue("id")
+	j, err := readJob(r.Context(), m, pol, principal.ReadJob, id)
 	if err != nil {
-		return jobError(err)
+		return err
+	}
+	if wait > 0 && !j.Status.Final() {
+		if j, err = m.Wait(r.Context(), pol.JobOwner(), id, wait); err != nil {
+			return jobError(err)
+		}
 	}
 	return writeJSON(w, wireJob(j))
 }
 
 func (h *Handler) serveJobCancel(w http.ResponseWriter, r *http.Request) error {
-	j, err := h.CancelJob(r.Context(), r.PathValue("id"), "mcpx jobs cancel")
+	j, err := h.cancelJob(r.Context(), h.policy(r), r.PathValue("id"), "mcpx jobs cancel")
 	if err != nil {
 		return err
 	}
 	return writeJSON(w, wireJob(j))
 }
 
-// CancelJob cancels any principal's job id on behalf of who (the CLI's
-// "mcpx jobs cancel", the live view's button): the operation of POST
-// PathJobCancel. An unknown or expired id is a 404.
+// CancelJob cancels any principal's job id for the local user, on behalf
+// of who (the live view's button), as POST PathJobCancel does. An
+// unknown or expired id is a 404.
 func (h *Handler) CancelJob(ctx context.Context, id, who string) (*store.Job, error) {
+	return h.cancelJob(ctx, h.operator(), id, who)
+}
+
+// cancelJob cancels job id if pol may, on behalf of who.
+func (h *Handler) cancelJob(ctx context.Context, pol principal.Policy, id, who string) (*store.Job, error) {
 	m, err := h.jobs()
 	if err != nil {
 		return nil, err
 	}
-	j, err := m.CancelJob(ctx, "", id, who)
+	if _, err := readJob(ctx, m, pol, principal.CancelJob, id); err != nil {
+		return nil, err
+	}
+	j, err := m.CancelJob(ctx, pol.JobOwner(), id, who)
 	if err != nil {
 		return nil, jobError(err)
 	}
@@ -82,7 +120,14 @@ func (h *Handler) jobs() (*jobs.Manager, error) {
 	return h.opts.Jobs, nil
 }
 
+// jobError is the API's answer to a job store's error: 404 for an
+// unknown or expired id, and for another principal's, which it answers
+// as an unknown one (ids do not tell who else is there).
 func jobError(err error) error {
+	var idErr *store.IDError
+	if errors.As(err, &idErr) && errors.Is(err, store.ErrForeign) {
+		return statusErr(http.StatusNotFound, &store.IDError{ID: idErr.ID, Err: store.ErrUnknown})
+	}
 	if errors.Is(err, store.ErrUnknown) || errors.Is(err, store.ErrExpired) {
 		return statusErr(http.StatusNotFound, err)
 	}
@@ -122,8 +167,9 @@ func (h *Handler) runningJobs() []apitype.Job {
 	return out
 }
 
-// serveStartJob starts a call in the background, as a job of the local
-// user's ("local"), and answers with the job.
+// serveStartJob starts a call in the background, as a job of the
+// caller's principal ("local" for the local user), and answers with the
+// job.
 func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.jobs()
 	if err != nil {
@@ -133,8 +179,9 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	owner := principal.From(r.Context()).ID()
 	spec := jobs.Spec{
-		Principal: jobs.LocalPrincipal, Server: server, Tool: tool, Params: params.Bytes(),
+		Principal: owner, Server: server, Tool: tool, Params: params.Bytes(),
 		Key: jobs.Key(server, tool, req.Arguments), Idempotent: jobs.Idempotent(r.Context(), h.relay, server, tool),
 	}
 	id, err := m.StartRelayed(context.WithoutCancel(r.Context()), h.relay, spec,
@@ -142,7 +189,7 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j, err := m.Get(r.Context(), "", id)
+	j, err := m.Get(r.Context(), owner, id)
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,19 @@ import (
 	"net/http"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/principal"
 )
 
 // route is one route of the local API.
 type route struct {
 	method, path string
 	fn           func(http.ResponseWriter, *http.Request) error
+	// op is the operation the route performs, which the principal's
+	// policy decides (New refuses a route without one): Operate is
+	// decided before fn runs; the others depend on what the request
+	// names (a tool, a job, a call), and fn asks the policy about it
+	// (ReadStatus: fn narrows the status to the principal's part).
+	op principal.Op
 	// v1 routes are the stable API, served on the HTTP listener too (V1)
 	// and described by docs/api/v1.json; in and out are their request
 	// body's and their answer's wire types (nil: none), which the
@@ -24,48 +31,50 @@ type route struct {
 // routes is the local API's route table.
 func (h *Handler) routes() []route {
 	return []route{
-		{method: "GET", path: apitype.PathStatus, fn: h.serveStatus},
-		{method: "GET", path: apitype.PathTools, fn: h.serveTools},
-		{method: "POST", path: apitype.PathCall, fn: h.serveCall},
-		{method: "POST", path: apitype.PathExec, fn: h.serveExec},
-		{method: "POST", path: apitype.PathCancel, fn: h.serveCancel},
-		{method: "POST", path: apitype.PathShutdown, fn: h.serveShutdown},
-		{method: "POST", path: apitype.PathReload, fn: h.serveReload},
-		{method: "POST", path: apitype.PathRestart, fn: h.serveRestart},
-		{method: "POST", path: apitype.PathUILink, fn: h.serveUILink},
-		{method: "GET", path: apitype.PathStdio, fn: h.serveStdio},
-		{method: "GET", path: apitype.PathJobs, fn: h.serveJobs},
-		{method: "POST", path: apitype.PathJobs, fn: h.serveStartJob},
-		{method: "GET", path: apitype.PathJob, fn: h.serveJob},
-		{method: "POST", path: apitype.PathJobCancel, fn: h.serveJobCancel},
+		{method: "GET", path: apitype.PathStatus, op: principal.ReadStatus, fn: h.serveStatus},
+		{method: "GET", path: apitype.PathTools, op: principal.CallTool, fn: h.serveTools},
+		{method: "POST", path: apitype.PathCall, op: principal.CallTool, fn: h.serveCall},
+		{method: "POST", path: apitype.PathExec, op: principal.CallTool, fn: h.serveExec},
+		{method: "POST", path: apitype.PathCancel, op: principal.CancelCall, fn: h.serveCancel},
+		{method: "POST", path: apitype.PathShutdown, op: principal.Operate, fn: h.serveShutdown},
+		{method: "POST", path: apitype.PathReload, op: principal.Operate, fn: h.serveReload},
+		{method: "POST", path: apitype.PathRestart, op: principal.Operate, fn: h.serveRestart},
+		{method: "POST", path: apitype.PathUILink, op: principal.Operate, fn: h.serveUILink},
+		{method: "GET", path: apitype.PathStdio, op: principal.Operate, fn: h.serveStdio},
+		{method: "GET", path: apitype.PathJobs, op: principal.ReadJob, fn: h.serveJobs},
+		{method: "POST", path: apitype.PathJobs, op: principal.CallTool, fn: h.serveStartJob},
+		{method: "GET", path: apitype.PathJob, op: principal.ReadJob, fn: h.serveJob},
+		{method: "POST", path: apitype.PathJobCancel, op: principal.CancelJob, fn: h.serveJobCancel},
 
-		{method: "GET", path: apitype.PathV1Status, fn: h.serveStatus, v1: true, out: apitype.Status{}},
-		{method: "GET", path: apitype.PathV1Tools, fn: h.serveTools, v1: true, out: apitype.Tools{}},
-		{method: "POST", path: apitype.PathV1Call, fn: h.serveCall, v1: true, in: apitype.CallRequest{}, out: apitype.CallEvent{}, ndjson: true},
-		{method: "POST", path: apitype.PathV1Exec, fn: h.serveExec, v1: true, in: apitype.ExecRequest{}, out: apitype.CallEvent{}, ndjson: true},
-		{method: "POST", path: apitype.PathV1Cancel, fn: h.serveV1Cancel, v1: true, in: apitype.CancelCall{}},
-		{method: "GET", path: apitype.PathV1Jobs, fn: h.serveJobs, v1: true, out: apitype.Jobs{}},
-		{method: "POST", path: apitype.PathV1Jobs, fn: h.serveStartJob, v1: true, in: apitype.CallRequest{}, out: apitype.Job{}},
-		{method: "GET", path: apitype.PathV1Job, fn: h.serveJob, v1: true, out: apitype.Job{}},
-		{method: "GET", path: apitype.PathV1JobWait, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
-		{method: "POST", path: apitype.PathV1JobCancel, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1Status, op: principal.ReadStatus, fn: h.serveStatus, v1: true, out: apitype.Status{}},
+		{method: "GET", path: apitype.PathV1Tools, op: principal.CallTool, fn: h.serveTools, v1: true, out: apitype.Tools{}},
+		{method: "POST", path: apitype.PathV1Call, op: principal.CallTool, fn: h.serveCall, v1: true, in: apitype.CallRequest{}, out: apitype.CallEvent{}, ndjson: true},
+		{method: "POST", path: apitype.PathV1Exec, op: principal.CallTool, fn: h.serveExec, v1: true, in: apitype.ExecRequest{}, out: apitype.CallEvent{}, ndjson: true},
+		{method: "POST", path: apitype.PathV1Cancel, op: principal.CancelCall, fn: h.serveV1Cancel, v1: true, in: apitype.CancelCall{}},
+		{method: "GET", path: apitype.PathV1Jobs, op: principal.ReadJob, fn: h.serveJobs, v1: true, out: apitype.Jobs{}},
+		{method: "POST", path: apitype.PathV1Jobs, op: principal.CallTool, fn: h.serveStartJob, v1: true, in: apitype.CallRequest{}, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1Job, op: principal.ReadJob, fn: h.serveJob, v1: true, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1JobWait, op: principal.ReadJob, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
+		{method: "POST", path: apitype.PathV1JobCancel, op: principal.CancelJob, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
 	}
 }
 
 // V1 serves the /v1 routes alone, each request first passing check (the
-// HTTP listener's Host, Origin and token rules), which returns the status
-// and reason to refuse it with, or 0. Refusals are JSON errors.
-func (h *Handler) V1(check func(*http.Request) (int, string)) http.Handler {
+// HTTP listener's Host, Origin and token rules), which returns the
+// request's principal (the token's holder), or the status and reason to
+// refuse it with. Refusals are JSON errors.
+func (h *Handler) V1(check func(*http.Request) (who principal.Principal, status int, msg string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(apitype.HeaderVersion, h.opts.Version)
-		if status, msg := check(r); status != 0 {
+		who, status, msg := check(r)
+		if status != 0 {
 			if status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
 			}
 			writeError(w, status, msg)
 			return
 		}
-		h.v1.ServeHTTP(w, r)
+		h.v1.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), who)))
 	})
 }
 
@@ -77,7 +86,7 @@ func (h *Handler) serveV1Cancel(w http.ResponseWriter, r *http.Request) error {
 	if req.CallID == 0 {
 		return statusErr(http.StatusBadRequest, errors.New("callId is required"))
 	}
-	if err := h.Cancel(req.CallID, req.Reason); err != nil {
+	if err := h.cancelCall(h.policy(r), req.CallID, req.Reason); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -14,16 +14,26 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
+	"mcpx/internal/principal"
 	"mcpx/internal/upstream"
 )
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
-	return writeJSON(w, h.Status())
+	pol := h.policy(r)
+	owners := map[uint64]string{}
+	st := h.status(owners)
+	return writeJSON(w, statusFor(st, pol, func(id uint64) bool {
+		return pol.Decide(principal.ReadCall, principal.Target{Owner: owners[id]}) == nil
+	}))
 }
 
-// Status returns what GET PathStatus answers: the live view reads the
-// daemon through it, as mcpx status does.
-func (h *Handler) Status() apitype.Status {
+// Status returns what GET PathStatus answers the local user: the live
+// view reads the daemon through it, as mcpx status does.
+func (h *Handler) Status() apitype.Status { return h.status(nil) }
+
+// status is the whole status; owners, if not nil, gains each call's
+// owner by id.
+func (h *Handler) status(owners map[uint64]string) apitype.Status {
 	st := apitype.Status{
 		PID:       os.Getpid(),
 		Version:   h.opts.Version,
@@ -63,6 +73,9 @@ func (h *Handler) Status() apitype.Status {
 		if c.Server != "" {
 			inFlight[c.Server]++
 		}
+		if owners != nil {
+			owners[c.ID] = c.Owner
+		}
 		st.Calls = append(st.Calls, call)
 	}
 	st.Jobs = h.runningJobs()
@@ -83,9 +96,13 @@ func (h *Handler) Status() apitype.Status {
 }
 
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
+	pol := h.policy(r)
 	snap := h.catalog.Snapshot(r.Context())
 	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
 	for _, t := range snap.Search(r.URL.Query().Get("q"), 0) {
+		if pol.Decide(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) != nil {
+			continue
+		}
 		out.Tools = append(out.Tools, apitype.Tool{
 			Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title,
 			Description: t.Description, InputSchema: t.InputSchema(),
@@ -112,16 +129,30 @@ func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req apitype.CancelRequest
 	_ = decodeBody(r, &req)
-	if err := h.Cancel(id, req.Reason); err != nil {
+	if err := h.cancelCall(h.policy(r), id, req.Reason); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// Cancel cancels call id as POST PathCancel does, with the cause its
-// reason names; the error, errNoSuchCall, answers 404.
+// Cancel cancels call id for the local user (the live view's button), as
+// POST PathCancel does, with the cause its reason names; the error,
+// errNoSuchCall, answers 404.
 func (h *Handler) Cancel(id uint64, reason string) error {
+	return h.cancelCall(h.operator(), id, reason)
+}
+
+// cancelCall cancels call id if pol may: another principal's call is
+// as unknown to it as one that has ended (404).
+func (h *Handler) cancelCall(pol principal.Policy, id uint64, reason string) error {
+	owner, ok := h.relay.Registry().Owner(id)
+	if !ok {
+		return statusErr(http.StatusNotFound, errNoSuchCall)
+	}
+	if err := pol.Decide(principal.CancelCall, principal.Target{ID: strconv.FormatUint(id, 10), Owner: owner}); err != nil {
+		return refusal(err)
+	}
 	if !h.relay.Registry().CancelID(id, cancelCause(reason)) {
 		return statusErr(http.StatusNotFound, errNoSuchCall)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -20,10 +21,10 @@ func (h *Handler) serveJobWait(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	id := r.PathValue("id")
-	j, err := m.Get(r.Context(), "", id)
+	pol, id := h.policy(r), r.PathValue("id")
+	j, err := readJob(r.Context(), m, pol, principal.ReadJob, id)
 	if err != nil {
-		return jobError(err)
+		return err
 	}
 	emit := ndjson[apitype.JobEvent](w)
 	var last *apitype.Progress
@@ -34,7 +35,7 @@ func (h *Handler) serveJobWait(w http.ResponseWriter, r *http.Request) error {
 			}
 			last = p
 		}
-		if j, err = m.Wait(r.Context(), "", id, jobPoll); err != nil {
+		if j, err = m.Wait(r.Context(), pol.JobOwner(), id, jobPoll); err != nil {
 			if r.Context().Err() != nil {
 				return nil
 			}
@@ -58,10 +59,6 @@ func (h *Handler) jobProgress(j *store.Job) *apitype.Progress {
 }
 
 func (h *Handler) serveV1JobCancel(w http.ResponseWriter, r *http.Request) error {
-	m, err := h.jobs()
-	if err != nil {
-		return err
-	}
 	var req apitype.CancelJob
 	if r.ContentLength != 0 {
 		if err := decodeBody(r, &req); err != nil {
@@ -72,9 +69,9 @@ func (h *Handler) serveV1JobCancel(w http.ResponseWriter, r *http.Request) error
 	if who == "" {
 		who = "the local API"
 	}
-	j, err := m.CancelJob(r.Context(), "", r.PathValue("id"), who)
+	j, err := h.cancelJob(r.Context(), h.policy(r), r.PathValue("id"), who)
 	if err != nil {
-		return jobError(err)
+		return err
 	}
 	return writeJSON(w, wireJob(j))
 }

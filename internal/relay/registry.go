@@ -39,8 +39,11 @@ func NewRegistry() *Registry {
 // Entry is one registered request. Its identity fields are immutable; what
 // the call learns as it runs is guarded by mu.
 type Entry struct {
-	ID      uint64
-	Host    HostKey
+	ID   uint64
+	Host HostKey
+	// Owner is the ID of the principal the request acts for (package
+	// principal), "" for none named.
+	Owner   string
 	Method  string
 	Started time.Time
 	cancel  context.CancelCauseFunc
@@ -66,6 +69,13 @@ func (g *Registry) Add(host HostKey, method string, cancel context.CancelCauseFu
 // requests registered at once (0: no limit), those cancelled but still
 // winding down included; beyond that it fails with a *HostLimitError.
 func (g *Registry) AddLimited(host HostKey, method string, cancel context.CancelCauseFunc, limit int) (*Entry, error) {
+	return g.AddFor("", host, method, cancel, limit)
+}
+
+// AddFor is AddLimited for a request that acts for owner (the ID of its
+// principal), whom status shows it to and who alone, besides the local
+// user, may cancel it by id.
+func (g *Registry) AddFor(owner string, host HostKey, method string, cancel context.CancelCauseFunc, limit int) (*Entry, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, dup := g.byHost[host]; dup {
@@ -75,7 +85,7 @@ func (g *Registry) AddLimited(host HostKey, method string, cancel context.Cancel
 		return nil, &HostLimitError{Limit: limit}
 	}
 	g.next++
-	e := &Entry{ID: g.next, Host: host, Method: method, Started: time.Now(), cancel: cancel}
+	e := &Entry{ID: g.next, Host: host, Owner: owner, Method: method, Started: time.Now(), cancel: cancel}
 	g.byID[e.ID] = e
 	g.byHost[host] = e
 	g.perSession[host.Session]++
@@ -152,6 +162,18 @@ func (e *Entry) Note(p Progress) { e.update(p.Value, p.Total, p.Message) }
 // not block. A call that became a job keeps its progress so.
 func (e *Entry) OnProgress(f func(Progress)) { e.onNews.Store(&f) }
 
+// Owner returns the owner of the request with registry id id, and
+// whether one is in flight.
+func (g *Registry) Owner(id uint64) (owner string, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	e := g.byID[id]
+	if e == nil {
+		return "", false
+	}
+	return e.Owner, true
+}
+
 // CancelID cancels the request with registry id id.
 func (g *Registry) CancelID(id uint64, cause error) bool {
 	g.mu.Lock()
@@ -209,6 +231,7 @@ func (g *Registry) SessionLen(session string) int {
 type CallStatus struct {
 	ID         uint64
 	Host       HostKey
+	Owner      string
 	Method     string
 	Server     string
 	Tool       string
@@ -232,7 +255,7 @@ func (g *Registry) Snapshot() []CallStatus {
 	for _, e := range entries {
 		e.mu.Lock()
 		out = append(out, CallStatus{
-			ID: e.ID, Host: e.Host, Method: e.Method, Server: e.server, Tool: e.tool,
+			ID: e.ID, Host: e.Host, Owner: e.Owner, Method: e.Method, Server: e.server, Tool: e.tool,
 			UpstreamID: e.upstreamID, Started: e.Started, Progress: e.progress,
 			Total: e.total, Message: e.message, Updates: e.updates,
 		})

@@ -1,6 +1,9 @@
 package relay
 
-import "mcpx/internal/config"
+import (
+	"mcpx/internal/config"
+	"mcpx/internal/principal"
+)
 
 // HostTools returns the tool filter the current config gives the host
 // known by names (its token's name, then its clientInfo.name), or nil,
@@ -12,4 +15,12 @@ func (r *Relay) HostTools(names ...string) (f *config.ToolFilter, sep string) {
 		return nil, config.DefaultSeparator
 	}
 	return cfg.HostTools(names...), cfg.ToolNames.Separator
+}
+
+// Policy returns what who may do under the current config: its tool
+// filter is the one mcpx.hosts gives its named token's name, else its
+// clientInfo.name. Every face decides every operation with it.
+func (r *Relay) Policy(who principal.Principal) principal.Policy {
+	f, sep := r.HostTools(who.Token(), who.Client())
+	return principal.NewPolicy(who, f, sep)
 }

@@ -1,0 +1,184 @@
+package principal
+
+import (
+	"fmt"
+	"strings"
+
+	"mcpx/internal/config"
+)
+
+// Op is an operation a principal asks for.
+type Op int
+
+// The operations. Every face maps each of its requests to one of them
+// (the local API's route table names each route's; hostserver's tool
+// filter decides CallTool).
+const (
+	opNone Op = iota
+	// CallTool calls Target.Server's Target.Tool (exposed as
+	// Target.Name): directly, through mcpx_call, from a script, through
+	// /v1/call, /v1/exec or the CLI. Listing a tool is deciding it.
+	CallTool
+	// ReadJob reads, waits on or lists job Target.ID of Target.Owner,
+	// which runs Target.Server's Target.Tool.
+	ReadJob
+	// CancelJob cancels such a job.
+	CancelJob
+	// ReadCall sees call Target.ID of Target.Owner in flight (status).
+	ReadCall
+	// CancelCall cancels it.
+	CancelCall
+	// ReadStatus reads the whole of the daemon's status: every
+	// principal's calls, jobs and hosts, its files and replicas. A
+	// principal refused it reads its own part (ReadCall, ReadJob).
+	ReadStatus
+	// ReadMetrics reads the Prometheus page: every call's server and
+	// tool, counted, no principal named.
+	ReadMetrics
+	// Operate runs the daemon: shutdown, reload, restarts, the live
+	// view and its link, carrying a host's stdio stream.
+	Operate
+	opEnd
+)
+
+var opNames = [...]string{opNone: "none", CallTool: "call a tool", ReadJob: "read a job", CancelJob: "cancel a job",
+	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon"}
+
+func (o Op) String() string {
+	if o <= opNone || o >= opEnd {
+		return fmt.Sprintf("Op(%d)", int(o))
+	}
+	return opNames[o]
+}
+
+// Ops lists every operation, for tests that walk them.
+func Ops() []Op {
+	out := make([]Op, 0, int(opEnd)-1)
+	for o := opNone + 1; o < opEnd; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// Target is what an operation acts on; each Op reads the fields it names.
+type Target struct {
+	// ID is the job's id or the call's (decimal), for messages.
+	ID string
+	// Owner is the ID of the principal the job or call belongs to.
+	Owner string
+	// Server and Tool name the tool ("" Server: one of mcpx's own, such
+	// as a script's mcpx_exec, always allowed); Name is the tool as the
+	// principal named it, for messages.
+	Server, Tool, Name string
+}
+
+// Refusal is why an operation is refused.
+type Refusal struct {
+	Op Op
+	// Hidden: the target is another principal's, and the refusal says
+	// no more than that it does not exist (a 404, not a 403), so that
+	// ids do not tell who else is there.
+	Hidden bool
+	Why    string
+}
+
+func (e *Refusal) Error() string { return e.Why }
+
+// Policy is what one principal may do under the current config: its
+// host tool filter (mcpx.hosts.NAME.tools, NAME its token's name, else
+// its clientInfo.name), and the rules of Decide.
+type Policy struct {
+	who   Principal
+	tools *config.ToolFilter
+	sep   string
+}
+
+// NewPolicy returns who's policy with the tool filter tools (nil: every
+// tool), whose patterns name tools as server+sep+tool.
+func NewPolicy(who Principal, tools *config.ToolFilter, sep string) Policy {
+	return Policy{who: who, tools: tools, sep: sep}
+}
+
+// Who is the principal the policy is of.
+func (p Policy) Who() Principal { return p.who }
+
+// Tools returns the tool filter (nil: none) and the separator its
+// patterns are written with.
+func (p Policy) Tools() (*config.ToolFilter, string) { return p.tools, p.sep }
+
+// JobOwner is whose jobs a store query of this principal reads: its own,
+// or "" (every principal's) for the operator. Each job read is still
+// decided by ReadJob.
+func (p Policy) JobOwner() string {
+	if p.who.operator {
+		return ""
+	}
+	return p.who.id
+}
+
+// Decide says whether the principal may do op on t: nil, or a *Refusal.
+// It is the one decision of every face: a job or task is the reader's
+// only if it is its principal's (the operator reads every principal's)
+// and its tool is still allowed to the reader; a call is its
+// principal's; the whole status and running the daemon are the
+// operator's; the metrics the operator's and the default token's.
+func (p Policy) Decide(op Op, t Target) error {
+	if p.who.IsZero() {
+		return &Refusal{Op: op, Why: "forbidden: no principal was decided for this request"}
+	}
+	switch op {
+	case CallTool:
+		if why := p.toolRefusal(t.Server, t.Tool); why != "" {
+			name := t.Name
+			if name == "" {
+				name = t.Server + p.sep + t.Tool
+			}
+			return &Refusal{Op: op, Why: fmt.Sprintf("tool %q is not allowed for this host: %s", name, why)}
+		}
+		return nil
+	case ReadJob, CancelJob:
+		if !p.mine(t.Owner) {
+			return &Refusal{Op: op, Hidden: true, Why: fmt.Sprintf("job %q: no job has this id", t.ID)}
+		}
+		if why := p.toolRefusal(t.Server, t.Tool); why != "" {
+			return &Refusal{Op: op, Why: fmt.Sprintf("job %q runs tool %q, which is not allowed for this host: %s", t.ID, t.Server+p.sep+t.Tool, why)}
+		}
+		return nil
+	case ReadCall, CancelCall:
+		if !p.mine(t.Owner) {
+			return &Refusal{Op: op, Hidden: true, Why: "no such call in flight"}
+		}
+		return nil
+	case ReadStatus, Operate:
+		if !p.who.operator {
+			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, may " + op.String()}
+		}
+		return nil
+	case ReadMetrics:
+		if !p.who.operator && p.who.id != HTTPID {
+			return &Refusal{Op: op, Why: "forbidden: the metrics are served to the local user and to the default token's holder (mcpx token), not to a named token"}
+		}
+		return nil
+	}
+	return &Refusal{Op: op, Why: "forbidden: unknown operation " + op.String()}
+}
+
+// mine reports whether what owner owns is the principal's: its own, or,
+// for the operator, anyone's.
+func (p Policy) mine(owner string) bool { return p.who.operator || owner == p.who.id }
+
+// toolRefusal is why the filter refuses server's tool, "" if it allows
+// it (mcpx's own tools, server "", are always allowed).
+func (p Policy) toolRefusal(server, tool string) string {
+	if server == "" || p.tools == nil {
+		return ""
+	}
+	ok, why := p.tools.Allows(server + p.sep + tool)
+	if ok {
+		return ""
+	}
+	if strings.HasPrefix(why, "rule ") {
+		why += " refuses it"
+	}
+	return why
+}
