@@ -54,6 +54,9 @@ func listen(fixed string) (*callback, error) {
 		if path == "" {
 			path = "/"
 		}
+		if path == startPath {
+			return nil, fmt.Errorf("the redirect URI %q takes the path of mcpx's sign-in start, %s: choose another", fixed, startPath)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -171,9 +174,8 @@ func (cb *callback) close() {
 }
 
 // await shows the start of a sign-in at authURL with browser and waits
-// for the redirect, then
-// checks it: the state must be the one sent (else the response is
-// discarded), and the iss parameter must be the issuer as RFC 9207 §2.4
+// for the redirect, then checks it: the state must be the one sent (else
+// the response is discarded), and the iss parameter must be the issuer as RFC 9207 §2.4
 // and the 2026-07-28 spec's table say, before the code goes anywhere.
 // stop, always to be called once the browser has been told the outcome
 // (finish), ends the browser's part and waits for it.

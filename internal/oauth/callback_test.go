@@ -23,7 +23,10 @@ func TestCallbackBoundToBrowser(t *testing.T) {
 		body   string
 	}
 	var steps []string
-	browser := func(ctx context.Context, start string) error {
+	// The browser's requests are its own: they outlive the sign-in's
+	// context, which ends as soon as the sign-in is done.
+	ctx := testCtx(t)
+	browser := func(_ context.Context, start string) error {
 		su, err := url.Parse(start)
 		if err != nil {
 			return err
