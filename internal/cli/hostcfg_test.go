@@ -336,3 +336,64 @@ func TestDoctorStaleEntry(t *testing.T) {
 		t.Errorf("another mcpx: exit %d\n%s", code, out)
 	}
 }
+
+// TestInstallOverSymlink: a host's file kept as a symbolic link (to the
+// user's dotfiles) stays a link through install and uninstall: install
+// edits the file it leads to, uninstall puts that file back; a link to
+// no file yet gets one from install, which uninstall removes, leaving
+// the link.
+func TestInstallOverSymlink(t *testing.T) {
+	vars := xdgVars(t)
+	h := hostconfig.Lookup("cursor")
+	file := userFile(t, vars, h)
+	dotfile := filepath.Join(vars["HOME"], "dotfiles", "cursor-mcp.json")
+	orig := fixture(t, hostFixtures["cursor"])
+	writeTestFile(t, dotfile, orig)
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(filepath.Dir(file), dotfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rel, file); err != nil {
+		t.Fatal(err)
+	}
+	isLink := func(what string) {
+		t.Helper()
+		if got, err := os.Readlink(file); err != nil || got != rel {
+			t.Fatalf("after %s %s is no longer the link to %s: %q, %v", what, file, rel, got, err)
+		}
+	}
+	if _, errOut, code := run(t, vars, "install", h.Name); code != 0 {
+		t.Fatalf("install: exit %d %s", code, errOut)
+	}
+	isLink("install")
+	edited, _ := os.ReadFile(dotfile)
+	if servers, _ := h.Servers(edited); servers["mcpx"] == nil {
+		t.Errorf("install did not edit the link's file:\n%s", edited)
+	}
+	if out, errOut, code := run(t, vars, "uninstall", h.Name); code != 0 {
+		t.Fatalf("uninstall: exit %d %s %s", code, out, errOut)
+	}
+	isLink("uninstall")
+	if got, _ := os.ReadFile(dotfile); !bytes.Equal(got, orig) {
+		t.Errorf("uninstall did not put the link's file back:\n%s", hostconfig.Diff("orig", "now", orig, got))
+	}
+
+	os.Remove(dotfile)
+	if _, errOut, code := run(t, vars, "install", h.Name); code != 0 {
+		t.Fatalf("install through a link to no file: exit %d %s", code, errOut)
+	}
+	isLink("install through a link to no file")
+	if !exists(dotfile) {
+		t.Fatalf("install did not create %s", dotfile)
+	}
+	if _, errOut, code := run(t, vars, "uninstall", h.Name); code != 0 {
+		t.Fatalf("uninstall: exit %d %s", code, errOut)
+	}
+	isLink("uninstall of a created file")
+	if exists(dotfile) {
+		t.Errorf("uninstall left the file install created")
+	}
+}

@@ -93,8 +93,14 @@ func readMaybe(path string) (data []byte, existed bool, err error) {
 }
 
 // writeFile replaces path's contents with data all at once (a temporary
-// file renamed over it), keeping its mode, else using mode.
+// file renamed over it), keeping its mode, else using mode. A path that
+// is a symbolic link (a config kept with the user's dotfiles) stays one:
+// the file it leads to is the one replaced.
 func writeFile(path string, data []byte, mode fs.FileMode) error {
+	path, err := followLinks(path)
+	if err != nil {
+		return err
+	}
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
@@ -132,6 +138,36 @@ func writeFile(path string, data []byte, mode fs.FileMode) error {
 	}
 	ok = true
 	return nil
+}
+
+// maxLinks bounds the symbolic links followLinks follows, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// followLinks returns the file path leads to through symbolic links; the
+// last one may lead to nothing yet (a link to a file not yet written).
+func followLinks(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", fmt.Errorf("%s: more than %d symbolic links in a row", path, maxLinks)
 }
 
 // bearer matches a bearer token in a diff.

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -27,12 +26,14 @@ func cmdLogin() *command {
 Login signs in to SERVER, an http server of the config that requires an OAuth
 sign-in (as the MCP authorization spec describes): it discovers the server's
 authorization server, registers mcpx with it unless the server's "oauth"
-settings name a client id, and opens the authorization URL with $BROWSER (or
-prints it when $BROWSER is unset); the browser's redirect comes back to mcpx
-on a loopback port. The tokens are stored, readable by you alone, in the state
-directory, where the daemon and every host it serves use them, and refresh
-them; with a PostgreSQL store (mcpx.store) they go into the store instead,
-sealed with the key mcpx.oauth.keyFile or keyEnv names, for every replica.
+settings name a client id, and prints the sign-in's start, a link that works
+once, and opens it with $BROWSER (given a page readable by you alone, never
+the link on a command line); the browser's redirect comes back to mcpx on a
+loopback port, taken only from the browser that opened the start. The
+tokens are stored, readable by you alone, in the state directory, where the
+daemon and every host it serves use them, and refresh them; with a
+PostgreSQL store (mcpx.store) they go into the store instead, sealed with
+the key mcpx.oauth.keyFile or keyEnv names, for every replica.
 Run it again to sign in anew (or with the scopes a server asked for).
 
 Login needs no daemon: it runs here, where the browser is.`,
@@ -49,10 +50,12 @@ Login needs no daemon: it runs here, where the browser is.`,
 			ctx, cancel := context.WithTimeoutCause(ctx, loginTimeout, errors.New("the sign-in was not finished within 5 minutes"))
 			defer cancel()
 			client := &oauth.Client{HTTP: &http.Client{Timeout: 30 * time.Second}}
+			show, removePage := browser(env)
 			rec, err := client.SignIn(ctx, oauth.LoginRequest{
 				Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Previous: prev,
-				Browser: browser(env),
+				Browser: show,
 			}, func(r *oauth.Record) error { return recs.Save(ctx, r) })
+			removePage() // the browser read it long before the redirect came
 			if err != nil {
 				return fmt.Errorf("signing in to %q: %w", srv.Name, err)
 			}
@@ -104,24 +107,32 @@ func signIn(ctx context.Context, env *Env, configPath string, args []string) (sr
 	return srv, recs, rec, close, nil
 }
 
-// browser shows the authorization URL: always on stdout, for a user to
-// open by hand, and with $BROWSER URL when $BROWSER is set.
-func browser(env *Env) oauth.Browser {
-	return func(ctx context.Context, authURL string) error {
-		fmt.Fprintf(env.Stdout, "Open this URL to sign in:\n\n  %s\n\nWaiting for the browser's redirect...\n", authURL)
+// browser shows the URL that starts the sign-in: always on stdout, for a
+// user to open by hand, and through a redirect page (never on a command
+// line) with $BROWSER when $BROWSER is set. done removes the page.
+func browser(env *Env) (show oauth.Browser, done func()) {
+	var page *openedPage
+	show = func(ctx context.Context, startURL string) error {
+		fmt.Fprintf(env.Stdout, "Open this URL to sign in:\n\n  %s\n\nWaiting for the browser's redirect...\n", startURL)
 		fields := strings.Fields(env.getenv("BROWSER"))
 		if len(fields) == 0 {
 			return nil
 		}
-		cmd := exec.Command(fields[0], append(fields[1:], authURL)...)
-		if err := cmd.Start(); err != nil {
+		p, err := openPage(env, fields, startURL)
+		if err != nil {
 			fmt.Fprintf(env.Stderr, "mcpx: could not run $BROWSER (%v): open the URL by hand\n", err)
 			return nil
 		}
 		// Not waited for: a browser may run long after the sign-in, and
 		// mcpx login exits as soon as it is done.
-		_ = cmd.Process.Release()
+		p.release()
+		page = p
 		return nil
+	}
+	return show, func() {
+		if page != nil {
+			page.remove()
+		}
 	}
 }
 

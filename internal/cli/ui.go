@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"os/exec"
 )
 
 func cmdUI() *command {
@@ -22,9 +20,10 @@ starts), the hosts connected, the calls in flight with their progress, and
 recent cancels and errors with their causes, updated live, with buttons to
 cancel a call and restart a server. The page is served by the daemon on its
 HTTP listener (mcpx.http.listen) if it has one, else on a loopback port of
-its own. Opening the link sets a cookie for that browser; the link then
-expires, as it does after a minute unused. With --open, the link is also
-opened with xdg-open.`,
+its own. The link works once, in one browser tab, and expires after a
+minute unused. With --open, xdg-open opens it, given not the link (a
+command line is readable by every local user) but a page readable by you
+alone that leads to it; the page is removed within a minute.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
 			fs.BoolVar(&open, "open", false, "open the link with xdg-open")
@@ -40,8 +39,13 @@ opened with xdg-open.`,
 			}
 			fmt.Fprintln(env.Stdout, link)
 			if open {
-				if err := exec.CommandContext(ctx, "xdg-open", link).Run(); err != nil {
-					return errors.New("opening the link with xdg-open: " + err.Error())
+				p, err := openPage(env, []string{"xdg-open"}, link)
+				if err != nil {
+					return fmt.Errorf("opening the link with xdg-open: %w", err)
+				}
+				if err := p.wait(); err != nil {
+					p.remove()
+					return fmt.Errorf("opening the link with xdg-open: %w", err)
 				}
 			}
 			return nil

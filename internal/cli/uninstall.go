@@ -69,7 +69,13 @@ stay there. A unified diff is printed every time.`,
 			}
 			switch {
 			case restore && !rec.Existed:
-				if err := os.Remove(rec.File); err != nil && existed {
+				// A link to nothing yet stays: install wrote the file it
+				// leads to.
+				created, err := followLinks(rec.File)
+				if err != nil {
+					return err
+				}
+				if err := os.Remove(created); err != nil && existed {
 					return err
 				}
 				fmt.Fprintf(env.Stdout, "removed %s, which mcpx install had created\n", rec.File)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,7 +99,8 @@ func headlessBrowser(ctx context.Context, authURL string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	jar, _ := cookiejar.New(nil) // the sign-in's redirect is taken from the browser that started it
+	resp, err := (&http.Client{Jar: jar}).Do(req)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"fmt"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -27,15 +27,17 @@ func uiLink(t *testing.T, e *mcpxtest.Env, cfg string) string {
 		t.Fatalf("mcpx ui: exit %d: %s", code, errOut)
 	}
 	link := strings.TrimSpace(out)
-	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/ui/login?t=") {
+	if !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/ui/#t=") {
 		t.Fatalf("mcpx ui printed %q, want a loopback one-time link", link)
 	}
 	return link
 }
 
-// TestLiveViewAccess: the one-time link works once and sets a cookie;
-// without it nothing of the view is served; a foreign Host is refused
-// (DNS rebinding), and so is an action without the view's own Origin.
+// TestLiveViewAccess: the one-time link's token (in its fragment) is
+// traded once for a session key; without the key in its header nothing
+// of the view's data is served, and no cookie is ever set; a foreign Host
+// is refused (DNS rebinding), and so is an action without the view's own
+// Origin.
 func TestLiveViewAccess(t *testing.T) {
 	t.Run("loopback", func(t *testing.T) { testLiveViewAccess(t, false) })
 	t.Run("http-listener", func(t *testing.T) { testLiveViewAccess(t, true) })
@@ -68,9 +70,13 @@ func testLiveViewAccess(t *testing.T, onHTTP bool) {
 
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: waitLong}
+	session := ""
 	do := func(method, path string, header map[string]string, host string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, origin+path, nil)
+		if session != "" {
+			req.Header.Set("Mcpx-Ui-Session", session)
+		}
 		for k, v := range header {
 			req.Header.Set(k, v)
 		}
@@ -82,34 +88,39 @@ func testLiveViewAccess(t *testing.T, onHTTP bool) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var b strings.Builder
-		_, _ = fmt.Fprint(&b, resp.Header.Get("Content-Type"))
-		return resp.StatusCode, b.String()
+		if sc := resp.Header.Values("Set-Cookie"); len(sc) != 0 {
+			t.Errorf("%s %s set a cookie: %q", method, path, sc)
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && method == "POST" {
+			return resp.StatusCode, string(body)
+		}
+		return resp.StatusCode, resp.Header.Get("Content-Type")
 	}
-	if code, _ := do("GET", "/ui/", nil, ""); code != http.StatusForbidden {
-		t.Errorf("the page without the cookie: %d, want 403", code)
+	if code, ct := do("GET", "/ui/", nil, ""); code != http.StatusOK || !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("the page: %d %s, want it (it holds no data)", code, ct)
 	}
-	if code, _ := do("GET", "/ui/events", nil, ""); code != http.StatusForbidden {
-		t.Errorf("the event stream without the cookie: %d, want 403", code)
+	for _, p := range []string{"/ui/state", "/ui/events"} {
+		if code, _ := do("GET", p, nil, ""); code != http.StatusForbidden {
+			t.Errorf("%s without the session key: %d, want 403", p, code)
+		}
 	}
-	if code, _ := do("GET", u.RequestURI(), nil, "rebind.example:"+u.Port()); code != http.StatusForbidden {
+	tok := u.Fragment[len("t="):]
+	linkHdr := map[string]string{"Mcpx-Ui-Link": tok, "Origin": origin}
+	if code, _ := do("POST", "/ui/session", linkHdr, "rebind.example:"+u.Port()); code != http.StatusForbidden {
 		t.Errorf("the link with a foreign Host: %d, want 403", code)
 	}
-	if code, ct := do("GET", u.RequestURI(), nil, ""); code != http.StatusOK || !strings.HasPrefix(ct, "text/html") {
-		t.Fatalf("the link: %d %s, want the page", code, ct)
+	code, body := do("POST", "/ui/session", linkHdr, "")
+	var got struct{ Session string }
+	if err := json.Unmarshal([]byte(body), &got); code != http.StatusOK || err != nil || got.Session == "" {
+		t.Fatalf("trading the link: %d %s", code, body)
 	}
-	jar2, _ := cookiejar.New(nil)
-	c2 := &http.Client{Jar: jar2, Timeout: waitLong}
-	resp, err := c2.Get(link)
-	if err != nil {
-		t.Fatal(err)
+	if code, _ := do("POST", "/ui/session", linkHdr, ""); code != http.StatusForbidden {
+		t.Errorf("the link used a second time: %d, want 403", code)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("the link used a second time: %d, want 403", resp.StatusCode)
-	}
+	session = got.Session
 	if code, ct := do("GET", "/ui/state", nil, ""); code != http.StatusOK || ct != "application/json" {
-		t.Errorf("state with the cookie: %d %s", code, ct)
+		t.Errorf("state with the session key: %d %s", code, ct)
 	}
 	if code, _ := do("GET", "/ui/state", map[string]string{"Origin": "http://evil.example"}, ""); code != http.StatusForbidden {
 		t.Errorf("state with a foreign Origin: %d, want 403", code)
@@ -124,6 +135,12 @@ func testLiveViewAccess(t *testing.T, onHTTP bool) {
 	}
 	if code, _ := do("POST", "/ui/calls/999999/cancel", map[string]string{"Origin": origin}, ""); code != http.StatusNotFound {
 		t.Errorf("cancel of no call: %d, want 404", code)
+	}
+	if code, _ := do("POST", "/ui/servers/demo/restart", map[string]string{"Origin": origin, "Mcpx-Ui-Session": ""}, ""); code != http.StatusForbidden {
+		t.Errorf("restart without the session key: %d, want 403", code)
+	}
+	if cs := jar.Cookies(u); len(cs) != 0 {
+		t.Errorf("the client holds cookies of the view: %v", cs)
 	}
 	starts := daemonStatus(t, e, cfg).Upstreams[0].Starts
 	if code, _ := do("POST", "/ui/servers/demo/restart", map[string]string{"Origin": origin}, ""); code != http.StatusNoContent {

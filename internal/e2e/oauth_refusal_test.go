@@ -77,7 +77,7 @@ func TestOAuthLoginRefusals(t *testing.T) {
 		stderr string
 	}{
 		{"token endpoint at another origin", func(h *hostileAS, _ map[string]any) { h.tokenEndpoint = "http://127.0.0.1:9/token" },
-			3, "puts its token_endpoint at http://127.0.0.1:9/token, outside its own origin"},
+			3, "puts its token_endpoint outside its own origin"},
 		{"oversized metadata", func(h *hostileAS, _ map[string]any) { h.padMetadata = 1 << 20 },
 			3, "the response is larger than 262144 bytes; mcpx read no further"},
 		{"state mismatch", func(h *hostileAS, _ map[string]any) { h.forgeState = true },

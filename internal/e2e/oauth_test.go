@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -44,15 +45,26 @@ const oauthBrowserEnv = "MCPX_E2E_OAUTH_BROWSER"
 const oauthFollowEnv = "MCPX_E2E_OAUTH_FOLLOW"
 
 func init() {
+	if os.Getenv(oauthFollowEnv) == "" && os.Getenv(oauthBrowserEnv) == "" {
+		return
+	}
+	// mcpx hands a browser a page of the user's own that leads to the URL,
+	// never the URL itself.
+	page := os.Args[len(os.Args)-1]
+	target, err := pageTarget(page)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "headless browser: %v\n", err)
+		os.Exit(1)
+	}
 	if os.Getenv(oauthFollowEnv) != "" {
-		if err := headlessBrowser(context.Background(), os.Args[len(os.Args)-1]); err != nil {
+		if err := headlessBrowser(context.Background(), target); err != nil {
 			fmt.Fprintf(os.Stderr, "headless browser: %v\n", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	}
 	if log := os.Getenv(oauthBrowserEnv); log != "" {
-		if err := signInAsUser(os.Args[len(os.Args)-1]); err != nil {
+		if err := signInAsUser(target); err != nil {
 			fmt.Fprintf(os.Stderr, "headless browser: %v\n", err)
 			os.Exit(1)
 		}
@@ -63,6 +75,32 @@ func init() {
 		}
 		os.Exit(0)
 	}
+}
+
+// pageTarget reads the redirect page at a file: URL, as a browser would,
+// and returns where it leads; the page must be the user's alone.
+func pageTarget(page string) (string, error) {
+	u, err := url.Parse(page)
+	if err != nil || u.Scheme != "file" {
+		return "", fmt.Errorf("given %q, not a file: URL of a page", page)
+	}
+	fi, err := os.Stat(u.Path)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode().Perm() != 0o600 {
+		return "", fmt.Errorf("the page %s has mode %v, want 0600", u.Path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(u.Path)
+	if err != nil {
+		return "", err
+	}
+	_, rest, ok := strings.Cut(string(b), `http-equiv="refresh" content="0;url=`)
+	target, _, ok2 := strings.Cut(rest, `"`)
+	if !ok || !ok2 {
+		return "", fmt.Errorf("the page %s leads nowhere: %s", u.Path, b)
+	}
+	return html.UnescapeString(target), nil
 }
 
 // signInAsUser is the user at the browser: it opens the authorization
@@ -286,6 +324,10 @@ func mcpxLogin(t *testing.T, e *mcpxtest.Env, cfg, exe, prompts string) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) || err != nil {
 		t.Fatalf("mcpx login: %v\n%s", err, out)
+	}
+	// The page that led the browser to the sign-in went with it.
+	if pages, _ := filepath.Glob(filepath.Join(e.Vars["XDG_RUNTIME_DIR"], "mcpx", "pages", "*")); len(pages) != 0 {
+		t.Errorf("mcpx login left its pages: %v", pages)
 	}
 	return string(out)
 }

@@ -9,18 +9,29 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // callback is the loopback listener the authorization server redirects
-// the user agent to.
+// the user agent to. It serves the sign-in's start too, and takes a
+// redirect only from the browser that started it (see serve).
 type callback struct {
 	ln          net.Listener
 	redirectURI string
 	path        string
 	srv         *http.Server
 	wg          sync.WaitGroup
-	got         chan url.Values
+	// startURL is what the user opens: its key works once, and sends
+	// the browser to authURL with a cookie that binds the redirect to it.
+	startURL string
+	startKey string
+	binding  string // the cookie's value
+	cookie   string // the cookie's name, with the port: cookies are not port-bound
+	authURL  atomic.Pointer[string]
+	started  atomic.Bool
+	answered atomic.Bool // a redirect was taken: any other is refused
+	got      chan url.Values
 	// outcome carries what the browser is told once the sign-in is over
 	// (the code exchanged and the tokens stored, or not): the redirect's
 	// answer waits for it, so that a host that retries once its user's
@@ -43,20 +54,25 @@ func listen(fixed string) (*callback, error) {
 		if path == "" {
 			path = "/"
 		}
+		if path == startPath {
+			return nil, fmt.Errorf("the redirect URI %q takes the path of mcpx's sign-in start, %s: choose another", fixed, startPath)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for the sign-in redirect: %w", err)
 	}
-	cb := &callback{ln: ln, path: path, got: make(chan url.Values, 1), outcome: make(chan string, 1)}
+	cb := &callback{ln: ln, path: path, got: make(chan url.Values, 1), outcome: make(chan string, 1),
+		startKey: randomString(), binding: randomString()}
 	if fixed != "" {
 		cb.redirectURI = fixed
 	} else {
 		cb.redirectURI = "http://" + ln.Addr().String() + path
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(path, cb.serve)
-	cb.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ru, _ := url.Parse(cb.redirectURI)
+	cb.cookie = "mcpx_signin_" + ru.Port()
+	cb.startURL = (&url.URL{Scheme: "http", Host: ru.Host, Path: startPath, RawQuery: "k=" + cb.startKey}).String()
+	cb.srv = &http.Server{Handler: http.HandlerFunc(cb.route), ReadHeaderTimeout: 10 * time.Second}
 	cb.wg.Add(1)
 	go func() {
 		defer cb.wg.Done()
@@ -65,18 +81,60 @@ func listen(fixed string) (*callback, error) {
 	return cb, nil
 }
 
+// startPath is the start's path on the redirect listener.
+const startPath = "/mcpx-sign-in"
+
+func (cb *callback) route(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	switch r.URL.Path {
+	case cb.path:
+		cb.serve(w, r)
+	case startPath:
+		cb.start(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// start is the sign-in's first page: with the start key, once, it sets
+// the binding cookie and sends the browser to the authorization URL.
+func (cb *callback) start(w http.ResponseWriter, r *http.Request) {
+	au := cb.authURL.Load()
+	if r.Method != http.MethodGet || au == nil || !equalSecret(r.URL.Query().Get("k"), cb.startKey) {
+		http.Error(w, "not this sign-in's start", http.StatusForbidden)
+		return
+	}
+	if !cb.started.CompareAndSwap(false, true) {
+		http.Error(w, "this sign-in was started already: run mcpx login again for a new one", http.StatusGone)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cb.cookie, Value: cb.binding, Path: cb.path, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.Redirect(w, r, *au, http.StatusSeeOther)
+}
+
+// serve takes the authorization server's redirect. Only the first one
+// that comes from the browser that opened the start is taken: a redirect
+// before the start was opened, or without its cookie, is refused (403)
+// and the sign-in waits on (another local user who learnt the state
+// cannot sign mcpx in to an account of theirs); once one is taken, any
+// other is refused (409).
 func (cb *callback) serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("code") == "" && q.Get("error") == "" {
 		http.Error(w, "not an authorization response", http.StatusBadRequest)
 		return
 	}
-	select {
-	case cb.got <- q:
-	default:
+	c, err := r.Cookie(cb.cookie)
+	if !cb.started.Load() || err != nil || !equalSecret(c.Value, cb.binding) {
+		http.Error(w, "refused: this sign-in response does not come from the browser that started the sign-in", http.StatusForbidden)
+		return
+	}
+	if !cb.answered.CompareAndSwap(false, true) {
 		http.Error(w, "a sign-in response already arrived", http.StatusConflict)
 		return
 	}
+	cb.got <- q
 	msg := "mcpx received the sign-in response, but took too long to finish the sign-in; see mcpx's output."
 	t := time.NewTimer(outcomeWait)
 	defer t.Stop()
@@ -115,9 +173,9 @@ func (cb *callback) close() {
 	cb.wg.Wait()
 }
 
-// await shows authURL with browser and waits for the redirect, then
-// checks it: the state must be the one sent (else the response is
-// discarded), and the iss parameter must be the issuer as RFC 9207 §2.4
+// await shows the start of a sign-in at authURL with browser and waits
+// for the redirect, then checks it: the state must be the one sent (else
+// the response is discarded), and the iss parameter must be the issuer as RFC 9207 §2.4
 // and the 2026-07-28 spec's table say, before the code goes anywhere.
 // stop, always to be called once the browser has been told the outcome
 // (finish), ends the browser's part and waits for it.
@@ -126,9 +184,10 @@ func (cb *callback) await(ctx context.Context, authURL string, browser Browser, 
 	berr := make(chan error, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
+	cb.authURL.Store(&authURL)
 	go func() {
 		defer wg.Done()
-		berr <- browser(bctx, authURL)
+		berr <- browser(bctx, cb.startURL)
 	}()
 	stop = func() {
 		cancel()

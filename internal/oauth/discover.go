@@ -19,11 +19,33 @@ type Client struct {
 	MaxBody int64 // bytes of one response body; 0 means DefaultMaxBody
 }
 
+// httpClient is the client with its redirects held to one origin.
 func (c *Client) httpClient() *http.Client {
+	hc := *http.DefaultClient
 	if c != nil && c.HTTP != nil {
-		return c.HTTP
+		hc = *c.HTTP
 	}
-	return http.DefaultClient
+	hc.CheckRedirect = sameOriginRedirect
+	return &hc
+}
+
+// maxRedirects bounds the redirects one request follows, as net/http's
+// default does.
+const maxRedirects = 10
+
+// sameOriginRedirect follows a redirect only within the origin it starts
+// from, and sends no Referer: a redirect to another origin is answered
+// as it is (a 3xx the caller refuses), so that what a server names is
+// never fetched elsewhere, nor carries the URL that led there.
+func sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	req.Header.Del("Referer")
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if !sameOrigin(req.URL, via[0].URL) {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 func (c *Client) maxBody() int64 {
@@ -68,11 +90,15 @@ func resourceMetadataURLs(resource *url.URL) []string {
 
 // DiscoverResource fetches the protected resource metadata of the MCP
 // server at resource: at the challenge's resource_metadata URL when there
-// is one, else at the well-known URIs in order. The document must be for
-// this server: its resource is the server's URL or, for a document at the
-// root, a prefix of it on the same origin (RFC 9728 §3.3 requires the
-// resource to be the identifier the metadata was looked up for; anything
-// else is refused).
+// is one, else at the well-known URIs in order. The challenge's URL must
+// be on the server's own origin (the spec has the MCP server serve its
+// metadata; a URL elsewhere, such as another port of the loopback
+// address, is refused unfetched, as it would make mcpx a proxy into
+// whatever the server names). The document must be for this server: its
+// resource is the server's URL or, for a document at the root, a prefix
+// of it on the same origin (RFC 9728 §3.3 requires the resource to be
+// the identifier the metadata was looked up for; anything else is
+// refused).
 func (c *Client) DiscoverResource(ctx context.Context, resource string, ch *Challenge) (*ResourceMetadata, error) {
 	ru, err := url.Parse(resource)
 	if err != nil || ru.Host == "" {
@@ -81,10 +107,13 @@ func (c *Client) DiscoverResource(ctx context.Context, resource string, ch *Chal
 	urls := resourceMetadataURLs(ru)
 	if ch != nil && ch.ResourceMetadata != "" {
 		mu, err := url.Parse(ch.ResourceMetadata)
-		if err != nil || (mu.Scheme != "https" && mu.Scheme != "http") || mu.Host == "" {
-			return nil, fmt.Errorf("the server's challenge names resource_metadata %q, which is not an http(s) URL", ch.ResourceMetadata)
+		if err != nil || (mu.Scheme != "https" && mu.Scheme != "http") || mu.Host == "" || mu.User != nil {
+			return nil, errors.New("the server's challenge names a resource_metadata that is not an http(s) URL; refusing it")
 		}
-		urls = []string{ch.ResourceMetadata}
+		if !sameOrigin(mu, ru) {
+			return nil, fmt.Errorf("the server's challenge names a resource_metadata URL outside the server's origin %s (the MCP server serves its own metadata); mcpx fetches nothing there", ru.Scheme+"://"+ru.Host)
+		}
+		urls = []string{mu.String()}
 	}
 	md, u, last, err := firstFound[ResourceMetadata](ctx, c, urls, "protected resource metadata")
 	switch {
@@ -141,7 +170,7 @@ func checkResource(server *url.URL, resource string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("the protected resource metadata is for %q, not for this server (RFC 9728 §3.3: the resource must be the one the metadata was looked up for); refusing it", resource)
+	return fmt.Errorf("the protected resource metadata names another resource than this server, %s (RFC 9728 §3.3: the resource must be the one the metadata was looked up for); refusing it", server.Redacted())
 }
 
 // serverMetadataURLs are an issuer's metadata locations in the order the
@@ -166,10 +195,10 @@ func serverMetadataURLs(issuer *url.URL) []string {
 func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMetadata, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" || iu.RawQuery != "" || iu.Fragment != "" {
-		return nil, fmt.Errorf("authorization server %q is not an issuer URL", issuer)
+		return nil, errors.New("the protected resource metadata names an authorization server that is not an issuer URL; refusing it")
 	}
-	if err := checkSecure(iu, "authorization server"); err != nil {
-		return nil, err
+	if !isSecure(iu) {
+		return nil, errors.New("the protected resource metadata names an authorization server that is not https" + insecure)
 	}
 	md, u, last, err := firstFound[ServerMetadata](ctx, c, serverMetadataURLs(iu), "authorization server metadata")
 	switch {
@@ -178,7 +207,7 @@ func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMeta
 	case md == nil:
 		return nil, fmt.Errorf("authorization server %s publishes no metadata (%v)", issuer, last)
 	case md.Issuer != issuer:
-		return nil, fmt.Errorf("authorization server metadata %s names issuer %q, not %q (RFC 8414 §3.3: they must be identical); refusing it", u, md.Issuer, issuer)
+		return nil, fmt.Errorf("authorization server metadata %s names another issuer than %s (RFC 8414 §3.3: they must be identical); refusing it", u, issuer)
 	}
 	return md, checkServer(md, iu)
 }
@@ -193,10 +222,10 @@ func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMeta
 // is what a mix-up attack looks like, and mcpx does not follow it.
 func checkServer(md *ServerMetadata, from *url.URL) error {
 	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
-		return fmt.Errorf("authorization server %s does not list S256 in code_challenge_methods_supported; the MCP authorization spec has clients refuse to proceed without PKCE", md.Issuer)
+		return fmt.Errorf("authorization server %s does not list S256 in code_challenge_methods_supported; the MCP authorization spec has clients refuse to proceed without PKCE", from.Redacted())
 	}
 	if md.AuthorizationEndpoint == "" || md.TokenEndpoint == "" {
-		return fmt.Errorf("authorization server %s has no authorization or token endpoint", md.Issuer)
+		return fmt.Errorf("authorization server %s has no authorization or token endpoint", from.Redacted())
 	}
 	return checkEndpoints(md, from)
 }
@@ -211,10 +240,10 @@ func checkEndpoints(md *ServerMetadata, from *url.URL) error {
 		}
 		u, err := url.Parse(e.u)
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("the authorization server's %s %q is not an absolute URL", e.name, e.u)
+			return fmt.Errorf("the authorization server's %s is not an absolute URL", e.name)
 		}
-		if err := checkSecure(u, e.name); err != nil {
-			return err
+		if !isSecure(u) {
+			return fmt.Errorf("the authorization server's %s is not https%s", e.name, insecure)
 		}
 		if !sameOrigin(u, from) {
 			return &OriginError{Endpoint: e.name, URL: e.u, Want: from.Scheme + "://" + from.Host}
@@ -224,24 +253,31 @@ func checkEndpoints(md *ServerMetadata, from *url.URL) error {
 }
 
 // OriginError is authorization server metadata naming an endpoint on
-// another origin than the one the metadata came from.
+// another origin than the one the metadata came from. Its message names
+// the endpoint, not the URL: what a server sent is never quoted.
 type OriginError struct {
 	Endpoint, URL, Want string
 }
 
 func (e *OriginError) Error() string {
-	return fmt.Sprintf("the authorization server's metadata puts its %s at %s, outside its own origin %s; mcpx refuses to send codes, tokens or secrets there", e.Endpoint, e.URL, e.Want)
+	return fmt.Sprintf("the authorization server's metadata puts its %s outside its own origin %s; mcpx refuses to send codes, tokens or secrets there", e.Endpoint, e.Want)
 }
 
-// checkSecure: https, or http to a loopback host.
+// insecure says why a URL that is not https is refused.
+const insecure = " (the MCP authorization spec requires https for authorization server endpoints; plain http only on a loopback address)"
+
+// isSecure: https, or http to a loopback host.
+func isSecure(u *url.URL) bool {
+	return u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())
+}
+
+// checkSecure refuses a URL mcpx was given (not one it fetched) that is
+// not secure.
 func checkSecure(u *url.URL, what string) error {
-	switch {
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	if isSecure(u) {
 		return nil
 	}
-	return fmt.Errorf("%s %s is not https (the MCP authorization spec requires https for authorization server endpoints; plain http only on a loopback address)", what, u.Redacted())
+	return fmt.Errorf("%s %s is not https%s", what, u.Redacted(), insecure)
 }
 
 func isLoopback(host string) bool {

@@ -2,11 +2,13 @@ package oauth
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,6 +47,9 @@ type httpStatusError struct {
 }
 
 func (e *httpStatusError) Error() string {
+	if e.status/100 == 3 {
+		return fmt.Sprintf("%s: HTTP %d, a redirect to another origin, which mcpx does not follow", e.what, e.status)
+	}
 	return fmt.Sprintf("%s: HTTP %d %s", e.what, e.status, http.StatusText(e.status))
 }
 
@@ -76,19 +81,57 @@ func (c *Client) decode(resp *http.Response, what string, v any) error {
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "" {
 		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" && !strings.HasSuffix(mt, "+json") {
-			return fmt.Errorf("%s: the response is %s, not JSON", what, mt)
+			return fmt.Errorf("%s: the response's Content-Type is not JSON", what)
 		}
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: the response is not the JSON expected: %w", what, err)
+		return fmt.Errorf("%s: the response is not the JSON expected (%s)", what, jsonFault(err))
 	}
 	return nil
 }
 
+// jsonFault says where a JSON document is wrong without quoting it: a
+// server's text is never put in mcpx's errors.
+func jsonFault(err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		kind, _, _ := strings.Cut(te.Value, " ") // "number 5": the kind alone
+		if te.Field != "" {
+			return fmt.Sprintf("a %s where %s should be a %s", kind, te.Field, te.Type)
+		}
+		return fmt.Sprintf("a %s where a %s should be", kind, te.Type)
+	}
+	return "not valid JSON"
+}
+
+// unwrapURLError is a request's error without the URL net/http puts
+// around it (the URL mcpx asked is named by the caller), and without
+// what a server sent: an error of the connection, its TLS, its deadline
+// or the body limit is kept, any other (a malformed answer, which
+// net/http quotes) is said in mcpx's words.
 func unwrapURLError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return ue.Err
+		err = ue.Err
 	}
-	return err
+	var (
+		op  *net.OpError
+		ne  net.Error
+		cv  *tls.CertificateVerificationError
+		big *TooLargeError
+	)
+	switch {
+	case errors.As(err, &op), errors.As(err, &ne) && ne.Timeout(), errors.As(err, &cv), errors.As(err, &big),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return err
+	}
+	return errMalformed
 }
+
+// errMalformed is an answer net/http could not read as HTTP.
+var errMalformed = errors.New("the answer is not valid HTTP")

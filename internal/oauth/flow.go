@@ -16,10 +16,12 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// Browser shows the user the authorization URL: it opens a browser, prints
-// the URL, or (in tests and the conformance suite) fetches it as a user
-// agent would. It returns once the URL is on its way; the redirect comes
-// back to the loopback listener.
+// Browser shows the user the URL that starts a sign-in: it opens a
+// browser, prints the URL, or (in tests and the conformance suite)
+// fetches it as a user agent would, keeping cookies. The URL is a page of
+// mcpx's loopback listener that works once and leads on to the
+// authorization server; the redirect back is taken only from the user
+// agent that opened it. It returns once the URL is on its way.
 type Browser func(ctx context.Context, authURL string) error
 
 // LoginRequest asks for a sign-in to one server.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -24,6 +25,7 @@ type testServer struct {
 	bigMetadata   bool   // pads the metadata past any limit
 	badState      bool   // redirects with another state
 	issued        atomic.Int64
+	code          atomic.Pointer[string] // the last code exchanged
 	refreshed     atomic.Int64
 	revoked       atomic.Int64
 }
@@ -85,6 +87,8 @@ func newTestServer(t *testing.T) *testServer {
 				http.Error(w, "no verifier", http.StatusBadRequest)
 				return
 			}
+			code := r.Form.Get("code")
+			ts.code.Store(&code)
 			ts.issued.Add(1)
 		case "refresh_token":
 			if r.Form.Get("refresh_token") == "revoked" {
@@ -114,10 +118,12 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// follow is a user agent that approves at once.
+// follow is a user agent that approves at once; it keeps cookies, as a
+// browser does.
 func follow(ctx context.Context, u string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	resp, err := http.DefaultClient.Do(req)
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Do(req)
 	if err != nil {
 		return err
 	}

@@ -119,12 +119,12 @@ func (c *Client) registerDynamic(ctx context.Context, md *ServerMetadata, redire
 		return nil, fmt.Errorf("%s: the answer has no client_id", what)
 	}
 	if len(out.RedirectURIs) > 0 && !slices.Contains(out.RedirectURIs, redirectURI) {
-		return nil, fmt.Errorf("%s: the server registered other redirect URIs (%v) than mcpx's loopback one; refusing them", what, out.RedirectURIs)
+		return nil, fmt.Errorf("%s: the server registered other redirect URIs than mcpx's loopback one; refusing them", what)
 	}
 	switch out.AuthMethod {
 	case "", "none", "client_secret_basic", "client_secret_post":
 	default:
-		return nil, fmt.Errorf("%s: the server registered token endpoint auth method %q, which mcpx does not speak", what, out.AuthMethod)
+		return nil, fmt.Errorf("%s: the server registered a token endpoint auth method mcpx does not speak", what)
 	}
 	r := &Registration{ClientID: out.ClientID, ClientSecret: out.ClientSecret, How: "dynamic"}
 	r.AuthMethod = authMethod(md, r.ClientSecret != "", out.AuthMethod)

@@ -16,13 +16,25 @@ const linkTTL = time.Minute
 // goes first.
 const maxSessions = 32
 
-const cookieName = "mcpx_ui"
+// The view's credentials travel where no other origin can reach them. A
+// cookie would not do: cookies are not bound to a port, so a page another
+// local user serves on another loopback port would receive it. The link
+// carries its token in the URL's fragment, which the browser never
+// sends; the page trades it (once) for a session key, keeps the key in
+// sessionStorage (bound to the origin, port included) and sends it in
+// SessionHeader on every request, the event stream included.
+const (
+	// LinkHeader carries a link's token to POST /ui/session.
+	LinkHeader = "Mcpx-Ui-Link"
+	// SessionHeader carries the session key on every other request.
+	SessionHeader = "Mcpx-Ui-Session"
+)
 
-// keys are the view's one-time link tokens and session cookies.
+// keys are the view's one-time link tokens and session keys.
 type keys struct {
 	mu       sync.Mutex
 	links    map[string]time.Time // token -> expiry
-	sessions []string             // cookie values, oldest first
+	sessions []string             // session keys, oldest first
 }
 
 func randomKey() string {
@@ -67,23 +79,25 @@ func (k *keys) redeem(tok string) (session string, ok bool) {
 	return session, true
 }
 
-// valid reports whether r carries a session cookie of the view's.
+// valid reports whether r carries a session key of the view's in
+// SessionHeader.
 func (k *keys) valid(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	if err != nil || c.Value == "" {
+	key := r.Header.Get(SessionHeader)
+	if key == "" {
 		return false
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	ok := false
 	for _, s := range k.sessions {
-		ok = subtle.ConstantTimeCompare([]byte(s), []byte(c.Value)) == 1 || ok
+		ok = subtle.ConstantTimeCompare([]byte(s), []byte(key)) == 1 || ok
 	}
 	return ok
 }
 
-// sameOrigin reports whether a request that changes something comes from
-// a page of the view's own origin: browsers send Origin on every POST.
+// sameOrigin reports whether a POST (an action, or trading a link for a
+// session) comes from a page of the view's own origin: browsers send
+// Origin on every POST.
 func sameOrigin(r *http.Request) bool {
 	o := r.Header.Get("Origin")
 	return o != "" && (o == "http://"+r.Host)

@@ -8,15 +8,15 @@ import (
 	"time"
 )
 
-func withCookie(v string) *http.Request {
-	r := httptest.NewRequest(http.MethodGet, "/ui/", nil)
+func withSession(v string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/ui/state", nil)
 	if v != "" {
-		r.AddCookie(&http.Cookie{Name: cookieName, Value: v})
+		r.Header.Set(SessionHeader, v)
 	}
 	return r
 }
 
-// A link works once; its session cookie then opens the view, and nothing
+// A link works once; its session key then opens the view, and nothing
 // else does.
 func TestLinkOnce(t *testing.T) {
 	var k keys
@@ -31,12 +31,12 @@ func TestLinkOnce(t *testing.T) {
 	if _, ok := k.redeem("made-up"); ok {
 		t.Errorf("an unknown token worked")
 	}
-	if !k.valid(withCookie(s)) {
-		t.Errorf("the session cookie is not valid")
+	if !k.valid(withSession(s)) {
+		t.Errorf("the session key is not valid")
 	}
 	for _, v := range []string{"", "x", s + "x", tok} {
-		if k.valid(withCookie(v)) {
-			t.Errorf("cookie %q is valid", v)
+		if k.valid(withSession(v)) {
+			t.Errorf("session key %q is valid", v)
 		}
 	}
 }
@@ -67,7 +67,7 @@ func TestSessionsBounded(t *testing.T) {
 			first = s
 		}
 	}
-	if k.valid(withCookie(first)) {
+	if k.valid(withSession(first)) {
 		t.Errorf("the oldest of %d sessions is still valid", maxSessions+1)
 	}
 	if len(k.sessions) != maxSessions {

@@ -61,8 +61,8 @@ func NewView(opts ViewOptions) *View {
 	}
 	static, _ := fs.Sub(assets, "assets")
 	files := http.StripPrefix("/ui/", http.FileServerFS(static))
-	v.mux.HandleFunc("GET /ui/login", v.login)
-	v.mux.Handle("GET /ui/", v.session(files))
+	v.mux.Handle("GET /ui/", files) // the page, its script and style: no data
+	v.mux.HandleFunc("POST /ui/session", v.login)
 	v.mux.Handle("GET /ui/state", v.session(http.HandlerFunc(v.state)))
 	v.mux.Handle("GET /ui/events", v.session(http.HandlerFunc(v.events)))
 	v.mux.Handle("POST /ui/calls/{id}/cancel", v.session(v.action(v.cancel)))
@@ -71,9 +71,10 @@ func NewView(opts ViewOptions) *View {
 	return v
 }
 
-// LinkPath returns the path of a new one-time link (with its token), to
-// be put after the view's origin.
-func (v *View) LinkPath() string { return "/ui/login?t=" + v.keys.mint() }
+// LinkPath returns the path of a new one-time link (its token in the
+// fragment, which browsers do not send), to be put after the view's
+// origin.
+func (v *View) LinkPath() string { return "/ui/#t=" + v.keys.mint() }
 
 // ServeHTTP checks Host and Origin, then routes.
 func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -91,18 +92,24 @@ func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	v.mux.ServeHTTP(w, r)
 }
 
+// login trades a link's token (LinkHeader) for a session key, once,
+// for a page of the view's own origin.
 func (v *View) login(w http.ResponseWriter, r *http.Request) {
-	session, ok := v.keys.redeem(r.URL.Query().Get("t"))
+	if !sameOrigin(r) {
+		http.Error(w, "forbidden: a session is given to the live view's own page only", http.StatusForbidden)
+		return
+	}
+	session, ok := v.keys.redeem(r.Header.Get(LinkHeader))
 	if !ok {
 		http.Error(w, "this link was used already or has expired: run `mcpx ui` for a new one", http.StatusForbidden)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: session, Path: "/ui/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	v.opts.Logger.Info("live view opened", "remote", r.RemoteAddr)
-	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"session": session})
 }
 
-// session admits requests with the view's cookie.
+// session admits requests with a session key of the view's.
 func (v *View) session(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !v.keys.valid(r) {

@@ -28,20 +28,13 @@ func TestEventsStream(t *testing.T) {
 	srv := httptest.NewServer(v)
 	defer srv.Close()
 
-	// Log in with a one-time link, then open the stream with its cookie.
-	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Get(srv.URL + v.LinkPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	cookie := resp.Header.Get("Set-Cookie")
-	if resp.StatusCode != http.StatusSeeOther || !strings.Contains(cookie, "HttpOnly") || !strings.Contains(cookie, "SameSite=Strict") {
-		t.Fatalf("login: %d, cookie %q", resp.StatusCode, cookie)
-	}
+	// Trade a one-time link's token for a session key, then open the
+	// stream with it.
+	c := &http.Client{Timeout: 10 * time.Second}
+	session := login(t, c, srv.URL, v.LinkPath())
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ui/events", nil)
-	req.Header.Set("Cookie", strings.Split(cookie, ";")[0])
-	resp, err = c.Do(req)
+	req.Header.Set(SessionHeader, session)
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +84,89 @@ func TestEventsStream(t *testing.T) {
 			t.Errorf("after Close the stream ended with %v, want its end (EOF)", err)
 		}
 		break
+	}
+}
+
+// login trades the token of link (a LinkPath) for a session key as the
+// page does.
+func login(t *testing.T, c *http.Client, origin, link string) string {
+	t.Helper()
+	_, tok, ok := strings.Cut(link, "#t=")
+	if !ok || !strings.HasPrefix(link, "/ui/#t=") {
+		t.Fatalf("link %q has no token in its fragment", link)
+	}
+	req, _ := http.NewRequest(http.MethodPost, origin+"/ui/session", nil)
+	req.Header.Set(LinkHeader, tok)
+	req.Header.Set("Origin", origin)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Session string }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || out.Session == "" {
+		t.Fatalf("trading the link: %d %v %+v", resp.StatusCode, err, out)
+	}
+	if sc := resp.Header.Values("Set-Cookie"); len(sc) != 0 {
+		t.Errorf("the view set a cookie: %q", sc)
+	}
+	return out.Session
+}
+
+// TestSessionByHeaderOnly: the view sets no cookie; its data and actions
+// need the session key in SessionHeader, and a link is traded only once,
+// only for a page of the view's own origin.
+func TestSessionByHeaderOnly(t *testing.T) {
+	live := NewLive(func() apitype.Status { return apitype.Status{} })
+	defer live.Close()
+	restarted := 0
+	v := NewView(ViewOptions{Live: live, Restart: func(string) error { restarted++; return nil }})
+	srv := httptest.NewServer(v)
+	defer srv.Close()
+	c := &http.Client{Timeout: 10 * time.Second}
+	do := func(method, path string, h map[string]string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		for k, val := range h {
+			req.Header.Set(k, val)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if sc := resp.Header.Values("Set-Cookie"); len(sc) != 0 {
+			t.Errorf("%s %s set a cookie: %q", method, path, sc)
+		}
+		return resp.StatusCode
+	}
+	link := v.LinkPath()
+	_, tok, _ := strings.Cut(link, "#t=")
+	if code := do("POST", "/ui/session", map[string]string{LinkHeader: tok}); code != http.StatusForbidden {
+		t.Errorf("trading a link without the view's Origin: %d, want 403", code)
+	}
+	session := login(t, c, srv.URL, link)
+	if code := do("POST", "/ui/session", map[string]string{LinkHeader: tok, "Origin": srv.URL}); code != http.StatusForbidden {
+		t.Errorf("a link traded twice: %d, want 403", code)
+	}
+	if code := do("GET", "/ui/", nil); code != http.StatusOK {
+		t.Errorf("the page: %d, want it served (it holds no data)", code)
+	}
+	for _, path := range []string{"/ui/state", "/ui/events"} {
+		if code := do("GET", path, map[string]string{"Cookie": "mcpx_ui=" + session}); code != http.StatusForbidden {
+			t.Errorf("%s with the key as a cookie: %d, want 403", path, code)
+		}
+		if code := do("GET", path, map[string]string{SessionHeader: session + "x"}); code != http.StatusForbidden {
+			t.Errorf("%s with a wrong key: %d, want 403", path, code)
+		}
+	}
+	if code := do("GET", "/ui/state", map[string]string{SessionHeader: session}); code != http.StatusOK {
+		t.Errorf("state with the key: %d, want 200", code)
+	}
+	if code := do("POST", "/ui/servers/s/restart", map[string]string{"Origin": srv.URL}); code != http.StatusForbidden || restarted != 0 {
+		t.Errorf("an action without the key: %d, want 403", code)
+	}
+	if code := do("POST", "/ui/servers/s/restart", map[string]string{"Origin": srv.URL, SessionHeader: session}); code != http.StatusNoContent || restarted != 1 {
+		t.Errorf("an action with the key: %d, want 204", code)
 	}
 }

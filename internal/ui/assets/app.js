@@ -1,7 +1,33 @@
 "use strict";
-// The live view: one EventSource on /ui/events, each event a snapshot of
-// the daemon (its status, as mcpx status reads it, and recent cancels and
-// errors). Buttons post to the view's own actions.
+// The live view: one stream of server-sent events on /ui/events, each
+// event a snapshot of the daemon (its status, as mcpx status reads it, and
+// recent cancels and errors). Buttons post to the view's own actions.
+//
+// No cookie: the link's token comes in the URL's fragment; the page trades
+// it once for a session key, kept in sessionStorage (this origin's alone,
+// port included) and sent in a header on every request. The stream is
+// read with fetch, which can send the header (EventSource cannot).
+
+const SESSION = "mcpx-ui-session";
+
+// session returns the tab's session key: the one kept, or one traded for
+// the link's token, which is then taken off the URL.
+async function session() {
+  const m = /^#t=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (m) {
+    history.replaceState(null, "", location.pathname + location.search);
+    const r = await fetch("/ui/session", { method: "POST", headers: { "Mcpx-Ui-Link": m[1] } });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    sessionStorage.setItem(SESSION, (await r.json()).session);
+  }
+  const key = sessionStorage.getItem(SESSION);
+  if (!key) throw new Error("open the live view with the link `mcpx ui` prints");
+  return key;
+}
+
+// Refused is a request the view refused: the session is gone (the daemon
+// restarted, or newer sessions pushed it out).
+class Refused extends Error {}
 
 // updates keeps, for tests and measurement, when each call's progress
 // value was first shown: {id, progress, at (ms since the epoch)}.
@@ -25,10 +51,12 @@ function ago(iso, now) {
   return Math.floor(s / 3600) + "h" + String(Math.floor(s % 3600 / 60)).padStart(2, "0") + "m";
 }
 
+let key = "";
+
 async function act(path, button) {
   button.disabled = true;
   try {
-    const r = await fetch(path, { method: "POST" });
+    const r = await fetch(path, { method: "POST", headers: { "Mcpx-Ui-Session": key } });
     if (!r.ok) alert((await r.text()).trim());
   } finally {
     button.disabled = false;
@@ -174,12 +202,49 @@ function render(snap) {
       el("td", {}, (e.callId ? `#${e.callId} ` : "") + e.server + (e.tool ? "." + e.tool : "")), el("td", {}, e.cause))));
 }
 
-function connect() {
+// stream reads the event stream until it ends, rendering each snapshot.
+async function stream(conn) {
+  const r = await fetch("/ui/events", { headers: { "Mcpx-Ui-Session": key }, cache: "no-store" });
+  if (r.status === 403) throw new Refused((await r.text()).trim());
+  if (!r.ok || !r.body) throw new Error(`HTTP ${r.status}`);
+  conn.textContent = "live"; conn.classList.add("live");
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buf += value.replace(/\r\n?/g, "\n");
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const data = buf.slice(0, end).split("\n").filter(l => l.startsWith("data:")).map(l => l.slice(l[5] === " " ? 6 : 5)).join("\n");
+      buf = buf.slice(end + 2);
+      if (data) render(JSON.parse(data));
+    }
+  }
+}
+
+async function connect() {
   const conn = document.getElementById("conn");
-  const es = new EventSource("/ui/events");
-  es.onopen = () => { conn.textContent = "live"; conn.classList.add("live"); };
-  es.onmessage = ev => render(JSON.parse(ev.data));
-  es.onerror = () => { conn.textContent = "reconnecting"; conn.classList.remove("live"); };
+  const stop = msg => { conn.textContent = "closed"; conn.classList.remove("live"); document.getElementById("daemon").textContent = msg; };
+  try {
+    key = await session();
+  } catch (e) {
+    stop(e.message);
+    return;
+  }
+  for (;;) {
+    try {
+      await stream(conn);
+    } catch (e) {
+      if (e instanceof Refused) {
+        sessionStorage.removeItem(SESSION);
+        stop(`${e.message}`);
+        return;
+      }
+    }
+    conn.textContent = "reconnecting"; conn.classList.remove("live");
+    await new Promise(res => setTimeout(res, 1000));
+  }
 }
 
 connect();
