@@ -234,9 +234,26 @@ func startHiddenJobs(t *testing.T, boss policyFace, scripts bool) []string {
 	return []string{done, long, script}
 }
 
-// ownScript: a filtered host reads the job of a script it ran itself.
+// ownScript: a filtered host reads the job of a script it ran itself;
+// its scripts, in the foreground or as jobs, may call, through tools.*
+// and mcpx.call, only what its filter allows.
 func ownScript(t *testing.T, f policyFace) {
 	t.Helper()
+	for _, code := range []string{`return await tools.secret.echo({text: "x"})`, `return await mcpx.call("secret__echo", {text: "x"})`} {
+		for _, background := range []bool{false, true} {
+			m := f.call(t, "tools/call", map[string]any{"name": "mcpx_exec", "arguments": map[string]any{"background": background, "code": code}})
+			if m.Error != nil {
+				t.Fatalf("%s: script: %s", f.name, m.Encode())
+			}
+			res := m.Result
+			if background {
+				res = f.call(t, "tools/call", map[string]any{"name": "mcpx_job", "arguments": map[string]any{"job_id": jobOf(t, m.Result).JobID, "wait_seconds": 20}}).Result
+			}
+			if !strings.Contains(string(res), `tool \"secret__echo\" is not allowed for this host`) {
+				t.Errorf("%s: script %s (background %v): %s, want the filter to refuse its call", f.name, code, background, res)
+			}
+		}
+	}
 	m := f.call(t, "tools/call", map[string]any{"name": "mcpx_exec", "arguments": map[string]any{"background": true,
 		"code": `return await tools.demo.sleep_then({seconds: 0, text: "my own script"})`}})
 	if m.Error != nil {
