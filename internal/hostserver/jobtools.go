@@ -98,7 +98,8 @@ func (hs *hostSession) metaJob(ctx context.Context, req *request) {
 	if args.Wait != nil {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)
 	}
-	j, err := hs.readJob(ctx, req, args.JobID)
+	var j *store.Job
+	err := hs.mayReadJob(ctx, req, args.JobID)
 	if err == nil {
 		j, err = hs.srv.opts.Jobs.Wait(ctx, hs.jobPrincipal(), args.JobID, wait)
 	}
@@ -150,8 +151,8 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 		hs.replyToolError(req, "mcpx_job_cancel needs a job_id")
 		return
 	}
-	_, err := hs.readJob(ctx, req, args.JobID)
 	var j *store.Job
+	err := hs.mayReadJob(ctx, req, args.JobID)
 	if err == nil {
 		j, err = hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
 	}

@@ -28,6 +28,18 @@ func (hs *hostSession) readJob(ctx context.Context, req *request, id string) (*s
 	return j, nil
 }
 
+// mayReadJob returns nil if the host may see its principal's job id,
+// without reading the job when the host has no filter (the operation on
+// the job reads it anyway, and says so if it is not the principal's);
+// else the error readJob returns.
+func (hs *hostSession) mayReadJob(ctx context.Context, req *request, id string) error {
+	if hs.toolFilter(req).f == nil {
+		return nil
+	}
+	_, err := hs.readJob(ctx, req, id)
+	return err
+}
+
 // hiddenJob is what a host is told of a job it may not see.
 func hiddenJob(id string) error {
 	return &store.IDError{ID: id, Err: store.ErrUnknown}

@@ -75,7 +75,13 @@ func TestListJobsFiltered(t *testing.T) {
 	if j, err := hs.readJob(ctx, req, older); err != nil || j.ID != older {
 		t.Errorf("reading a job of an allowed tool: %v %v", j, err)
 	}
+	if err := hs.mayReadJob(ctx, req, hidden[0]); !errors.Is(err, store.ErrUnknown) {
+		t.Errorf("may read a hidden job: %v, want %v", err, store.ErrUnknown)
+	}
 	hs.clientName = "" // no filter: sees them all
+	if err := hs.mayReadJob(ctx, req, hidden[0]); err != nil {
+		t.Errorf("may read, without a filter: %v", err)
+	}
 	if all, err := hs.listJobs(ctx, req, 100); err != nil || len(all) != 42 {
 		t.Errorf("without a filter, listJobs = %d jobs, %v; want 42", len(all), err)
 	}
