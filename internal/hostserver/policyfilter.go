@@ -79,8 +79,8 @@ func (h hostFilter) visible() func(server string) bool {
 // the pattern after it with its "*" left out and its "?" as "x". None if
 // the pattern cannot match a name that begins with prefix.
 func instances(pattern, prefix string) []string {
-	// The positions in pattern reached having matched prefix so far.
-	at := make([]bool, len(pattern)+1)
+	// at: the positions in pattern reached having matched prefix so far.
+	at, next := make([]bool, len(pattern)+1), make([]bool, len(pattern)+1)
 	closure := func(set []bool) {
 		for i := 0; i < len(pattern); i++ {
 			if set[i] && pattern[i] == '*' {
@@ -91,24 +91,40 @@ func instances(pattern, prefix string) []string {
 	at[0] = true
 	closure(at)
 	for i := 0; i < len(prefix); i++ {
-		next := make([]bool, len(pattern)+1)
+		clear(next)
+		moved := false
 		for s := 0; s < len(pattern); s++ {
 			switch {
 			case !at[s]:
 			case pattern[s] == '*':
-				next[s] = true
+				next[s], moved = true, true
 			case pattern[s] == '?' || pattern[s] == prefix[i]:
-				next[s+1] = true
+				next[s+1], moved = true, true
 			}
 		}
+		if !moved {
+			return nil
+		}
 		closure(next)
-		at = next
+		at, next = next, at
 	}
-	fill := strings.NewReplacer("*", "", "?", "x")
 	var out []string
 	for s, ok := range at {
-		if name := prefix + fill.Replace(pattern[s:]); ok && !slices.Contains(out, name) {
-			out = append(out, name)
+		if !ok {
+			continue
+		}
+		name := []byte(prefix)
+		for _, c := range []byte(pattern[s:]) {
+			switch c {
+			case '*':
+			case '?':
+				name = append(name, 'x')
+			default:
+				name = append(name, c)
+			}
+		}
+		if !slices.Contains(out, string(name)) {
+			out = append(out, string(name))
 		}
 	}
 	return out

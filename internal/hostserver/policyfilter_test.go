@@ -113,3 +113,16 @@ func TestReadsJob(t *testing.T) {
 		t.Error("a script of a host without a filter keeps params")
 	}
 }
+
+// BenchmarkUsesServer: what deciding one server costs a filtered host's
+// list or read, for a filter of a few patterns.
+func BenchmarkUsesServer(b *testing.B) {
+	cfg, err := config.Parse([]byte(`{"mcpx": {"hosts": {"h": {"tools": ["!*", "files__read", "demo__*", "!demo__delete_*"]}}}}`), "", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := hostFilter{f: cfg.HostTools("h"), sep: "__"}
+	for b.Loop() {
+		f.usesServer("secret")
+	}
+}
