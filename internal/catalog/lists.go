@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"mcpx/internal/upstream"
@@ -14,10 +15,14 @@ type listed struct {
 	err    error
 }
 
-// listAll lists kind on every server, starting servers as needed, in
-// parallel; servers without the capability have no pages.
-func (c *Catalog) listAll(ctx context.Context, kind upstream.ListKind) []listed {
+// listAll lists kind on every server visible reports true for (nil:
+// every server), starting servers as needed, in parallel; servers without
+// the capability have no pages.
+func (c *Catalog) listAll(ctx context.Context, kind upstream.ListKind, visible func(server string) bool) []listed {
 	names := c.pool.Names()
+	if visible != nil {
+		names = slices.DeleteFunc(names, func(n string) bool { return !visible(n) })
+	}
 	out := make([]listed, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {

@@ -29,9 +29,10 @@ func (p *Prompts) Lookup(name string) (Prompt, bool) {
 	return pr, ok
 }
 
-// Prompts lists every server's prompts.
-func (c *Catalog) Prompts(ctx context.Context) *Prompts {
-	ls := c.listAll(ctx, upstream.ListPrompts)
+// Prompts lists the prompts of every server visible reports true for
+// (nil: every server); the others' prompts take no part in the naming.
+func (c *Catalog) Prompts(ctx context.Context, visible func(server string) bool) *Prompts {
+	ls := c.listAll(ctx, upstream.ListPrompts, visible)
 	count := map[string]int{}
 	for _, l := range ls {
 		for _, pg := range l.pages {
@@ -62,13 +63,14 @@ func (c *Catalog) Prompts(ctx context.Context) *Prompts {
 // ResolvePrompt finds the server and upstream prompt behind an exposed
 // name. Listings are cached, so the listing decides: a name no upstream
 // lists is unknown, even with a server's prefix, unless that server could
-// not be listed (the request then goes there and says why).
-func (c *Catalog) ResolvePrompt(ctx context.Context, name string) (server, prompt string, ok bool) {
-	snap := c.Prompts(ctx)
+// not be listed (the request then goes there and says why). Only the
+// servers visible reports true for (nil: all) are looked at.
+func (c *Catalog) ResolvePrompt(ctx context.Context, name string, visible func(server string) bool) (server, prompt string, ok bool) {
+	snap := c.Prompts(ctx, visible)
 	if p, ok := snap.Lookup(name); ok {
 		return p.Server, p.Prompt, true
 	}
-	if server, prompt, ok := c.Route(name); ok {
+	if server, prompt, ok := c.Route(name); ok && (visible == nil || visible(server)) {
 		if _, failed := snap.Errors[server]; failed {
 			return server, prompt, true
 		}

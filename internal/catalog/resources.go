@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,14 +48,21 @@ type routeTemplate struct {
 	re     *regexp.Regexp
 }
 
-// Resources lists every server's resources and resource templates.
-func (c *Catalog) Resources(ctx context.Context) *Resources {
+// Resources lists the resources and resource templates of every server
+// visible reports true for (nil: every server). The others are as if they
+// were not configured: not listed, not routed to, not named in an error,
+// and no reason for a visible server's URI to take mcpx's form.
+func (c *Catalog) Resources(ctx context.Context, visible func(server string) bool) *Resources {
 	// One list after the other: each upstream sees its requests in one
 	// order (its wire is then the same from run to run), and both are
 	// cached after the first time.
-	ls := c.listAll(ctx, upstream.ListResources)
-	ts := c.listAll(ctx, upstream.ListResourceTemplates)
-	return c.resourcesFrom(ls, ts)
+	ls := c.listAll(ctx, upstream.ListResources, visible)
+	ts := c.listAll(ctx, upstream.ListResourceTemplates, visible)
+	r := c.resourcesFrom(ls, ts)
+	if visible != nil {
+		maps.DeleteFunc(r.known, func(n string, _ bool) bool { return !visible(n) })
+	}
+	return r
 }
 
 // resourcesFrom merges listings of resources (ls) and templates (ts).

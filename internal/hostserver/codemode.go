@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,17 +18,26 @@ import (
 var describeToolJSON = []byte(`{"name":"mcpx_describe","title":"Describe tools for a script","description":"TypeScript declarations of tools, generated from their input and output schemas, for writing mcpx_exec scripts. Name tools as mcpx_search shows them, or a server to describe all of its tools.","inputSchema":{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"},"description":"Tool names (as mcpx_search shows them) or server names."}},"required":["tools"]},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
 
 // execToolJSON is mcpx_exec's definition; its description names the
-// servers behind mcpx.
-func (hs *hostSession) execToolJSON() []byte { return hs.srv.ExecTool() }
+// servers behind mcpx that the host may use.
+func (hs *hostSession) execToolJSON(req *request) []byte {
+	return hs.srv.execTool(hs.toolFilter(req).visible())
+}
 
 // ExecTool is mcpx_exec's tool definition as hosts see it (its
 // description names the servers behind mcpx), nil when the server runs
 // no scripts; the local API lists it for integrations.
-func (s *Server) ExecTool() json.RawMessage {
+func (s *Server) ExecTool() json.RawMessage { return s.execTool(nil) }
+
+// execTool is mcpx_exec's definition naming the servers visible reports
+// true for (nil: all).
+func (s *Server) execTool(visible func(server string) bool) json.RawMessage {
 	if s.opts.Scripts == nil {
 		return nil
 	}
 	names := s.relay.Pool().Names()
+	if visible != nil {
+		names = slices.DeleteFunc(names, func(n string) bool { return !visible(n) })
+	}
 	paths := make([]string, len(names))
 	for i, n := range names {
 		paths[i] = "tools" + jsMember(n)

@@ -28,7 +28,7 @@ func (hs *hostSession) complete(ctx context.Context, req *request) {
 	case "ref/prompt":
 		var ok bool
 		key, value = "name", ref.Name
-		server, upstream, ok = hs.srv.catalog.ResolvePrompt(ctx, ref.Name)
+		server, upstream, ok = hs.srv.catalog.ResolvePrompt(ctx, ref.Name, hs.toolFilter(req).visible())
 		if ctx.Err() != nil {
 			hs.end(req, context.Cause(ctx))
 			return
@@ -38,7 +38,7 @@ func (hs *hostSession) complete(ctx context.Context, req *request) {
 			return
 		}
 	case "ref/resource":
-		r := hs.srv.catalog.Resources(ctx)
+		r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
 		if ctx.Err() != nil {
 			hs.end(req, context.Cause(ctx))
 			return

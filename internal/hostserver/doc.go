@@ -26,7 +26,12 @@
 // A host is known by the clientInfo.name it sends (initialize for a legacy
 // connection or session, each request's _meta in 2026-07-28): each of its
 // tool calls runs under that host's profile (Relay.HostProfile), and
-// [Server.Hosts] lists the connected hosts with theirs, for status.
+// [Server.Hosts] lists the connected hosts with theirs, for status. Its
+// tool filter (mcpx.hosts.NAME.tools, found by its named token first)
+// decides the tools it sees and calls (toolfilter.go), the servers whose
+// surface and name it gets, and which of its principal's jobs and tasks
+// it may see (policyfilter.go, policyjobs.go); every method dispatch
+// answers has its decision in methodpolicy_test.go.
 //
 // Each stream connection has one reader (the goroutine in
 // [Server.ServeConn]), one writer draining an ordered queue, and one

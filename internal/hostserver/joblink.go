@@ -150,7 +150,10 @@ func (l *jobLink) spec() jobs.Spec {
 	hs, cd := l.hs, l.cd
 	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key}
 	if cd.script {
-		return sp // never run again: no params, not idempotent
+		// Never run again, not idempotent: its params say only which
+		// filter it ran under (policyfilter.go).
+		sp.Params = hs.toolFilter(l.req).scriptJobParams()
+		return sp
 	}
 	sp.Params = cd.params
 	if sp.Key == "" {

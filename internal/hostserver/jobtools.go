@@ -98,7 +98,11 @@ func (hs *hostSession) metaJob(ctx context.Context, req *request) {
 	if args.Wait != nil {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)
 	}
-	j, err := hs.srv.opts.Jobs.Wait(ctx, hs.jobPrincipal(), args.JobID, wait)
+	var j *store.Job
+	err := hs.mayReadJob(ctx, req, args.JobID)
+	if err == nil {
+		j, err = hs.srv.opts.Jobs.Wait(ctx, hs.jobPrincipal(), args.JobID, wait)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			hs.end(req, context.Cause(ctx))
@@ -147,7 +151,11 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 		hs.replyToolError(req, "mcpx_job_cancel needs a job_id")
 		return
 	}
-	j, err := hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
+	var j *store.Job
+	err := hs.mayReadJob(ctx, req, args.JobID)
+	if err == nil {
+		j, err = hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
+	}
 	if err != nil {
 		hs.replyToolError(req, "mcpx_job_cancel: "+err.Error())
 		return

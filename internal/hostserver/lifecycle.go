@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -61,8 +62,13 @@ type request struct {
 // allocation a request (BenchmarkRelayCall, allocs/op).
 type handler func(hs *hostSession, ctx context.Context, req *request)
 
-func (hs *hostSession) instructions() string {
+// instructions names the servers behind mcpx that the host, known by
+// client (its clientInfo.name), may use.
+func (hs *hostSession) instructions(client string) string {
 	names := hs.srv.relay.Pool().Names()
+	if visible := hs.filterFor(client).visible(); visible != nil {
+		names = slices.DeleteFunc(names, func(n string) bool { return !visible(n) })
+	}
 	return fmt.Sprintf("mcpx gateway in front of %d MCP server(s): %s. Tools are named <server>__<tool> unless configured otherwise. "+
 		"Use mcpx_search to find tools by words and mcpx_call to call any tool by name.", len(names), strings.Join(names, ", "))
 }
@@ -95,11 +101,15 @@ func (hs *hostSession) initialize(msg *jsonrpc.Message, out sink) {
 		Capabilities    json.RawMessage `json:"capabilities"`
 		ServerInfo      json.RawMessage `json:"serverInfo"`
 		Instructions    string          `json:"instructions"`
-	}{version, hs.capabilities(false), hs.srv.info, hs.instructions()}))
+	}{version, hs.capabilities(false), hs.srv.info, hs.instructions(p.ClientInfo.Name)}))
 }
 
 // discover answers server/discover (2026-07-28) locally.
 func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
+	client := ""
+	if params, err := jsonrpc.ParseObject(msg.Params); err == nil {
+		client = hs.srv.clientName(mcp.Meta(params))
+	}
 	reply(out, msg.ID, jsonrpc.MustMarshal(struct {
 		ResultType        string          `json:"resultType"`
 		SupportedVersions []string        `json:"supportedVersions"`
@@ -110,7 +120,7 @@ func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
 		// this user's: not to be kept, nor shared.
 		TTLMs      int64  `json:"ttlMs"`
 		CacheScope string `json:"cacheScope"`
-	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(), 0, "private"}))
+	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(client), 0, "private"}))
 }
 
 func (hs *hostSession) serverInfoMeta() json.RawMessage {

@@ -128,7 +128,7 @@ func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
 }
 
 // deliverLog delivers msg to the hosts with a stream that to reports true
-// for and whose level admits it.
+// for, whose level admits it, and that may use server (policyfilter.go).
 func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSession) bool) {
 	var p struct {
 		Level string `json:"level"`
@@ -158,7 +158,7 @@ func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSe
 		if !ok {
 			lv = defaultLevel
 		}
-		if levelRank(p.Level) >= levelRank(lv) {
+		if levelRank(p.Level) >= levelRank(lv) && hs.mayUse(server) {
 			h.out.pushWhile(nil, line)
 			n++
 		}

@@ -133,7 +133,7 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
 	// Resource subscriptions first (subscriptions.go): the ack names only
 	// those mcpx could make upstream.
-	subscribed := hs.listenResources(ctx, l, p.Notifications.ResourceSubscriptions)
+	subscribed := hs.listenResources(ctx, req, l, p.Notifications.ResourceSubscriptions)
 	defer hs.srv.leaveSubscriptions(l)
 	if p.Notifications.PromptsListChanged || p.Notifications.ResourcesListChanged {
 		f := hs.srv.features()

@@ -10,7 +10,7 @@ import (
 // (<server>__<prompt>, or bare where the tool naming allows it).
 
 func (hs *hostSession) promptsList(ctx context.Context, req *request) {
-	p := hs.srv.catalog.Prompts(ctx)
+	p := hs.srv.catalog.Prompts(ctx, hs.toolFilter(req).visible())
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return
@@ -24,7 +24,7 @@ func (hs *hostSession) promptsGet(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, rpcErr)
 		return
 	}
-	server, prompt, ok := hs.srv.catalog.ResolvePrompt(ctx, name)
+	server, prompt, ok := hs.srv.catalog.ResolvePrompt(ctx, name, hs.toolFilter(req).visible())
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return

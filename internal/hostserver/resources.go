@@ -16,7 +16,7 @@ import (
 // subscriptions routed by URI.
 
 func (hs *hostSession) resourcesList(ctx context.Context, req *request) {
-	r := hs.srv.catalog.Resources(ctx)
+	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return
@@ -25,7 +25,7 @@ func (hs *hostSession) resourcesList(ctx context.Context, req *request) {
 }
 
 func (hs *hostSession) resourceTemplatesList(ctx context.Context, req *request) {
-	r := hs.srv.catalog.Resources(ctx)
+	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return
@@ -62,7 +62,7 @@ func (hs *hostSession) route(ctx context.Context, req *request) (server, upURI, 
 		fail(req.sink, req.msg.ID, rpcErr)
 		return "", "", "", false, false
 	}
-	r := hs.srv.catalog.Resources(ctx)
+	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
 		return "", "", "", false, false

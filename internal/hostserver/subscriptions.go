@@ -267,15 +267,15 @@ func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 
 // listenResources subscribes a listen to the resources it names and
 // returns the URIs it could subscribe to, in its order (nil when it named
-// none). A URI mcpx cannot route, or whose upstream cannot be subscribed
-// to, is left out of the acknowledgement, as the revision has it, and
-// logged.
-func (hs *hostSession) listenResources(ctx context.Context, l *listen, uris []string) []string {
+// none). A URI mcpx cannot route among the servers the host may use, or
+// whose upstream cannot be subscribed to, is left out of the
+// acknowledgement, as the revision has it, and logged.
+func (hs *hostSession) listenResources(ctx context.Context, req *request, l *listen, uris []string) []string {
 	if len(uris) == 0 {
 		return nil
 	}
 	out := []string{}
-	r := hs.srv.catalog.Resources(ctx)
+	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
 	for _, uri := range uris {
 		server, upURI, _, err := r.Route(uri)
 		if err == nil {

@@ -237,7 +237,7 @@ func (hs *hostSession) taskJob(ctx context.Context, req *request) *store.Job {
 		fail(req.sink, req.msg.ID, rpcErr)
 		return nil
 	}
-	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
+	j, err := hs.readJob(ctx, req, id)
 	if err != nil {
 		fail(req.sink, req.msg.ID, taskError(id, err))
 		return nil

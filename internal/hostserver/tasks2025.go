@@ -160,8 +160,8 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 	reply(req.sink, req.msg.ID, hs.toolResult(req, res.Bytes()))
 }
 
-// tasksList lists the principal's own tasks (its jobs), newest first, a
-// page at a time.
+// tasksList lists the principal's own tasks (its jobs) that the host may
+// see (policyjobs.go), newest first, a page at a time.
 func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 	from := 0
 	if raw, ok := req.params.Get("cursor"); ok && string(raw) != "null" {
@@ -173,7 +173,7 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 		}
 		from = n
 	}
-	all, err := hs.srv.opts.Jobs.List(ctx, hs.jobPrincipal(), from+tasksPageSize+1)
+	all, err := hs.listJobs(ctx, req, from+tasksPageSize+1)
 	if err != nil {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: listing tasks: %v", err))
 		return

@@ -41,7 +41,7 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	}
 	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
-		buf = append(buf, hs.execToolJSON()...)
+		buf = append(buf, hs.execToolJSON(req)...)
 		buf = append(buf, ',')
 		buf = append(buf, describeToolJSON...)
 	}
