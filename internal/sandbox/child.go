@@ -49,8 +49,14 @@ func RunChild(args []string) int {
 	stopWatch := c.watch()
 	value, fail := c.run(run.Code, run.Prelude)
 	stopWatch()
-	out.send(&message{Op: opDone, Value: value, Fail: fail})
+	c.finish(value, fail)
 	return 0
+}
+
+// finish sends the script's done message, once: the loop sends it when
+// the script ends, the watcher when a halted script does not.
+func (c *child) finish(value json.RawMessage, fail *failure) {
+	c.doneOnce.Do(func() { c.out.send(&message{Op: opDone, Value: value, Fail: fail}) })
 }
 
 // child is the state of the script's process. Fields below loop are used
@@ -64,8 +70,9 @@ type child struct {
 	parse     goja.Callable
 	errorCtor goja.Value
 
-	jobs chan func() // run on the loop goroutine, in order
-	stop chan *failure
+	jobs     chan func() // run on the loop goroutine, in order
+	stop     chan *failure
+	doneOnce sync.Once
 
 	// loop
 	nextID   int64

@@ -134,28 +134,38 @@ func (p *proc) kill() {
 	p.sp.Stdin.Close()
 }
 
-// deathError is why a child that ended without a done message did: the
-// kernel's SIGKILL or the Go runtime running out of memory are the memory
-// limit (nothing else kills a child the parent did not); SIGXCPU is the
-// CPU limit.
+// deathError is why a child that ended without a done message did.
 func (p *proc) deathError(mem int64, lim Limits) error {
 	<-p.exited
 	st := p.sp.State()
 	p.wmu.Lock()
 	killed := p.killed
 	p.wmu.Unlock()
+	var sig syscall.Signal
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !killed {
-		switch ws.Signal() {
-		case syscall.SIGKILL:
-			return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
-		case syscall.SIGXCPU:
-			return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
-		}
+		sig = ws.Signal()
 	}
-	if outOfMemory(p.stderr.head()) {
-		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+	if err := deathLimit(sig, st.UserTime()+st.SystemTime(), p.stderr.head(), mem, lim); err != nil {
+		return err
 	}
 	return fmt.Errorf("%w: %s%s", ErrChildFailed, st, p.stderr.suffix())
+}
+
+// deathLimit is the limit that ended a child the parent did not kill, if
+// one did: sig is the signal that ended it (0: none, or the parent's),
+// cpu the CPU time it used. SIGXCPU, or a SIGKILL after the child used
+// its CPU limit (RLIMIT_CPU's hard limit, reached when the script was
+// stuck where the watcher could not stop it), is the CPU limit; another
+// SIGKILL (nothing else kills a child the parent did not: the kernel, out
+// of memory) or the Go runtime running out of memory is the memory limit.
+func deathLimit(sig syscall.Signal, cpu time.Duration, stderrHead string, mem int64, lim Limits) *LimitError {
+	switch {
+	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && cpu >= lim.CPU:
+		return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
+	case sig == syscall.SIGKILL, outOfMemory(stderrHead):
+		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+	}
+	return nil
 }
 
 // outOfMemory reports whether a child's stderr begins the way the Go
