@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,6 +23,13 @@ type proc struct {
 	msgs   chan *message // what the child says, closed at its stdout's end
 	exited chan struct{} // closed once the child has been reaped and its output read
 	stderr *tail
+
+	// limit is the longest line read from the child: the script's
+	// lineLimit, set before its run is sent (a warm child says nothing).
+	limit atomic.Int64
+	// tooLong is set, before msgs closes, when the child sent a line past
+	// limit: the parent killed it then.
+	tooLong atomic.Bool
 
 	wmu    sync.Mutex
 	killed bool // by the parent (guarded by wmu)
@@ -47,6 +55,7 @@ func spawn(exe string, mem int64) (*proc, error) {
 		return nil, fmt.Errorf("starting the script's process: %w", err)
 	}
 	p := &proc{sp: sp, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
+	p.limit.Store(int64(DefaultLimits.lineLimit()))
 	read, drained := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -62,13 +71,26 @@ func spawn(exe string, mem int64) (*proc, error) {
 		defer close(p.msgs)
 		defer sp.Stdout.Close()
 		r := bufio.NewReaderSize(sp.Stdout, 64<<10)
+		var buf []byte
 		for {
+			var err error
+			buf, err = readLine(r, buf, func() int { return int(p.limit.Load()) })
 			m := &message{}
-			if err := readMessage(r, m); err != nil {
+			if err == nil {
+				err = json.Unmarshal(buf, m)
+			}
+			if err != nil {
+				if errors.Is(err, errLineTooLong) {
+					p.tooLong.Store(true)
+					p.kill()
+				}
 				if !errors.Is(err, io.EOF) {
-					io.Copy(io.Discard, r) // a line that is not JSON: the child is broken; wait for its end
+					io.Copy(io.Discard, r) // a line that is not JSON, or too long: the child is broken; wait for its end
 				}
 				return
+			}
+			if cap(buf) > 64<<10 {
+				buf = nil // not kept past a long line
 			}
 			p.msgs <- m
 		}
@@ -137,6 +159,9 @@ func (p *proc) kill() {
 // deathError is why a child that ended without a done message did.
 func (p *proc) deathError(mem int64, lim Limits) error {
 	<-p.exited
+	if p.tooLong.Load() {
+		return &LimitError{Limit: LimitMessage, Detail: fmt.Sprintf("%d bytes", p.limit.Load())}
+	}
 	st := p.sp.State()
 	p.wmu.Lock()
 	killed := p.killed
