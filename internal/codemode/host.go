@@ -200,7 +200,21 @@ func (h *host) Notify(kind string, data json.RawMessage) {
 		return // the host must see progress increase
 	}
 	h.last, h.reported = *p.Progress, true
-	h.s.Progress(*p.Progress, p.Total, p.Message)
+	h.s.Progress(*p.Progress, p.Total, cutMessage(p.Message))
+}
+
+// maxMessageBytes bounds a progress message in bytes, as the daemon
+// checks it: the prelude's cut of MaxProgressMessage characters, with its
+// note, is always within it.
+const maxMessageBytes = 4*MaxProgressMessage + 64
+
+// cutMessage cuts a progress message past maxMessageBytes, and says so:
+// the prelude does, but what the child sends is not trusted.
+func cutMessage(m string) string {
+	if len(m) <= maxMessageBytes {
+		return m
+	}
+	return fmt.Sprintf("%s … [cut: %d bytes in all]", strings.ToValidUTF8(m[:maxMessageBytes], ""), len(m))
 }
 
 func (h *host) Log(string) { h.t.touch() }
