@@ -40,3 +40,24 @@ func TestSearchBounded(t *testing.T) {
 		t.Errorf("a search after its script's deadline: %s, %v; want the script's timeout", res, err)
 	}
 }
+
+// TestDeadlineCancelsInnerCalls: a script's hard maximum ends its work in
+// the daemon too: its inner call is cancelled upstream with a cause that
+// names the script and its timeout.
+func TestDeadlineCancelsInnerCalls(t *testing.T) {
+	e, record := testEngine(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := e.Exec(ctx, Script{Name: "slow", Timeout: time.Second, Code: `await tools.demo.wait({ seconds: 20 })`})
+	const want = "script slow stopped: hard maximum of 1s reached"
+	if err != nil || out.Err == nil || out.Err.Error() != want {
+		t.Fatalf("%v, %v; want %q", out.Err, err, want)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(cancelReasons(t, record)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := cancelReasons(t, record); len(got) != 1 || got[0] != want {
+		t.Errorf("upstream cancels %q, want %q", got, want)
+	}
+}
