@@ -349,7 +349,7 @@ func readLine(r *bufio.Reader, buf []byte, limitOf func() int) ([]byte, error) {
 			return buf, errLineTooLong
 		}
 		if need := len(buf) + len(chunk); need > cap(buf) { // doubling, not append's 1.25: less to collect
-			grown := make([]byte, 0, min(max(2*cap(buf), need, 4<<10), limit+1))
+			grown := make([]byte, 0, min(max(2*cap(buf), need), limit+1))
 			buf = append(grown, buf...)
 		}
 		buf = append(buf, chunk...)
