@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"unicode"
@@ -11,13 +13,44 @@ import (
 // word of its title or description, then its server's name. An empty query
 // matches every tool. At most limit tools are returned (limit <= 0: all).
 func (s *Snapshot) Search(query string, limit int) []*Tool {
+	out, _ := s.search(context.Background(), words(query), limit)
+	return out
+}
+
+// Bounds of the queries SearchContext takes: what it costs grows with the
+// words of the query times the tools.
+const (
+	MaxQueryBytes = 1024
+	MaxQueryWords = 32
+)
+
+// SearchContext is Search for a query from anyone: a query longer than
+// MaxQueryBytes or of more than MaxQueryWords words is an error that
+// names the bound, and the search ends with ctx's cause when ctx ends.
+func (s *Snapshot) SearchContext(ctx context.Context, query string, limit int) ([]*Tool, error) {
+	if len(query) > MaxQueryBytes {
+		return nil, fmt.Errorf("the query is %d bytes, past the limit of %d", len(query), MaxQueryBytes)
+	}
 	terms := words(query)
+	if len(terms) > MaxQueryWords {
+		return nil, fmt.Errorf("the query has %d words, past the limit of %d", len(terms), MaxQueryWords)
+	}
+	return s.search(ctx, terms, limit)
+}
+
+func (s *Snapshot) search(ctx context.Context, terms []string, limit int) ([]*Tool, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	type scored struct {
 		t     *Tool
 		score int
 	}
 	var hits []scored
-	for _, t := range s.Tools {
+	for i, t := range s.Tools {
+		if i%64 == 0 && ctx.Err() != nil { // nothing is searched after it ends
+			return nil, context.Cause(ctx)
+		}
 		score := 0
 		if len(terms) == 0 {
 			score = 1
@@ -50,7 +83,7 @@ func (s *Snapshot) Search(query string, limit int) []*Tool {
 	for i, h := range hits {
 		out[i] = h.t
 	}
-	return out
+	return out, nil
 }
 
 // words splits s into lower-case words at anything but letters and digits,

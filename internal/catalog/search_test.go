@@ -1,6 +1,10 @@
 package catalog
 
 import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -164,5 +168,30 @@ func TestSearchRankingOrder(t *testing.T) {
 	want := []string{"x__sync_files", "x__resync_all", "x__desc", "srv_only", "x__prefix"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ranking mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSearchContext: a query past the bounds is refused naming them, a
+// search whose context has ended ends with its cause, and a query within
+// the bounds finds what Search finds.
+func TestSearchContext(t *testing.T) {
+	s := searchSnapshot()
+	for _, tc := range []struct{ query, want string }{
+		{strings.Repeat("ab ", 400), "the query is 1200 bytes, past the limit of 1024"},
+		{strings.Repeat("a ", 33), "the query has 33 words, past the limit of 32"},
+	} {
+		if _, err := s.SearchContext(context.Background(), tc.query, 0); err == nil || err.Error() != tc.want {
+			t.Errorf("query of %d bytes: %v, want %q", len(tc.query), err, tc.want)
+		}
+	}
+	got, err := s.SearchContext(context.Background(), "forecast", 0)
+	if want := names(s.Search("forecast", 0)); err != nil || !slices.Equal(names(got), want) || len(want) == 0 {
+		t.Errorf("SearchContext = %v, %v; Search = %v", names(got), err, want)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	why := errors.New("the script's hard maximum was reached")
+	cancel(why)
+	if got, err := s.SearchContext(ctx, "forecast", 0); err != why || got != nil {
+		t.Errorf("after its context ended: %v, %v; want the cause", names(got), err)
 	}
 }

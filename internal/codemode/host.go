@@ -146,7 +146,8 @@ func unwrap(server, tool string, res json.RawMessage) (json.RawMessage, error) {
 }
 
 // search is mcpx.search: the tools matching the words, each with how a
-// script calls it.
+// script calls it. The query is bounded (catalog.MaxQueryBytes and
+// MaxQueryWords), and the search ends when the script does.
 func (h *host) search(ctx context.Context, query string, limit int) (json.RawMessage, error) {
 	if limit <= 0 {
 		limit = 10
@@ -161,10 +162,18 @@ func (h *host) search(ctx context.Context, query string, limit int) (json.RawMes
 	}
 	snap := h.e.o.Catalog.Snapshot(ctx)
 	hits := []hit{}
-	found := snap.Search(query, limit)
-	if h.s.Allow != nil { // the host's filter: search all, keep the allowed
-		found = found[:0:0]
-		for _, t := range snap.Search(query, len(snap.Tools)) {
+	n := limit
+	if h.s.Allow != nil {
+		n = len(snap.Tools) // the host's filter: search all, keep the allowed
+	}
+	found, err := snap.SearchContext(ctx, query, n)
+	if err != nil {
+		return nil, fmt.Errorf("mcpx.search: %w", err)
+	}
+	if h.s.Allow != nil {
+		all := found
+		found = nil
+		for _, t := range all {
 			if len(found) < limit && h.s.Allow(t.Server, t.Tool) == nil {
 				found = append(found, t)
 			}
@@ -191,7 +200,21 @@ func (h *host) Notify(kind string, data json.RawMessage) {
 		return // the host must see progress increase
 	}
 	h.last, h.reported = *p.Progress, true
-	h.s.Progress(*p.Progress, p.Total, p.Message)
+	h.s.Progress(*p.Progress, p.Total, cutMessage(p.Message))
+}
+
+// maxMessageBytes bounds a progress message in bytes, as the daemon
+// checks it: the prelude's cut of MaxProgressMessage characters, with its
+// note, is always within it.
+const maxMessageBytes = 4*MaxProgressMessage + 64
+
+// cutMessage cuts a progress message past maxMessageBytes, and says so:
+// the prelude does, but what the child sends is not trusted.
+func cutMessage(m string) string {
+	if len(m) <= maxMessageBytes {
+		return m
+	}
+	return fmt.Sprintf("%s … [cut: %d bytes in all]", strings.ToValidUTF8(m[:maxMessageBytes], ""), len(m))
 }
 
 func (h *host) Log(string) { h.t.touch() }

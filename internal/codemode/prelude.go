@@ -1,11 +1,21 @@
 package codemode
 
+import "strconv"
+
+// MaxProgressMessage bounds the message of a script's progress(), in
+// characters (UTF-16 code units, as the script counts them): a longer one
+// is cut there and ends saying so.
+const MaxProgressMessage = 1024
+
 // prelude builds the script's API on the sandbox's host bridge. tools is
 // a proxy: tools.a.b(args) and tools["a-b"]["c-d"](args) call server a's
 // tool b; awaiting it gives the tool's structuredContent, else its text,
-// and a tool error throws. The bridge itself is never a global.
-const prelude = `function (host) {
+// and a tool error throws. progress() cuts its message to
+// MaxProgressMessage. The bridge itself is never a global.
+var prelude = `function (host) {
 	const call = host.call, notify = host.notify;
+	const maxMessage = ` + strconv.Itoa(MaxProgressMessage) + `;
+	const cut = (s) => s.length <= maxMessage ? s : s.slice(0, maxMessage) + " … [cut: " + s.length + " characters in all]";
 	const server = (name) => new Proxy({}, {
 		get(_, tool) {
 			if (typeof tool !== "string" || tool === "then") return undefined;
@@ -26,6 +36,6 @@ const prelude = `function (host) {
 	}) });
 	Object.defineProperty(globalThis, "progress", { value: (value, total, message) => {
 		notify("progress", { progress: Number(value), total: total === undefined ? undefined : Number(total),
-			message: message === undefined ? undefined : String(message) });
+			message: message === undefined ? undefined : cut(String(message)) });
 	} });
 }`

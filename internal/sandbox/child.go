@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,12 +48,30 @@ func RunChild(args []string) int {
 		lim = *run.Limits
 	}
 	c.lim = lim.withDefaults()
+	out.limit, out.max = c.lim.lineLimit(), c.lim.MaxMessageBytes
 	stopWatch := c.watch()
 	value, fail := c.run(run.Code, run.Prelude)
 	stopWatch()
-	out.send(&message{Op: opDone, Value: value, Fail: fail})
+	c.finish(value, fail)
 	return 0
 }
+
+// finish sends the script's done message, once: the loop sends it when
+// the script ends, the watcher when a halted script does not. A failure's
+// message is cut to maxFailBytes (a script may throw any string).
+func (c *child) finish(value json.RawMessage, fail *failure) {
+	c.doneOnce.Do(func() {
+		if fail != nil && len(fail.Message) > maxFailBytes {
+			fail.Message = fmt.Sprintf("%s… [cut: %d bytes in all]", strings.ToValidUTF8(fail.Message[:maxFailBytes], ""), len(fail.Message))
+		}
+		if err := c.out.send(&message{Op: opDone, Value: value, Fail: fail}, "the script's end"); err != nil {
+			c.out.send(&message{Op: opDone, Fail: &failure{Kind: failThrew, Message: err.Error()}}, "")
+		}
+	})
+}
+
+// maxFailBytes bounds the message of a script's failure.
+const maxFailBytes = 16 << 10
 
 // child is the state of the script's process. Fields below loop are used
 // on the loop goroutine (the one that runs JavaScript) only.
@@ -64,8 +84,9 @@ type child struct {
 	parse     goja.Callable
 	errorCtor goja.Value
 
-	jobs chan func() // run on the loop goroutine, in order
-	stop chan *failure
+	jobs     chan func() // run on the loop goroutine, in order
+	stop     chan *failure
+	doneOnce sync.Once
 
 	// loop
 	nextID   int64
@@ -82,8 +103,8 @@ type child struct {
 type promise struct{ resolve, reject func(any) error }
 
 type pendingCall struct {
-	id  int64
-	msg *message
+	id   int64
+	line []byte // the call, encoded
 }
 
 func newChild(out *lineWriter, mem int64) *child {
@@ -247,31 +268,99 @@ func (c *child) value(v goja.Value) (json.RawMessage, *failure) {
 }
 
 // lineWriter writes messages to the parent, one per line, from any
-// goroutine.
+// goroutine. Lines longer than limit (0: none) are not written.
 type lineWriter struct {
-	mu sync.Mutex
-	w  *bufio.Writer
+	mu    sync.Mutex
+	w     *bufio.Writer
+	limit int
+	max   int // the script's MaxMessageBytes, to name in errors
 }
 
-func (l *lineWriter) send(m *message) {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return
+// tooLongError is a message past the script's message size limit.
+type tooLongError struct {
+	what     string
+	n, limit int
+}
+
+func (e *tooLongError) Error() string {
+	return fmt.Sprintf("%s is %d bytes as JSON, past the script's message size limit (%d bytes)", e.what, e.n, e.limit)
+}
+
+// encode returns m as one line, newline included; what names it in the
+// error of a line past the limit. HTML characters are left as they are:
+// escaped, a result within its limit could grow sixfold.
+func (l *lineWriter) encode(m *message, what string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
 	}
+	if l.limit > 0 && b.Len()-1 > l.limit {
+		return nil, &tooLongError{what: what, n: b.Len() - 1, limit: l.max}
+	}
+	return b.Bytes(), nil
+}
+
+// send writes m; what names it in the error of a message too long to send.
+func (l *lineWriter) send(m *message, what string) error {
+	line, err := l.encode(m, what)
+	if err != nil {
+		return err
+	}
+	l.write(line)
+	return nil
+}
+
+// write writes an encoded line.
+func (l *lineWriter) write(line []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(b)
-	l.w.WriteByte('\n')
+	l.w.Write(line)
 	if l.w.Flush() != nil {
 		os.Exit(0) // the parent is gone
 	}
 }
 
-// readMessage reads one line as a message.
+// readMessage reads one line as a message: the child's reading of its
+// parent, which it trusts.
 func readMessage(r *bufio.Reader, m *message) error {
 	line, err := r.ReadBytes('\n')
 	if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
 		return err
 	}
 	return json.Unmarshal(line, m)
+}
+
+// errLineTooLong is a line of the child past the parent's limit.
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line of at most limit() bytes, its newline aside,
+// into buf, which it returns, grown as needed. A longer line is
+// errLineTooLong, read no further than the limit. The limit is read
+// after the line's first bytes came: it may change while the reader
+// waits.
+func readLine(r *bufio.Reader, buf []byte, limitOf func() int) ([]byte, error) {
+	buf = buf[:0]
+	for {
+		chunk, err := r.ReadSlice('\n')
+		limit := limitOf()
+		if len(buf)+len(chunk) > limit+1 || len(buf)+len(chunk) > limit && err != nil {
+			return buf, errLineTooLong
+		}
+		if need := len(buf) + len(chunk); need > cap(buf) { // doubling, not append's 1.25: less to collect
+			grown := make([]byte, 0, min(max(2*cap(buf), need), limit+1))
+			buf = append(grown, buf...)
+		}
+		buf = append(buf, chunk...)
+		switch {
+		case err == nil:
+			return buf, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(buf) > 0:
+			return buf, nil
+		}
+		return buf, err
+	}
 }

@@ -102,7 +102,9 @@ func (c *child) log(args []goja.Value) {
 		line = fmt.Sprintf("[console output beyond %d bytes dropped]", c.lim.MaxOutputBytes)
 	}
 	c.logged += len(line) + 1
-	c.out.send(&message{Op: opLog, Text: line})
+	if err := c.out.send(&message{Op: opLog, Text: line}, "a console line"); err != nil {
+		c.out.send(&message{Op: opLog, Text: "[" + err.Error() + ": dropped]"}, "")
+	}
 }
 
 // format prints a value as console.log does, near enough: strings as
@@ -149,42 +151,63 @@ func (c *child) hostBridge() goja.Value {
 	h := vm.NewObject()
 	h.Set("call", func(call goja.FunctionCall) goja.Value {
 		method := call.Argument(0).String()
-		params := c.json(call.Argument(1))
 		p, resolve, reject := vm.NewPromise()
 		if c.made >= c.lim.MaxCalls {
 			c.settled(reject(c.newError(fmt.Sprintf("the script made %d calls, its limit", c.lim.MaxCalls))))
+			return vm.ToValue(p)
+		}
+		params, err := c.jsonWithin(call.Argument(1), "the call "+method)
+		var line []byte
+		if err == nil {
+			line, err = c.out.encode(&message{Op: opCall, ID: c.nextID + 1, Method: method, Params: params}, "the call "+method)
+		}
+		if err != nil {
+			c.settled(reject(c.newError(err.Error())))
 			return vm.ToValue(p)
 		}
 		c.made++
 		c.nextID++
 		id := c.nextID
 		c.pending[id] = promise{resolve, reject}
-		pc := pendingCall{id: id, msg: &message{Op: opCall, ID: id, Method: method, Params: params}}
+		pc := pendingCall{id: id, line: line}
 		if c.inflight < c.lim.MaxConcurrent {
 			c.inflight++
-			c.out.send(pc.msg)
+			c.out.write(pc.line)
 		} else {
 			c.waiting = append(c.waiting, pc)
 		}
 		return vm.ToValue(p)
 	})
 	h.Set("notify", func(call goja.FunctionCall) goja.Value {
-		c.out.send(&message{Op: opNotify, Kind: call.Argument(0).String(), Data: c.json(call.Argument(1))})
+		kind := call.Argument(0).String()
+		data, err := c.jsonWithin(call.Argument(1), "the notification "+kind)
+		if err == nil {
+			err = c.out.send(&message{Op: opNotify, Kind: kind, Data: data}, "the notification "+kind)
+		}
+		if err != nil {
+			panic(c.newError(err.Error()))
+		}
 		return goja.Undefined()
 	})
 	return h
 }
 
-// json returns v as JSON; undefined (or what JSON cannot hold) is null.
-func (c *child) json(v goja.Value) json.RawMessage {
+// jsonWithin returns v as JSON, or an error naming what of a JSON text
+// past the script's message size limit; undefined (or what JSON cannot
+// hold) is null.
+func (c *child) jsonWithin(v goja.Value, what string) (json.RawMessage, error) {
 	s, err := c.stringify(goja.Undefined(), v)
 	if err != nil {
 		panic(err)
 	}
 	if goja.IsUndefined(s) {
-		return json.RawMessage("null")
+		return json.RawMessage("null"), nil
 	}
-	return json.RawMessage(s.String())
+	str := s.String()
+	if len(str) > c.lim.MaxMessageBytes {
+		return nil, &tooLongError{what: what, n: len(str), limit: c.lim.MaxMessageBytes}
+	}
+	return json.RawMessage(str), nil
 }
 
 // settle answers a host call with the parent's reply, and sends the next
@@ -200,7 +223,7 @@ func (c *child) settle(m *message) {
 		next := c.waiting[0]
 		c.waiting = c.waiting[1:]
 		c.inflight++
-		c.out.send(next.msg)
+		c.out.write(next.line)
 	}
 	if m.Error != "" {
 		c.settled(p.reject(c.newError(m.Error)))

@@ -23,9 +23,12 @@
 // Limits ([Limits]): memory (the child's Go heap, watched, with the Go
 // memory limit set and an RLIMIT_DATA backstop; a child the kernel kills
 // reports the memory limit, not a crash), CPU time (watched, with an
-// RLIMIT_CPU backstop), console output, the size of the result, the
-// number of host calls and how many may be in flight at once (calls beyond
-// that wait in the child, in order).
+// RLIMIT_CPU backstop; a script that the interrupt cannot reach is ended
+// by its child, which reports the limit), console output, the size of the
+// result, the size of each message to the host (a call past it throws in
+// the script; the parent reads no longer line of a child, and stops one
+// that sends it), the number of host calls and how many may be in flight
+// at once (calls beyond that wait in the child, in order).
 //
 // Stopping: when the context given to [Pool.Exec] ends, the script is
 // interrupted (goja's Interrupt stops even a tight loop), every host call

@@ -79,6 +79,7 @@ func (p *Pool) Exec(ctx context.Context, s Script, h Host) (*Result, error) {
 		p.release(ch)
 		wg.Wait()
 	}()
+	ch.limit.Store(int64(lim.lineLimit()))
 	if err := ch.send(&message{Op: opRun, Code: s.Code, Prelude: s.Prelude, Limits: &lim}); err != nil {
 		return res, ch.deathError(p.mem, lim)
 	}

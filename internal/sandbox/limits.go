@@ -23,16 +23,25 @@ type Limits struct {
 	MaxResultBytes int `json:"maxResultBytes,omitempty"`
 	// MaxTimers bounds the timers pending at once.
 	MaxTimers int `json:"maxTimers,omitempty"`
+	// MaxMessageBytes bounds one message the script sends its host, as
+	// JSON: a host call with its parameters, a notification with its
+	// data. One past it throws in the script, and is never sent. The
+	// parent reads no line of the child longer than the larger of this
+	// and MaxResultBytes, plus room for the message around them
+	// ([Limits.lineLimit]): it stops the script at one, having held no
+	// more than that.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 }
 
 // DefaultLimits are the limits of a script that sets none.
 var DefaultLimits = Limits{
-	CPU:            30 * time.Second,
-	MaxCalls:       1000,
-	MaxConcurrent:  8,
-	MaxOutputBytes: 64 << 10,
-	MaxResultBytes: 1 << 20,
-	MaxTimers:      1000,
+	CPU:             30 * time.Second,
+	MaxCalls:        1000,
+	MaxConcurrent:   8,
+	MaxOutputBytes:  64 << 10,
+	MaxResultBytes:  1 << 20,
+	MaxTimers:       1000,
+	MaxMessageBytes: 1 << 20,
 }
 
 // DefaultMemory is a child's memory limit when the pool sets none.
@@ -46,8 +55,16 @@ func (l Limits) withDefaults() Limits {
 	setIf(&d.MaxOutputBytes, l.MaxOutputBytes)
 	setIf(&d.MaxResultBytes, l.MaxResultBytes)
 	setIf(&d.MaxTimers, l.MaxTimers)
+	setIf(&d.MaxMessageBytes, l.MaxMessageBytes)
 	return d
 }
+
+// envelope is the room a line has beyond the message or result it
+// carries: its other fields, a failure's message (cut to maxFailBytes).
+const envelope = 64 << 10
+
+// lineLimit is the longest line the child may send the parent.
+func (l Limits) lineLimit() int { return max(l.MaxMessageBytes, l.MaxResultBytes) + envelope }
 
 // setIf sets *dst to v when v is set: above zero.
 func setIf[T int | time.Duration](dst *T, v T) {
@@ -61,11 +78,14 @@ const (
 	LimitMemory = "memory"
 	LimitCPU    = "cpu"
 	LimitResult = "result size"
+	// LimitMessage is a line of the child past [Limits.lineLimit]: a child
+	// that does not check its messages is stopped by the parent.
+	LimitMessage = "message size"
 )
 
 // LimitError is a script stopped by one of its limits.
 type LimitError struct {
-	Limit  string // LimitMemory, LimitCPU, LimitResult
+	Limit  string // LimitMemory, LimitCPU, LimitResult, LimitMessage
 	Detail string // the limit's value, for people
 }
 

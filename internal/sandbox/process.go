@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,6 +23,13 @@ type proc struct {
 	msgs   chan *message // what the child says, closed at its stdout's end
 	exited chan struct{} // closed once the child has been reaped and its output read
 	stderr *tail
+
+	// limit is the longest line read from the child: the script's
+	// lineLimit, set before its run is sent (a warm child says nothing).
+	limit atomic.Int64
+	// tooLong is set, before msgs closes, when the child sent a line past
+	// limit: the parent killed it then.
+	tooLong atomic.Bool
 
 	wmu    sync.Mutex
 	killed bool // by the parent (guarded by wmu)
@@ -47,6 +55,7 @@ func spawn(exe string, mem int64) (*proc, error) {
 		return nil, fmt.Errorf("starting the script's process: %w", err)
 	}
 	p := &proc{sp: sp, msgs: make(chan *message, 16), exited: make(chan struct{}), stderr: &tail{max: 4 << 10}}
+	p.limit.Store(int64(DefaultLimits.lineLimit()))
 	read, drained := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -62,13 +71,26 @@ func spawn(exe string, mem int64) (*proc, error) {
 		defer close(p.msgs)
 		defer sp.Stdout.Close()
 		r := bufio.NewReaderSize(sp.Stdout, 64<<10)
+		var buf []byte
 		for {
+			var err error
+			buf, err = readLine(r, buf, func() int { return int(p.limit.Load()) })
 			m := &message{}
-			if err := readMessage(r, m); err != nil {
+			if err == nil {
+				err = json.Unmarshal(buf, m)
+			}
+			if err != nil {
+				if errors.Is(err, errLineTooLong) {
+					p.tooLong.Store(true)
+					p.kill()
+				}
 				if !errors.Is(err, io.EOF) {
-					io.Copy(io.Discard, r) // a line that is not JSON: the child is broken; wait for its end
+					io.Copy(io.Discard, r) // a line that is not JSON, or too long: the child is broken; wait for its end
 				}
 				return
+			}
+			if cap(buf) > 64<<10 {
+				buf = nil // not kept past a long line
 			}
 			p.msgs <- m
 		}
@@ -134,28 +156,41 @@ func (p *proc) kill() {
 	p.sp.Stdin.Close()
 }
 
-// deathError is why a child that ended without a done message did: the
-// kernel's SIGKILL or the Go runtime running out of memory are the memory
-// limit (nothing else kills a child the parent did not); SIGXCPU is the
-// CPU limit.
+// deathError is why a child that ended without a done message did.
 func (p *proc) deathError(mem int64, lim Limits) error {
 	<-p.exited
+	if p.tooLong.Load() {
+		return &LimitError{Limit: LimitMessage, Detail: fmt.Sprintf("%d bytes", p.limit.Load())}
+	}
 	st := p.sp.State()
 	p.wmu.Lock()
 	killed := p.killed
 	p.wmu.Unlock()
+	var sig syscall.Signal
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() && !killed {
-		switch ws.Signal() {
-		case syscall.SIGKILL:
-			return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
-		case syscall.SIGXCPU:
-			return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
-		}
+		sig = ws.Signal()
 	}
-	if outOfMemory(p.stderr.head()) {
-		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+	if err := deathLimit(sig, st.UserTime()+st.SystemTime(), p.stderr.head(), mem, lim); err != nil {
+		return err
 	}
 	return fmt.Errorf("%w: %s%s", ErrChildFailed, st, p.stderr.suffix())
+}
+
+// deathLimit is the limit that ended a child the parent did not kill, if
+// one did: sig is the signal that ended it (0: none, or the parent's),
+// cpu the CPU time it used. SIGXCPU, or a SIGKILL after the child used
+// its CPU limit (RLIMIT_CPU's hard limit, reached when the script was
+// stuck where the watcher could not stop it), is the CPU limit; another
+// SIGKILL (nothing else kills a child the parent did not: the kernel, out
+// of memory) or the Go runtime running out of memory is the memory limit.
+func deathLimit(sig syscall.Signal, cpu time.Duration, stderrHead string, mem int64, lim Limits) *LimitError {
+	switch {
+	case sig == syscall.SIGXCPU, sig == syscall.SIGKILL && cpu >= lim.CPU:
+		return &LimitError{Limit: LimitCPU, Detail: lim.CPU.String()}
+	case sig == syscall.SIGKILL, outOfMemory(stderrHead):
+		return &LimitError{Limit: LimitMemory, Detail: mib(mem)}
+	}
+	return nil
 }
 
 // outOfMemory reports whether a child's stderr begins the way the Go

@@ -13,6 +13,14 @@ import (
 // watchEvery is how often the child looks at its memory and CPU time.
 const watchEvery = 5 * time.Millisecond
 
+// haltGrace is how long a script halted by the watcher has to stop before
+// the child reports the limit itself and exits. The interrupt stops
+// JavaScript within a millisecond, but not the engine's own code that a
+// script calls (a regular expression backtracking catastrophically runs
+// in the matcher, which never looks at it): without this the child would
+// run on to the RLIMIT_CPU backstop's SIGKILL.
+const haltGrace = 100 * time.Millisecond
+
 // limitMemory sets the child's Go memory limit half again above its
 // limit (so the heap the watcher measures after each collection never
 // runs far past it, and the collector does not thrash below it) and, as
@@ -51,9 +59,18 @@ func (c *child) watch() (stop func()) {
 		defer close(ended)
 		t := time.NewTicker(watchEvery)
 		defer t.Stop()
-		cpuLimit := func() {
-			c.halt(limitFailure(LimitCPU, c.lim.CPU.String()))
+		halt := func(f *failure) {
+			c.halt(f)
+			t := time.NewTimer(haltGrace)
+			defer t.Stop()
+			select {
+			case <-done: // the script stopped
+			case <-t.C:
+				c.finish(nil, f)
+				os.Exit(0)
+			}
 		}
+		cpuLimit := func() { halt(limitFailure(LimitCPU, c.lim.CPU.String())) }
 		for {
 			select {
 			case <-done:
@@ -67,7 +84,7 @@ func (c *child) watch() (stop func()) {
 			live := int64(samples[0].Value.Uint64())
 			inUse := int64(samples[1].Value.Uint64() - samples[2].Value.Uint64())
 			if live > c.mem || inUse > 2*c.mem {
-				c.halt(memoryFailure(c.mem))
+				halt(memoryFailure(c.mem))
 				return
 			}
 			if cpuTime()-cpu0 > c.lim.CPU {
