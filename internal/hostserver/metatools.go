@@ -46,10 +46,23 @@ func (hs *hostSession) search(ctx context.Context, req *request) {
 	hits := []searchHit{}
 	var text strings.Builder
 	filter := hs.toolFilter(req)
-	found := snap.Search(args.Query, args.Limit)
+	limit := args.Limit
 	if filter.f != nil {
+		limit = len(snap.Tools)
+	}
+	found, err := snap.SearchContext(ctx, args.Query, limit)
+	if err != nil {
+		if ctx.Err() != nil {
+			hs.end(req, context.Cause(ctx))
+			return
+		}
+		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_search: "+err.Error())), hs.srv.info))
+		return
+	}
+	if filter.f != nil {
+		all := found
 		found = found[:0:0]
-		for _, t := range snap.Search(args.Query, len(snap.Tools)) {
+		for _, t := range all {
 			if len(found) < args.Limit && filter.allows(t.Server, t.Tool) {
 				found = append(found, t)
 			}

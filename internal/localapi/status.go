@@ -3,6 +3,7 @@ package localapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"runtime"
@@ -99,7 +100,11 @@ func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 	pol := h.policy(r)
 	snap := h.catalog.Snapshot(r.Context())
 	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
-	for _, t := range snap.Search(r.URL.Query().Get("q"), 0) {
+	found, err := snap.SearchContext(r.Context(), r.URL.Query().Get("q"), 0)
+	if err != nil {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("searching tools: %w", err))
+	}
+	for _, t := range found {
 		if pol.Decide(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) != nil {
 			continue
 		}
