@@ -268,9 +268,13 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 
 // Check applies all of a's checks (Host, Origin, token) for what else the
 // listener serves (the local API's /v1): the status and reason a request
-// is refused with, or 0.
+// is refused with, or 0; a request that passes trusts its connection
+// (sock.Trust), as the MCP endpoint's do.
 func (a Access) Check(r *http.Request) (status int, msg string) {
 	status, msg, _ = a.check(r)
+	if status == 0 {
+		sock.Trust(r.Context())
+	}
 	return status, msg
 }
 
@@ -286,6 +290,7 @@ func (a Access) Guard(h http.Handler) http.Handler {
 			http.Error(w, msg, status)
 			return
 		}
+		sock.Trust(r.Context())
 		h.ServeHTTP(w, r)
 	})
 }
