@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,6 +27,8 @@ import (
 //	              with the bytes written so far.
 //	hang          a call with {"hang": true} is never answered; any other
 //	              is answered at once.
+//	garbage       a call with {"count": n} writes n lines that are not
+//	              JSON to stdout, then answers "wrote n".
 //	crashloop     appends "start <unix ns>" to the file $MCPX_E2E_STARTS,
 //	              serves for crashAfter, then appends "exit <unix ns>"
 //	              and exits with status 3.
@@ -123,6 +126,15 @@ func chaosCall(name string, token, args json.RawMessage, send func(any), reply f
 		reply(text(fmt.Sprintf("sent %d in %s", a.Count, time.Since(start).Round(time.Millisecond))))
 	case "stderrflood":
 		reply(text(fmt.Sprint(stderrBytes.Load())))
+	case "garbage":
+		// Count lines that are not JSON on stdout, then the answer (the
+		// fixture writes nothing else meanwhile: no goroutine of its own).
+		w := bufio.NewWriterSize(os.Stdout, 64<<10)
+		for i := range a.Count {
+			fmt.Fprintf(w, "garbage line %d: not json at all\n", i)
+		}
+		w.Flush()
+		reply(text("wrote " + fmt.Sprint(a.Count)))
 	case "hang":
 		if !a.Hang {
 			reply(text("ok"))
