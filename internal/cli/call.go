@@ -233,12 +233,13 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
 		return err
 	}
 	if final.Type == "error" {
-		return callFailure(final.Error)
+		return callFailure(final.Error, isTerminal(env.Stderr))
 	}
+	out := resultWriter{w: env.Stdout, tty: isTerminal(env.Stdout)}
 	if rawJSON {
-		env.Stdout.Write(append(bytes.TrimSpace(final.Result), '\n'))
+		out.print(string(bytes.TrimSpace(final.Result)) + "\n")
 	} else {
-		printResult(env.Stdout, final.Result)
+		printResult(out, final.Result)
 	}
 	if final.IsError {
 		return &exitError{ExitToolError, errSilent}
@@ -246,8 +247,14 @@ func runCall(ctx context.Context, env *Env, c *localclient.Client, label string,
 	return nil
 }
 
-// callFailure maps a failed call to its exit code.
-func callFailure(e *apitype.CallError) error {
+// callFailure maps a failed call to its exit code; tty says the message
+// goes to a terminal.
+func callFailure(e *apitype.CallError, tty bool) error {
+	if tty {
+		c := *e
+		c.Message = terminalSafe(c.Message, false)
+		e = &c
+	}
 	err := errors.New(strings.TrimPrefix(e.Message, "mcpx: "))
 	switch code := apitype.ExitCodeOf(e.Kind); code {
 	case ExitToolError:
@@ -257,9 +264,25 @@ func callFailure(e *apitype.CallError) error {
 	}
 }
 
+// resultWriter writes what an upstream sent (a result, a script's
+// console) to stdout: on a terminal through terminalSafe, else exactly.
+type resultWriter struct {
+	w   io.Writer
+	tty bool
+}
+
+func (r resultWriter) print(s string) {
+	if r.tty {
+		s = terminalSafe(s, true)
+	}
+	io.WriteString(r.w, s)
+}
+
+func (r resultWriter) printf(format string, args ...any) { r.print(fmt.Sprintf(format, args...)) }
+
 // printResult prints a tool result for a person: text as text, other
 // content as a one-line summary, structured content when there is no text.
-func printResult(w io.Writer, raw json.RawMessage) {
+func printResult(w resultWriter, raw json.RawMessage) {
 	var res struct {
 		Content []struct {
 			Type     string `json:"type"`
@@ -275,7 +298,7 @@ func printResult(w io.Writer, raw json.RawMessage) {
 		Structured json.RawMessage `json:"structuredContent"`
 	}
 	if json.Unmarshal(raw, &res) != nil {
-		fmt.Fprintf(w, "%s\n", raw)
+		w.printf("%s\n", raw)
 		return
 	}
 	texts := 0
@@ -283,26 +306,26 @@ func printResult(w io.Writer, raw json.RawMessage) {
 		switch c.Type {
 		case "text":
 			texts++
-			fmt.Fprintln(w, strings.TrimRight(c.Text, "\n"))
+			w.print(strings.TrimRight(c.Text, "\n") + "\n")
 		case "image", "audio":
-			fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
+			w.printf("[%s %s, %d bytes base64]\n", c.Type, c.MimeType, len(c.Data))
 		case "resource":
 			if c.Resource != nil && c.Resource.Text != "" {
 				texts++
-				fmt.Fprintln(w, strings.TrimRight(c.Resource.Text, "\n"))
+				w.print(strings.TrimRight(c.Resource.Text, "\n") + "\n")
 			} else if c.Resource != nil {
-				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
+				w.printf("[resource %s]\n", c.Resource.URI)
 			}
 		case "resource_link":
-			fmt.Fprintf(w, "[link %s]\n", c.URI)
+			w.printf("[link %s]\n", c.URI)
 		default:
-			fmt.Fprintf(w, "[%s content]\n", c.Type)
+			w.printf("[%s content]\n", c.Type)
 		}
 	}
 	if texts == 0 && len(res.Structured) > 0 {
 		var buf bytes.Buffer
 		if json.Indent(&buf, res.Structured, "", "  ") == nil {
-			fmt.Fprintln(w, buf.String())
+			w.print(buf.String() + "\n")
 		}
 	}
 }

@@ -201,10 +201,21 @@ func progressElapsed(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// progressSanitize turns control characters, which a server could use to
-// move the cursor or break the line, into spaces.
-func progressSanitize(s string) string {
+// progressSanitize is terminalSafe for one line.
+func progressSanitize(s string) string { return terminalSafe(s, false) }
+
+// terminalSafe turns the control characters of s (C0, DEL and C1: ESC and
+// CSI start the sequences that move the cursor, clear the screen, set the
+// clipboard with OSC 52 or hide a link's target with OSC 8; BEL ends
+// some), which a server could send to the user's terminal, into spaces.
+// With lines, newlines and tabs are kept: a result's text has lines. It
+// is what mcpx writes to a terminal of what it did not write itself;
+// bytes for a pipe or a file stay as they are.
+func terminalSafe(s string, lines bool) string {
 	return strings.Map(func(r rune) rune {
+		if lines && (r == '\n' || r == '\t') {
+			return r
+		}
 		if unicode.IsControl(r) {
 			return ' '
 		}
@@ -244,6 +255,12 @@ func progressTruncate(s string, cols int) string {
 		}
 	}
 	return s
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // terminalWidth reports whether f is a terminal and its width in columns,

@@ -70,6 +70,7 @@ func Run(ctx context.Context, opts *Options) error {
 	act := newActivity()
 	seen := newObserving(log, act)
 	c := newCore(opts, seen.obs)
+	seen.labelFrom(c.pool)
 	defer c.stopTracing()
 	stopPool := c.runPool(ctx)
 	stopJobs := c.runJobs(ctx)

@@ -22,8 +22,8 @@ const (
 	bodyReadTimeout = 30 * time.Second
 	// idleConnTimeout closes a keep-alive connection with no request.
 	idleConnTimeout = 2 * time.Minute
-	// maxConns bounds connections at once; a quarter of them may be
-	// connections that have not yet made a trusted request.
+	// maxConns bounds connections at once; connections that have not yet
+	// made a trusted request have a budget of a quarter of it.
 	maxConns = 1024
 )
 
@@ -35,7 +35,8 @@ var connRefusal = func() []byte {
 
 // newConnGuard returns the connection bounds of one server: at most
 // maxConns, and no more than half the descriptors this process may open;
-// with trust, a quarter of that for connections not yet trusted
+// with trust, a budget of a quarter of that for connections not yet
+// trusted, the oldest of which makes way for a new connection
 // (hostserver trusts a connection once a request on it passes its
 // checks). The local API's peers are checked when accepted: it needs no
 // second bound.

@@ -13,6 +13,7 @@ import (
 	"mcpx/internal/localapi"
 	"mcpx/internal/principal"
 	"mcpx/internal/ui"
+	"mcpx/internal/upstream"
 )
 
 // observing is what the daemon shows of itself: metrics, the live view
@@ -42,6 +43,17 @@ func newObserving(log *slog.Logger, act *activity) *observing {
 	o.live = ui.NewLive(status)
 	o.obs = ui.NewObserver(o.metrics, o.live)
 	return o
+}
+
+// labelFrom makes the metrics label only the servers pool has and the
+// tools they listed.
+func (o *observing) labelFrom(pool *upstream.Pool) {
+	o.metrics.LabelOnly(func(server, tool string) (bool, bool) {
+		if !pool.Has(server) {
+			return false, false
+		}
+		return true, tool != "" && pool.Listed(server, tool)
+	})
 }
 
 // newView returns the live view for a listener bound to addr.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -26,9 +27,56 @@ import (
 //	              with the bytes written so far.
 //	hang          a call with {"hang": true} is never answered; any other
 //	              is answered at once.
+//	asker         a call with {"count": n} sends the host n elicitation
+//	              requests at once (with "serial": true, each once the
+//	              last is answered), and answers once all are answered.
+//	garbage       a call with {"count": n} writes n lines that are not
+//	              JSON to stdout, then answers "wrote n".
 //	crashloop     appends "start <unix ns>" to the file $MCPX_E2E_STARTS,
 //	              serves for crashAfter, then appends "exit <unix ns>"
 //	              and exits with status 3.
+
+// askerCall is the asker fixture's call: how many answers it waits for,
+// and how it answers the call.
+type askerCall struct {
+	want, got int
+	refused   bool
+	serial    bool // the next question once the last is answered
+	reply     func(any)
+	send      func(any)
+}
+
+func (c *askerCall) ask(i int) {
+	c.send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprint("ask-", i), "method": "elicitation/create",
+		"params": map[string]any{"mode": "form", "message": fmt.Sprint("question ", i),
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{}}}})
+}
+
+var asker atomic.Pointer[askerCall]
+
+// askerAnswered takes a response to one of the asker's questions (on the
+// fixture's only reader goroutine); the first refusal goes to stderr,
+// which mcpx logs.
+func askerAnswered(line []byte) {
+	c := asker.Load()
+	if c == nil {
+		return
+	}
+	var resp struct {
+		Error *struct{ Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(line, &resp)
+	if resp.Error != nil && !c.refused {
+		c.refused = true
+		fmt.Fprintln(os.Stderr, "asker: a question was refused: "+resp.Error.Message)
+	}
+	if c.got++; c.serial && c.got < c.want {
+		c.ask(c.got)
+	}
+	if c.got == c.want {
+		c.reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint("all ", c.want, " answered")}}})
+	}
+}
 
 // stderrBytes counts what stderrflood has written.
 var stderrBytes atomic.Int64
@@ -93,6 +141,7 @@ func chaosCall(name string, token, args json.RawMessage, send func(any), reply f
 		Count   int     `json:"count"`
 		Rate    int     `json:"rate"`
 		Hang    bool    `json:"hang"`
+		Serial  bool    `json:"serial"`
 	}
 	_ = json.Unmarshal(args, &a)
 	text := func(s string) any { return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}} }
@@ -123,6 +172,27 @@ func chaosCall(name string, token, args json.RawMessage, send func(any), reply f
 		reply(text(fmt.Sprintf("sent %d in %s", a.Count, time.Since(start).Round(time.Millisecond))))
 	case "stderrflood":
 		reply(text(fmt.Sprint(stderrBytes.Load())))
+	case "asker":
+		// Count elicitation/create requests to the host at once, without
+		// waiting for answers; the call is answered once all are.
+		c := &askerCall{want: a.Count, reply: reply, serial: a.Serial, send: send}
+		asker.Store(c)
+		if a.Serial {
+			c.ask(0)
+			break
+		}
+		for i := range a.Count {
+			c.ask(i)
+		}
+	case "garbage":
+		// Count lines that are not JSON on stdout, then the answer (the
+		// fixture writes nothing else meanwhile: no goroutine of its own).
+		w := bufio.NewWriterSize(os.Stdout, 64<<10)
+		for i := range a.Count {
+			fmt.Fprintf(w, "garbage line %d: not json at all\n", i)
+		}
+		w.Flush()
+		reply(text("wrote " + fmt.Sprint(a.Count)))
 	case "hang":
 		if !a.Hang {
 			reply(text("ok"))

@@ -60,6 +60,10 @@ func runFixture(name string) int {
 		if json.Unmarshal(line, &msg) != nil || msg.ID == nil {
 			continue // notifications
 		}
+		if msg.Method == "" {
+			askerAnswered(line) // a response to a question of the asker's
+			continue
+		}
 		reply := func(result any) {
 			send(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
 		}

@@ -327,6 +327,9 @@ func TestMetricsUpstreamLife(t *testing.T) {
 		"maxConcurrentCalls": 1, "queueLength": 2, "queueTimeout": "30s"}})
 	h := e.StartHost(mcpxtest.Daemon, cfg)
 	h.Initialize("2025-11-25")
+	// Listed, as hosts do: a tool is labelled by its name once its
+	// server's listing has it (or its upstream answered it with a result).
+	h.Result(h.Request("tools/list", map[string]any{}), waitLong)
 	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{}}), waitLong)
 	socket := daemonStatus(t, e, cfg).Socket
 	get := func() scrape {

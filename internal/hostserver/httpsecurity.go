@@ -256,9 +256,13 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 
 // Check applies all of a's checks (Host, Origin, token) for what else the
 // listener serves (the local API's /v1): the request's principal, or the
-// status and reason it is refused with.
+// status and reason it is refused with; a request that passes trusts its
+// connection (sock.Trust), as the MCP endpoint's do.
 func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg string) {
 	status, msg, who = a.check(r)
+	if status == 0 {
+		sock.Trust(r.Context())
+	}
 	return who, status, msg
 }
 
@@ -275,6 +279,7 @@ func (a Access) Guard(h http.Handler) http.Handler {
 			http.Error(w, msg, status)
 			return
 		}
+		sock.Trust(r.Context())
 		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), who)))
 	})
 }

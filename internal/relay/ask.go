@@ -51,6 +51,9 @@ type asks struct {
 	server string
 	owner  string // the call's host session
 	pause  pauser // stops or restarts the idle timer; nil: none
+	// end ends the call with its cause (a question past a bound,
+	// asklimit.go); nil: nothing to end.
+	end func(error)
 
 	ready chan struct{} // signalled when queued is not empty
 
@@ -58,6 +61,9 @@ type asks struct {
 	queued   []*upstream.Inbound
 	closed   bool
 	waiting  int
+	asked    int                 // questions the upstream sent during the call
+	open     []*upstream.Inbound // those not answered yet, as of the last look
+	over     bool                // a bound was passed: the call is ending
 	removers []func()
 	wg       sync.WaitGroup
 }
@@ -114,6 +120,19 @@ func (a *asks) Handle(in *upstream.Inbound) {
 	if a.closed {
 		a.mu.Unlock()
 		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended", in.Method))
+		return
+	}
+	if over := a.admitLocked(in); over != nil {
+		first := !a.over
+		a.over = true
+		a.mu.Unlock()
+		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", over.Error()))
+		if first {
+			a.log.Warn("ending a tool call: its upstream asked too many questions", "server", a.server, "limit", over.Limit, "inTotal", over.InTotal)
+			if a.end != nil {
+				a.end(over)
+			}
+		}
 		return
 	}
 	a.queued = append(a.queued, in)

@@ -260,6 +260,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	// call's end, and the upstream of the question's, in that order.
 	a := &st.asks
 	a.init(c.Asker, c.Server, c.Host, r.log, st)
+	a.end = cancel
 	q := &st.q
 	q.parent = ctx
 	defer func() {

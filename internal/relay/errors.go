@@ -35,6 +35,7 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var hostLimit *HostLimitError
 	var full *upstream.QueueFullError
 	var signIn *oauth.SignInError
+	var questions *QuestionLimitError
 	switch c, isCause := CauseOf(err); {
 	case errors.As(err, &full):
 		return mk(mcp.CodeBusy, "upstream_busy", full.Error(), map[string]any{"server": full.Server, "reason": "input_full", "limitBytes": full.Limit})
@@ -51,6 +52,8 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 		}
 		return mk(mcp.CodeBusy, "upstream_busy", busy.Error(), map[string]any{"server": busy.Server, "reason": reason,
 			"limit": busy.Limits.MaxConcurrentCalls, "queueLength": busy.Limits.QueueLength, "waitedMs": busy.Waited.Milliseconds()})
+	case errors.As(err, &questions):
+		return mk(mcp.CodeUpstreamFailed, "question_limit", questions.Error(), map[string]any{"limit": questions.Limit, "inTotal": questions.InTotal})
 	case errors.As(err, &hostLimit):
 		return mk(mcp.CodeHostLimit, "host_limit", hostLimit.Error(), map[string]any{"limit": hostLimit.Limit})
 	case isCause && (c.Kind == IdleTimeout || c.Kind == HardTimeout):

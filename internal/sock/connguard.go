@@ -9,8 +9,14 @@ import (
 
 // ConnGuard bounds the connections an HTTP server keeps: Max at once, and
 // of those at most MaxUntrusted that have not yet made a request its
-// handler trusted (see [Trust]). A connection past either bound is
-// refused at once: Refusal is written to it (an HTTP response saying
+// handler trusted (see [Trust]). With MaxUntrusted set, untrusted
+// connections have a budget of their own: a new connection past either
+// bound takes the place of the oldest untrusted one, which is closed (a
+// client that opens connections and sends nothing cannot keep a trusted
+// host out: the host's new connection is the newest, and its request is
+// trusted as soon as it comes). A connection past the bounds with no
+// untrusted one to take the place of (or with MaxUntrusted 0, past Max)
+// is refused at once: Refusal is written to it (an HTTP response saying
 // why), and it is closed after its peer has had a moment to read it.
 //
 // Wire it as an http.Server's listener ([ConnGuard.Listener]) and
@@ -24,6 +30,8 @@ type ConnGuard struct {
 	mu        sync.Mutex
 	live      int
 	untrusted int
+	oldest    *guardedConn // the untrusted connections, oldest first
+	newest    *guardedConn
 	refusing  sync.WaitGroup
 	nRefusing int
 }
@@ -72,12 +80,24 @@ func (l *guardListener) Close() error {
 // admit returns c guarded, or nil once it has refused c.
 func (g *ConnGuard) admit(c net.Conn) net.Conn {
 	g.mu.Lock()
-	full := (g.Max > 0 && g.live >= g.Max) || (g.MaxUntrusted > 0 && g.untrusted >= g.MaxUntrusted)
-	if !full {
+	full := func() bool {
+		return (g.Max > 0 && g.live >= g.Max) || (g.MaxUntrusted > 0 && g.untrusted >= g.MaxUntrusted)
+	}
+	var evicted *guardedConn
+	if full() && g.MaxUntrusted > 0 && g.oldest != nil {
+		evicted = g.oldest
+		evicted.releaseLocked()
+	}
+	if !full() {
+		gc := &guardedConn{Conn: c, g: g}
 		g.live++
 		g.untrusted++
+		g.pushLocked(gc)
 		g.mu.Unlock()
-		return &guardedConn{Conn: c, g: g}
+		if evicted != nil {
+			evicted.Conn.Close() // its server sees the read fail, and closes it
+		}
+		return gc
 	}
 	linger := g.nRefusing < maxRefusing
 	if linger {
@@ -126,7 +146,8 @@ type guardedConn struct {
 	net.Conn
 	g *ConnGuard
 
-	trusted, closed bool // under g.mu
+	trusted, closed bool         // under g.mu
+	prev, next      *guardedConn // in g's untrusted list, while untrusted and open
 }
 
 func (c *guardedConn) Close() error {
@@ -137,14 +158,45 @@ func (c *guardedConn) Close() error {
 // release gives the connection's place back, once.
 func (c *guardedConn) release() {
 	c.g.mu.Lock()
+	c.releaseLocked()
+	c.g.mu.Unlock()
+}
+
+func (c *guardedConn) releaseLocked() {
 	if !c.closed {
 		c.closed = true
 		c.g.live--
 		if !c.trusted {
 			c.g.untrusted--
+			c.g.unlinkLocked(c)
 		}
 	}
-	c.g.mu.Unlock()
+}
+
+// pushLocked adds c, untrusted, as the newest of g's untrusted list.
+func (g *ConnGuard) pushLocked(c *guardedConn) {
+	c.prev = g.newest
+	if g.newest != nil {
+		g.newest.next = c
+	} else {
+		g.oldest = c
+	}
+	g.newest = c
+}
+
+// unlinkLocked takes c out of g's untrusted list.
+func (g *ConnGuard) unlinkLocked(c *guardedConn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		g.oldest = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		g.newest = c.prev
+	}
+	c.prev, c.next = nil, nil
 }
 
 // Hijacked gives back the place of c (one of g's, or any other: then it
@@ -189,6 +241,7 @@ func Trust(ctx context.Context) {
 	if !gc.trusted && !gc.closed {
 		gc.trusted = true
 		gc.g.untrusted--
+		gc.g.unlinkLocked(gc)
 	}
 	gc.g.mu.Unlock()
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // TestConnGuard: past MaxUntrusted connections not yet trusted, a new one
-// is refused with the refusal, readable by a peer that sent a request;
-// trusting one frees its place; past Max any new one is refused; closing
-// one gives its place back.
+// takes the place of the oldest untrusted one, which is closed; trusting
+// one frees its place; past Max a new one takes an untrusted one's place,
+// and with none to take is refused with the refusal, readable by a peer
+// that sent a request; closing one gives its place back.
 func TestConnGuard(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -68,19 +69,40 @@ func TestConnGuard(t *testing.T) {
 		dial()
 		return admitted()
 	}
-	first := admit()
-	refused(dial()) // one untrusted already
-	if live, untrusted := g.Counts(); live != 1 || untrusted != 1 {
-		t.Fatalf("counts %d live, %d untrusted; want 1, 1", live, untrusted)
+	counts := func(wantLive, wantUntrusted int) {
+		t.Helper()
+		if live, untrusted := g.Counts(); live != wantLive || untrusted != wantUntrusted {
+			t.Fatalf("counts %d live, %d untrusted; want %d, %d", live, untrusted, wantLive, wantUntrusted)
+		}
 	}
-	Trust(g.ConnContext(context.Background(), first))
-	second := admit()
-	refused(dial()) // Max reached
+	// closedByServer waits for the server to close the peer of c.
+	closedByServer := func(c net.Conn, what string) {
+		t.Helper()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if b, err := io.ReadAll(c); err != nil || len(b) != 0 {
+			t.Fatalf("%s: read %q, %v; want it closed", what, b, err)
+		}
+	}
+	firstPeer := dial()
+	admitted()
+	dial()
+	second := admitted() // past MaxUntrusted: the first makes way
+	closedByServer(firstPeer, "the oldest untrusted connection, after a new one")
+	counts(1, 1)
+	Trust(g.ConnContext(context.Background(), second))
+	thirdPeer := dial()
+	admitted()
+	counts(2, 1)
+	dial()
+	fourth := admitted() // past Max: the untrusted third makes way
+	closedByServer(thirdPeer, "the untrusted connection, past Max")
+	counts(2, 1)
+	Trust(g.ConnContext(context.Background(), fourth))
+	refused(dial()) // past Max, every connection trusted
+	counts(2, 0)
 	second.Close()
 	third := admit()
-	if live, untrusted := g.Counts(); live != 2 || untrusted != 1 {
-		t.Fatalf("counts %d live, %d untrusted; want 2, 1", live, untrusted)
-	}
+	counts(2, 1)
 	// A hijacked connection gives its place back; its owner closes the
 	// connection under it.
 	g.Hijacked(third)
@@ -94,4 +116,61 @@ func TestConnGuard(t *testing.T) {
 	if live, _ := g.Counts(); live != 1 {
 		t.Fatalf("closing a hijacked connection counted it again: %d live", live)
 	}
+}
+
+// TestConnGuardNoTrust: without MaxUntrusted (peers checked when
+// accepted), nothing makes way: past Max a new connection is refused and
+// the one admitted stays open.
+func TestConnGuardNoTrust(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &ConnGuard{Max: 1, Refusal: []byte("refused\n")}
+	gl := g.Listener(ln)
+	accepted := make(chan net.Conn, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := gl.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	defer func() {
+		gl.Close()
+		<-done
+	}()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	first := dial()
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first connection was not accepted")
+	}
+	second := dial()
+	second.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, _ := io.ReadAll(second); string(b) != "refused\n" {
+		t.Fatalf("past Max read %q; want the refusal", b)
+	}
+	first.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := first.Read(make([]byte, 1)); err == nil || !isTimeout(err) {
+		t.Fatalf("the admitted connection: %v; want it open", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
 }

@@ -19,7 +19,8 @@ import (
 // are fed by its observer methods; gauges of state (hosts connected,
 // upstreams ready) are read from the Source at each scrape.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg    *prometheus.Registry
+	labels labeler
 
 	calls        *prometheus.CounterVec
 	latency      *prometheus.HistogramVec
@@ -70,6 +71,12 @@ func NewMetrics(status func() apitype.Status) *Metrics {
 	return m
 }
 
+// LabelOnly makes known decide which server and tool names label the
+// metrics; the others are counted as OtherLabel. Without it every name is
+// a label value, within the bounds. It is called before any call is
+// observed (the daemon wires it), once.
+func (m *Metrics) LabelOnly(known Known) { m.labels.known = known }
+
 // Handler serves the metrics page in Prometheus's text format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
@@ -77,7 +84,12 @@ func (m *Metrics) Handler() http.Handler {
 
 // The observer side: relay.Observer and upstream.Observer.
 
-func (m *Metrics) callStarted(c relay.CallInfo) { m.inFlight.WithLabelValues(c.Server).Inc() }
+func (m *Metrics) callStarted(c relay.CallInfo) {
+	// The tool's label is decided as the call starts, while its server's
+	// listing is there (a crash ending the call ends the listing too).
+	server, _ := m.labels.call(c.Server, c.Tool, false)
+	m.inFlight.WithLabelValues(server).Inc()
+}
 
 func (m *Metrics) jobStarted() { m.jobsInFlight.Inc() }
 
@@ -87,30 +99,40 @@ func (m *Metrics) jobEnded(status store.Status) {
 }
 
 func (m *Metrics) callEnded(c relay.CallInfo, outcome relay.Outcome, took time.Duration, err error) {
-	m.inFlight.WithLabelValues(c.Server).Dec()
-	m.calls.WithLabelValues(c.Server, c.Tool, string(outcome)).Inc()
-	m.latency.WithLabelValues(c.Server, c.Tool).Observe(took.Seconds())
+	server, tool := m.labels.call(c.Server, c.Tool, outcome == relay.OutcomeOK)
+	m.inFlight.WithLabelValues(server).Dec()
+	m.calls.WithLabelValues(server, tool, string(outcome)).Inc()
+	m.latency.WithLabelValues(server, tool).Observe(took.Seconds())
 	if cause, ok := relay.CauseOf(err); ok {
-		m.cancels.WithLabelValues(c.Server, causeName(cause)).Inc()
+		m.cancels.WithLabelValues(server, causeName(cause)).Inc()
 	}
 }
 
-func (m *Metrics) progressAdvanced(c relay.CallInfo) { m.progress.WithLabelValues(c.Server).Inc() }
+func (m *Metrics) progressAdvanced(c relay.CallInfo) {
+	m.progress.WithLabelValues(m.labels.server(c.Server)).Inc()
+}
 
 func (m *Metrics) queueWaited(server string, waited time.Duration, admitted bool) {
+	server = m.labels.server(server)
 	m.queueWaits.WithLabelValues(server, strconv.FormatBool(admitted)).Inc()
 	m.queueLatency.WithLabelValues(server).Observe(waited.Seconds())
 }
 
 func (m *Metrics) upstreamStarted(server string, restart bool) {
+	server = m.labels.pooled(server)
 	m.starts.WithLabelValues(server).Inc()
 	if restart {
 		m.restarts.WithLabelValues(server).Inc()
 	}
 }
 
-func (m *Metrics) upstreamStartFailed(server string) { m.startFails.WithLabelValues(server).Inc() }
-func (m *Metrics) upstreamCrashed(server string)     { m.crashes.WithLabelValues(server).Inc() }
+func (m *Metrics) upstreamStartFailed(server string) {
+	m.startFails.WithLabelValues(m.labels.pooled(server)).Inc()
+}
+
+func (m *Metrics) upstreamCrashed(server string) {
+	m.crashes.WithLabelValues(m.labels.pooled(server)).Inc()
+}
 
 // causeName is a cause's label: its kind, or "cancelled" for one with
 // none.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -31,6 +32,8 @@ type Conn struct {
 	nextID  int64
 	pending map[int64]*Request
 	err     error // set once the connection is dead
+
+	malformedLog malformedLog // its malformed lines, for the log
 
 	// Requests the upstream sent mcpx (see inbound.go).
 	inMu        sync.Mutex
@@ -211,6 +214,7 @@ func (c *Conn) fail(err error) error {
 	pending := c.pending
 	c.pending = make(map[int64]*Request)
 	c.mu.Unlock()
+	c.logMalformedSuppressed(c.malformedLog.flush())
 	for _, r := range pending {
 		r.err = err
 		close(r.done)
@@ -329,7 +333,10 @@ func (c *Conn) progress(params json.RawMessage) {
 // malformed handles a line that is not a valid message. When it carried the
 // id of a waiting request, that request fails: waiting on would hang it.
 func (c *Conn) malformed(msg *jsonrpc.Message, line []byte, err error) {
-	c.log.Warn("upstream sent a malformed message", "server", c.server, "err", err, "line", truncate(line, 200))
+	if more, log := c.malformedLog.note(time.Now()); log {
+		c.logMalformedSuppressed(more)
+		c.log.Warn("upstream sent a malformed message", "server", c.server, "err", err, "line", truncate(line, 200))
+	}
 	if msg != nil {
 		c.failID(msg.ID, fmt.Errorf("upstream %q sent a malformed response: %w", c.server, err))
 	}

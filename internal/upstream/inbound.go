@@ -52,6 +52,14 @@ func (in *Inbound) Cancelled() <-chan struct{} { return in.cancelled }
 // Reason is why the request was cancelled, once Cancelled is closed.
 func (in *Inbound) Reason() string { return in.reason }
 
+// Answered reports whether the request has been answered, or withdrawn
+// by the upstream.
+func (in *Inbound) Answered() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.done
+}
+
 // Reply answers the request with result.
 func (in *Inbound) Reply(result json.RawMessage) { in.answer(jsonrpc.NewResult(in.ID, result)) }
 

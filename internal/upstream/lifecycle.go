@@ -174,6 +174,29 @@ func (p *Pool) Tool(ctx context.Context, name, tool string) (t Tool, found bool,
 	return Tool{}, false, err
 }
 
+// Listed reports whether server name's tools, as last listed, include
+// tool. It lists and starts nothing, and says false for a server whose
+// tools were not listed yet: a cheap question for whoever labels calls
+// (the metrics) and must not wait.
+func (p *Pool) Listed(name, tool string) bool {
+	p.mu.Lock()
+	var tools []Tool
+	var s *Session
+	if en := p.entries[name]; en != nil {
+		s, tools = en.sess, en.idleTools
+	}
+	p.mu.Unlock()
+	if s != nil {
+		tools = s.cachedTools()
+	}
+	for i := range tools {
+		if tools[i].Name == tool {
+			return true
+		}
+	}
+	return false
+}
+
 // nextStart is when an eager server may start again: after its start
 // failures' wait and its crashes' wait.
 func (en *entry) nextStart() time.Time {
