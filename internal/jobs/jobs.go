@@ -155,6 +155,10 @@ type Manager struct {
 	unwritten map[string]ending
 	started   chan struct{} // closed once Run has recovered orphans
 	cluster   *Cluster      // the replicas as last read; nil before
+	leases    LeaseState
+	// unfenced, for tests only, makes the manager ignore the loss of its
+	// leases (it ends no call): what fencing prevents can then be seen.
+	unfenced bool
 }
 
 // New returns a manager over opts.Store; Run runs it.
@@ -208,36 +212,25 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.expire(bg)
 	stopWatch := m.watchCancels(ctx)
 	defer stopWatch()
+	leaseCtx, stopLeases := context.WithCancel(bg)
+	leasesDone := make(chan struct{})
+	go func() { defer close(leasesDone); m.keepLeases(leaseCtx) }()
 	flush := time.NewTicker(FlushInterval)
 	defer flush.Stop()
-	lease := m.opts.LeaseTerm
-	renew := time.NewTicker(lease / 3)
-	defer renew.Stop()
-	reachedSince := time.Now() // the store answered every renew since
 	expire := time.NewTicker(time.Minute)
 	defer expire.Stop()
 	for {
 		select {
 		case <-flush.C:
-			m.flush(bg)
-			m.writeEndings(bg)
-		case <-renew.C:
-			m.writes.Add(1)
-			m.beat(bg)
-			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
-				m.log.Warn("renewing job leases", "err", err)
-				reachedSince = time.Time{}
-				continue
-			}
-			if reachedSince.IsZero() {
-				reachedSince = time.Now()
-			}
-			if !m.opts.Exclusive && time.Since(reachedSince) >= lease {
-				m.recover(bg)
-			}
+			wctx, cancel := context.WithTimeout(bg, m.writeDeadline())
+			m.flush(wctx)
+			m.writeEndings(wctx)
+			cancel()
 		case <-expire.C:
 			m.expire(bg)
 		case <-ctx.Done():
+			stopLeases()
+			<-leasesDone
 			m.stop(bg)
 			return nil
 		}
@@ -254,6 +247,8 @@ func (m *Manager) stop(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.calls.Wait()
+	ctx, cancel := context.WithTimeout(ctx, m.opts.LeaseTerm)
+	defer cancel()
 	m.flush(ctx)
 	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
@@ -291,7 +286,7 @@ func (m *Manager) flush(ctx context.Context) {
 	m.mu.Unlock()
 	for _, c := range todo {
 		p := c.progressJSON()
-		m.write(func() error { return m.st.SetProgress(ctx, c.id, p) })
+		m.write(func() error { _, err := m.st.SetProgress(ctx, c.id, c.lease(), p); return err })
 	}
 }
 

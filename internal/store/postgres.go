@@ -106,7 +106,7 @@ func (s *Postgres) Close() error {
 	return nil
 }
 
-var pgStatements = newStatements(numbered, "NULL::bytea")
+var pgStatements = newStatements(numbered, "NULL::bytea", "(extract(epoch FROM clock_timestamp()) * 1000)::bigint", "id = ANY(?)")
 
 // pgDB is pgx's pool as jobsSQL's dialect.
 type pgDB struct {
@@ -133,6 +133,13 @@ func (d pgDB) query(ctx context.Context, q string, args []any, each func(scanner
 }
 
 func (pgDB) noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+func (pgDB) list(ids []string) any {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
 
 // fail wraps err as what failed; a server that cannot be reached is an
 // UnavailableError.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -48,7 +49,11 @@ CREATE TABLE IF NOT EXISTS jobs (
 	created     INTEGER NOT NULL,
 	updated     INTEGER NOT NULL,
 	finished    INTEGER NOT NULL,
-	expired     INTEGER NOT NULL DEFAULT 0
+	expired     INTEGER NOT NULL DEFAULT 0,
+	late_status TEXT NOT NULL DEFAULT '',
+	late_result BLOB,
+	late_error  TEXT NOT NULL DEFAULT '',
+	late_at     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (status, principal, key);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished);
@@ -86,7 +91,26 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
+	if err := addLateColumns(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
+	}
 	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path}, nil
+}
+
+// addLateColumns brings a store file made before jobs kept late ends to
+// the table above.
+func addLateColumns(db *sql.DB) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'late_status'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	for _, c := range []string{`late_status TEXT NOT NULL DEFAULT ''`, `late_result BLOB`, `late_error TEXT NOT NULL DEFAULT ''`, `late_at INTEGER NOT NULL DEFAULT 0`} {
+		if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Path returns the store's file.
@@ -109,7 +133,9 @@ func (s *SQLite) WatchCancels(ctx context.Context, fn func(id, why string)) erro
 	return s.cancels.watch(ctx, fn)
 }
 
-var sqliteStatements = newStatements(questionMarks, "NULL")
+// SQLite's clock is this machine's: the store is one machine's.
+var sqliteStatements = newStatements(questionMarks, "NULL", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+	"id IN (SELECT value FROM json_each(?))")
 
 // sqlDB is database/sql's driver as jobsSQL's dialect.
 type sqlDB struct{ db *sql.DB }
@@ -136,5 +162,13 @@ func (d sqlDB) query(ctx context.Context, q string, args []any, each func(scanne
 }
 
 func (sqlDB) noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func (sqlDB) list(ids []string) any {
+	b, _ := json.Marshal(ids)
+	if ids == nil {
+		b = []byte("[]")
+	}
+	return string(b)
+}
 
 func (sqlDB) fail(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }
