@@ -146,6 +146,10 @@ type JobLeases struct {
 	// the first).
 	Renewed time.Time `json:"renewed,omitzero"`
 	Error   string    `json:"error,omitempty"` // why the last renewal failed
+	// SkewMs is how far the daemon's clock is ahead of the shared
+	// store's (behind if negative), in milliseconds; leases keep to the
+	// store's.
+	SkewMs int64 `json:"skewMs,omitempty"`
 }
 
 // Cluster is the replicas sharing one store (mcpx.store), as their

@@ -63,8 +63,10 @@ func printCluster(w io.Writer, c *apitype.Cluster, now time.Time) {
 // printJobLeases says when the daemon has lost its job leases, or the
 // job store refuses their renewals: nothing when all is well.
 func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
+	if l == nil {
+		return
+	}
 	switch {
-	case l == nil:
 	case l.Lost:
 		since := "since it started"
 		if !l.Renewed.IsZero() {
@@ -76,6 +78,9 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		}
 	case l.Error != "":
 		fmt.Fprintf(w, "\njob leases: the last renewal failed (they hold until a lease term passes without one): %s\n", l.Error)
+	}
+	if skew := time.Duration(l.SkewMs) * time.Millisecond; skew.Abs() > time.Second {
+		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases keep to the store's; the times this mcpx stamps are off as much)\n", skew)
 	}
 }
 

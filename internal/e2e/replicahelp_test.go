@@ -362,11 +362,12 @@ func ownPostgres(t *testing.T) (url, dir string) {
 	return strings.TrimSpace(string(out)), dir
 }
 
-// postgresCtl runs scripts/postgres verb dir.
-func postgresCtl(t *testing.T, verb, dir string) {
+// postgresCtl runs scripts/postgres verb dir (and more, such as restart's
+// mode).
+func postgresCtl(t *testing.T, verb, dir string, more ...string) {
 	t.Helper()
 	script := filepath.Join(mcpxtest.ModuleRoot(), "scripts", "postgres")
-	if out, err := exec.Command(script, verb, dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(script, append([]string{verb, dir}, more...)...).CombinedOutput(); err != nil {
 		t.Fatalf("scripts/postgres %s: %v: %s", verb, err, out)
 	}
 }

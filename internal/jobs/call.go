@@ -67,7 +67,7 @@ func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.
 
 func (m *Manager) start(spec Spec, id string, attempt int, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: time.Now(), id: id, attempt: attempt}
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: m.opts.Clock(), id: id, attempt: attempt}
 	m.mu.Lock()
 	if !m.running {
 		m.mu.Unlock()

@@ -106,6 +106,11 @@ type Options struct {
 	// Observer, if set, hears of this manager's jobs (metrics, the live
 	// view).
 	Observer Observer
+	// Clock is this machine's clock as the manager reads it (nil:
+	// time.Now): a seam for tests of a skewed clock. Leases never read
+	// it (they are the store's); it stamps a job's start and tells how
+	// far it is off the store's (store.Clock).
+	Clock func() time.Time
 	// Replica, if set, describes this gateway to the others sharing a
 	// store that knows replicas (store.Replicas): its Address, Host, PID
 	// and Version (the manager fills Owner and Started). It heartbeats
@@ -174,6 +179,9 @@ func New(opts Options) *Manager {
 	}
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	log := opts.Logger
 	if log == nil {
@@ -256,7 +264,7 @@ func (m *Manager) stop(ctx context.Context) {
 }
 
 func (m *Manager) expire(ctx context.Context) {
-	now := time.Now()
+	now := m.opts.Clock()
 	n, err := m.st.Expire(ctx, now.Add(-m.opts.Retention), now.Add(-forgetAfter*m.opts.Retention))
 	m.writes.Add(1)
 	if err != nil {

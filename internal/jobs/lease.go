@@ -40,6 +40,10 @@ type LeaseState struct {
 	Since time.Time
 	// Err is why the last renewal failed (nil if it did not).
 	Err error
+	// Skew is how far this machine's clock is ahead of the store's
+	// (behind if negative), as the last renewal measured it; zero for a
+	// store that is this machine's.
+	Skew time.Duration
 }
 
 // Leases returns whether this manager holds its jobs' leases.
@@ -53,6 +57,7 @@ func (m *Manager) Leases() LeaseState {
 type renewal struct {
 	sent time.Time
 	err  error
+	skew time.Duration // 0 when not measured
 }
 
 // keepLeases renews the leases of this manager's jobs until ctx ends,
@@ -134,10 +139,19 @@ func (m *Manager) renew(ctx context.Context) renewal {
 	m.mu.Unlock()
 	m.writes.Add(1)
 	_, err := m.st.Renew(ctx, m.owner, ids, m.opts.LeaseTerm)
-	if err == nil {
-		m.beat(ctx)
+	r := renewal{sent: sent, err: err}
+	if err != nil {
+		return r
 	}
-	return renewal{sent: sent, err: err}
+	if c, ok := m.st.(store.Clock); ok {
+		before := m.opts.Clock()
+		if now, err := c.Now(ctx); err == nil {
+			after := m.opts.Clock()
+			r.skew = before.Add(after.Sub(before) / 2).Sub(now).Round(time.Millisecond)
+		}
+	}
+	m.beat(ctx)
+	return r
 }
 
 // noteRenewal records a renewal's outcome, and says once that the leases
@@ -149,6 +163,13 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 	if !ok {
 		return
 	}
+	if far, was := skewed(r.skew, m.opts.LeaseTerm), skewed(m.leases.Skew, m.opts.LeaseTerm); far && !was {
+		m.log.Warn("this machine's clock is off the job store's: leases keep to the store's clock, so jobs are safe, but the times this mcpx stamps (a job's start) are off as much",
+			"ahead by", r.skew)
+	} else if was && !far {
+		m.log.Info("this machine's clock keeps to the job store's again", "ahead by", r.skew)
+	}
+	m.leases.Skew = r.skew
 	if m.leases.Lost {
 		m.log.Info("holding its job leases again: the job store answers", "lost for", time.Since(m.leases.Since).Round(time.Millisecond))
 	}
@@ -191,6 +212,10 @@ func (m *Manager) leasesLost() {
 
 // lease is the lease c runs under.
 func (c *Call) lease() store.Lease { return store.Lease{Owner: c.m.owner, Attempt: c.attempt} }
+
+// skewed reports whether a clock skew is worth saying: more than a third
+// of a lease term, or a second.
+func skewed(d, term time.Duration) bool { return d.Abs() > max(term/3, time.Second) }
 
 // settle writes a job's end under the lease its call ran under. If
 // another owner took the job meanwhile (this replica lost its lease while

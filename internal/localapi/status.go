@@ -69,7 +69,7 @@ func (h *Handler) Status() apitype.Status {
 	st.Cluster = h.cluster()
 	if h.opts.Jobs != nil {
 		l := h.opts.Jobs.Leases()
-		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since}
+		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds()}
 		if l.Err != nil {
 			st.JobLeases.Error = l.Err.Error()
 		}

@@ -106,7 +106,10 @@ func (s *Postgres) Close() error {
 	return nil
 }
 
-var pgStatements = newStatements(numbered, "NULL::bytea", "(extract(epoch FROM clock_timestamp()) * 1000)::bigint", "id = ANY(?)")
+// pgNow is the server's clock in Unix milliseconds.
+const pgNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+var pgStatements = newStatements(numbered, "NULL::bytea", pgNow, "id = ANY(?)")
 
 // pgDB is pgx's pool as jobsSQL's dialect.
 type pgDB struct {
