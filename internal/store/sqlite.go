@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	// modernc.org/sqlite is SQLite compiled to Go: no cgo, so mcpx stays
 	// one static binary that cross-compiles; and no WebAssembly runtime
@@ -23,7 +24,8 @@ type SQLite struct {
 	jobsSQL
 	db      *sql.DB
 	path    string
-	cancels cancels // this process's watchers of cancels
+	file    os.FileInfo // the file as opened: see checkFile
+	cancels cancels     // this process's watchers of cancels
 }
 
 // FileName is the store's file name in the state directory.
@@ -95,7 +97,67 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
-	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path}, nil
+	fi, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the job store: %w", err)
+	}
+	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path, file: fi}, nil
+}
+
+// FileGoneError says the store's file was removed or replaced under the
+// process that opened it: what it writes goes to a file no one will read
+// again (the next start makes a new one).
+type FileGoneError struct {
+	Path string
+	Err  error // why it is gone: the stat's error, or nil for another file
+}
+
+func (e *FileGoneError) Error() string {
+	what := "replaced by another file"
+	if e.Err != nil {
+		what = "removed (" + e.Err.Error() + ")"
+	}
+	return fmt.Sprintf("the job store file %s was %s while mcpx ran: jobs can no longer be kept (restart mcpx to make a new store)", e.Path, what)
+}
+func (e *FileGoneError) Unwrap() error { return e.Err }
+
+// checkFile refuses a write to a store whose file is no longer the one
+// opened: SQLite would go on writing to the open, unlinked file, and the
+// jobs written would be lost at the next start with no word.
+func (s *SQLite) checkFile() error {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err != nil:
+		return &FileGoneError{Path: s.path, Err: err}
+	case !os.SameFile(fi, s.file):
+		return &FileGoneError{Path: s.path}
+	}
+	return nil
+}
+
+// Create, Finish and Renew check the file first (see checkFile): a job
+// is not started, ended nor kept alive in a file that is gone.
+
+func (s *SQLite) Create(ctx context.Context, j *Job, term time.Duration) error {
+	if err := s.checkFile(); err != nil {
+		return fmt.Errorf("creating job %q: %w", j.ID, err)
+	}
+	return s.jobsSQL.Create(ctx, j, term)
+}
+
+func (s *SQLite) Finish(ctx context.Context, id string, l Lease, to Status, result []byte, errText string) (bool, error) {
+	if err := s.checkFile(); err != nil {
+		return false, fmt.Errorf("finishing job %s: %w", id, err)
+	}
+	return s.jobsSQL.Finish(ctx, id, l, to, result, errText)
+}
+
+func (s *SQLite) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+	if err := s.checkFile(); err != nil {
+		return 0, fmt.Errorf("renewing job leases: %w", err)
+	}
+	return s.jobsSQL.Renew(ctx, owner, ids, term)
 }
 
 // addLateColumns brings a store file made before jobs kept late ends to
