@@ -24,7 +24,12 @@
 // a store that comes back after an outage gives each owner the time to
 // renew before anyone takes its jobs). The store's compare-and-set
 // Claim gives each orphan to one replica, which closes it or runs it
-// again: never both, never twice.
+// again: never both, never twice. Leases are the store's clock's, and
+// every write of a job carries the lease it was made under (fencing: see
+// store.Lease); a replica whose renewals go unanswered for a whole term
+// says it lost its leases and ends its idempotent calls before another
+// may take them (lease.go), and the end of a call whose job was taken
+// meanwhile is kept as the job's late result.
 //
 // When the manager stops (Run's ctx ends), its jobs' calls end with
 // relay.Stopping and their leases are released: the rows stay running,
