@@ -11,13 +11,15 @@ import (
 // transactions rolled back) and once with its immediate one (no clean
 // shutdown: crash recovery at start). Jobs started before the restart
 // end after it, and jobs start after it: every one completes with its
-// own result, and the upstreams ran each once.
+// own result, and the upstreams ran each once. The lease is the default
+// 30 s: a restart longer than a lease is a partition of every replica
+// (see TestReplicaPartitioned).
 func TestReplicasStoreRestarted(t *testing.T) {
 	nginxBinary(t)
 	for _, mode := range []string{"fast", "immediate"} {
 		t.Run(mode, func(t *testing.T) {
 			pg, dir := ownPostgres(t)
-			c := startClusterOn(t, pg, "5s")
+			c := startClusterOn(t, pg, "30s")
 			w, s := c.startWaits(t, 3, 8, "s")
 			started := time.Now()
 			postgresCtl(t, "restart", dir, mode)
