@@ -132,6 +132,24 @@ type Status struct {
 	// Cluster, when the daemon is a replica (its config names a shared
 	// store), is every replica sharing it.
 	Cluster *Cluster `json:"cluster,omitempty"`
+	// JobLeases, when the daemon keeps jobs, says whether it holds the
+	// leases of the jobs it runs.
+	JobLeases *JobLeases `json:"jobLeases,omitempty"`
+}
+
+// JobLeases is whether a daemon holds its jobs' leases: it renews them
+// every third of the lease term; once the job store has answered none
+// for a whole term, they are lost (another replica may take its jobs).
+type JobLeases struct {
+	Lost bool `json:"lost"`
+	// Renewed is when the store last answered a renewal (zero before
+	// the first).
+	Renewed time.Time `json:"renewed,omitzero"`
+	Error   string    `json:"error,omitempty"` // why the last renewal failed
+	// SkewMs is how far the daemon's clock is ahead of the shared
+	// store's (behind if negative), in milliseconds; leases keep to the
+	// store's.
+	SkewMs int64 `json:"skewMs,omitempty"`
 }
 
 // Cluster is the replicas sharing one store (mcpx.store), as their

@@ -139,6 +139,7 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintf(w, "  collision: %s\n", c)
 	}
 	printStatusJobs(env, st.Jobs, now)
+	printJobLeases(w, st.JobLeases, now)
 	printCluster(w, st.Cluster, now)
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")

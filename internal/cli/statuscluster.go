@@ -60,6 +60,30 @@ func printCluster(w io.Writer, c *apitype.Cluster, now time.Time) {
 	tw.Flush()
 }
 
+// printJobLeases says when the daemon has lost its job leases, or the
+// job store refuses their renewals: nothing when all is well.
+func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
+	if l == nil {
+		return
+	}
+	switch {
+	case l.Lost:
+		since := "since it started"
+		if !l.Renewed.IsZero() {
+			since = "for " + ago(now, l.Renewed)
+		}
+		fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
+		if l.Error != "" {
+			fmt.Fprintf(w, "  last error: %s\n", l.Error)
+		}
+	case l.Error != "":
+		fmt.Fprintf(w, "\njob leases: the last renewal failed (they hold until a lease term passes without one): %s\n", l.Error)
+	}
+	if skew := time.Duration(l.SkewMs) * time.Millisecond; skew.Abs() > time.Second {
+		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases keep to the store's; the times this mcpx stamps are off as much)\n", skew)
+	}
+}
+
 // readCluster reads the replicas from the shared store cfg names, for a
 // machine whose replica runs no daemon (mcpx serve --http).
 func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error) {

@@ -92,6 +92,9 @@ type clusterOpts struct {
 	// allowedHosts is the replicas' mcpx.http.allowedHosts (nil: nginx's
 	// host:port).
 	allowedHosts []string
+	// stores, if set, is each replica's own store URL (the same database
+	// reached another way, such as through a proxy); pg is the test's.
+	stores []string
 }
 
 // startClusterWith starts two replicas and nginx as o says.
@@ -108,8 +111,11 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	if o.allowedHosts == nil {
 		o.allowedHosts = []string{lb}
 	}
-	settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": o.allowedHosts}, "jobs": o.jobs}
 	for i := range 2 {
+		settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": o.allowedHosts}, "jobs": o.jobs}
+		if o.stores != nil {
+			settings["store"] = o.stores[i]
+		}
 		e := mcpxtest.NewEnv(t)
 		if i > 0 { // one state dir: one token file for both
 			e.Vars["XDG_STATE_HOME"] = c.envs[0].Vars["XDG_STATE_HOME"]
@@ -290,12 +296,15 @@ func runBalancer(t *testing.T, cmd *exec.Cmd, port int, more func() string) {
 	}
 }
 
-// host runs replicahost.mjs with spec (url and token filled in) and
-// decodes its report into v.
+// host runs replicahost.mjs with spec (url, unless spec names one, and
+// token filled in) and decodes its report into v.
 func (c *cluster) host(t *testing.T, spec map[string]any, v any) {
 	t.Helper()
 	node, interop := mcpxtest.Node(t)
-	spec["url"], spec["token"] = c.URL, c.Token
+	if spec["url"] == nil {
+		spec["url"] = c.URL
+	}
+	spec["token"] = c.Token
 	if spec["deadlineMs"] == nil {
 		spec["deadlineMs"] = 120000
 	}
@@ -353,11 +362,12 @@ func ownPostgres(t *testing.T) (url, dir string) {
 	return strings.TrimSpace(string(out)), dir
 }
 
-// postgresCtl runs scripts/postgres verb dir.
-func postgresCtl(t *testing.T, verb, dir string) {
+// postgresCtl runs scripts/postgres verb dir (and more, such as restart's
+// mode).
+func postgresCtl(t *testing.T, verb, dir string, more ...string) {
 	t.Helper()
 	script := filepath.Join(mcpxtest.ModuleRoot(), "scripts", "postgres")
-	if out, err := exec.Command(script, verb, dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(script, append([]string{verb, dir}, more...)...).CombinedOutput(); err != nil {
 		t.Fatalf("scripts/postgres %s: %v: %s", verb, err, out)
 	}
 }

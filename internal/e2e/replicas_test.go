@@ -176,11 +176,14 @@ func TestReplicaKilled(t *testing.T) {
 // jobs, which end while it is down. Meanwhile a call that needs no store
 // works, and one that does (mcpx_job) fails saying the store is
 // unavailable. Once it is back, every job reads completed with its result,
-// and each ran once.
+// and each ran once. The outage (the host processes it runs take seconds)
+// is shorter than the lease, the default 30 s: a longer one is, to each
+// replica, a partition of its own (TestReplicaPartitioned), and its
+// idempotent calls would end and run again.
 func TestReplicasStoreRestart(t *testing.T) {
 	nginxBinary(t)
 	pg, dir := ownPostgres(t)
-	c := startClusterOn(t, pg, "2s")
+	c := startClusterOn(t, pg, "30s")
 	w, s := c.startWaits(t, 3, 3, "s")
 	postgresCtl(t, "pause", dir)
 	var echo, job struct {

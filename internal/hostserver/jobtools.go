@@ -28,6 +28,35 @@ type jobState struct {
 	Progress         *jobs.Progress `json:"progress"`
 	Error            string         `json:"error,omitempty"`
 	Note             string         `json:"note,omitempty"`
+	// Late is the end of an earlier attempt that came after another
+	// mcpx had taken the job (its note says so).
+	Late *lateEnd `json:"late,omitempty"`
+}
+
+// lateEnd is a job's late end as a host reads it.
+type lateEnd struct {
+	Status store.Status    `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// lateText is what a job's late end says, for its text: the text of its
+// result's content, or its error.
+func lateText(l *store.Late) string {
+	var r struct {
+		Content []textContent `json:"content"`
+	}
+	_ = json.Unmarshal(l.Result, &r)
+	var texts []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			texts = append(texts, c.Text)
+		}
+	}
+	if len(texts) == 0 && l.Error != "" {
+		texts = append(texts, l.Error)
+	}
+	return fmt.Sprintf(" Its late result (%s): %s", l.Status, strings.Join(texts, "\n"))
 }
 
 type textContent struct {
@@ -137,6 +166,10 @@ func (hs *hostSession) replyJob(req *request, j *store.Job, window time.Duration
 	text := fmt.Sprintf("Job %s (%s) is %s: %s", j.ID, j.Tool, j.Status, j.Error)
 	if j.Note != "" {
 		text += " (" + j.Note + ")"
+	}
+	if j.Late != nil {
+		st.Late = &lateEnd{Status: j.Late.Status, Result: j.Late.Result, Error: j.Late.Error}
+		text += lateText(j.Late)
 	}
 	hs.replyJSON(req, jobResult{Content: []textContent{{Type: "text", Text: text}}, StructuredContent: st, IsError: true})
 }

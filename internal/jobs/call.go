@@ -44,6 +44,9 @@ type Call struct {
 	res    json.RawMessage // set before done closes
 	err    error
 	Start  time.Time
+	// attempt is the job's attempt this call runs (1 unless it runs a
+	// claimed orphan again): with the manager's owner, its lease.
+	attempt int
 
 	promoting sync.Mutex // held by Promote
 
@@ -59,12 +62,12 @@ type Call struct {
 // only the call's own ends (its cancel, the manager's stop) end. It fails
 // with ErrStopped when the manager is not running.
 func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
-	return m.start(spec, "", run)
+	return m.start(spec, "", 1, run)
 }
 
-func (m *Manager) start(spec Spec, id string, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
+func (m *Manager) start(spec Spec, id string, attempt int, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: time.Now(), id: id}
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: m.opts.Clock(), id: id, attempt: attempt}
 	m.mu.Lock()
 	if !m.running {
 		m.mu.Unlock()
@@ -213,7 +216,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
-		LeaseUntil: time.Now().Add(m.opts.LeaseTerm), Created: c.Start,
+		Attempt: c.attempt, Created: c.Start,
 	}
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)
@@ -221,7 +224,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	// Written under m.mu: the call's end (which takes it) cannot write
 	// its result before the row exists. One insert, as rare as jobs.
 	m.writes.Add(1)
-	if err := m.st.Create(ctx, j); err != nil {
+	if err := m.st.Create(ctx, j, m.opts.LeaseTerm); err != nil {
 		return "", false, err
 	}
 	c.id = j.ID
@@ -243,16 +246,20 @@ func (c *Call) end(res json.RawMessage, err error) {
 	delete(m.dirty, c)
 	if id != "" {
 		m.njobs.Add(-1)
-		delete(m.byID, id)
 		if k := c.spec.Principal + "\x00" + c.spec.Key; m.byKey[k] == c {
 			delete(m.byKey, k)
 		}
 	}
 	m.mu.Unlock()
 	if id != "" {
+		// Still in byID while its end is written: its lease is renewed,
+		// and no recovery of this manager's takes it for an orphan.
 		m.finish(c, id, res, err)
 	}
 	m.mu.Lock()
+	if id != "" && m.byID[id] == c {
+		delete(m.byID, id)
+	}
 	after := c.after
 	c.after = nil
 	m.mu.Unlock()
@@ -286,15 +293,20 @@ func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 
 // writeEnd writes a job's end and returns the status it ended with.
 func (m *Manager) writeEnd(c *Call, id string, res json.RawMessage, err error) store.Status {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), m.writeDeadline())
+	defer cancel()
 	if cause, ok := relay.CauseOf(err); ok {
 		switch cause.Kind {
 		case relay.Stopping:
 			// Left running, its lease released by stop: the next
 			// start closes it as interrupted, or runs it again.
 			if p := c.progressJSON(); p != nil {
-				m.write(func() error { return m.st.SetProgress(ctx, id, p) })
+				m.write(func() error { _, err := m.st.SetProgress(ctx, id, c.lease(), p); return err })
 			}
+			return store.Interrupted
+		case relay.LeaseLost:
+			// Left running, its lease not renewed: once it has lapsed
+			// another replica (or this one) runs it again.
 			return store.Interrupted
 		case relay.JobCancelled:
 			return store.Cancelled // CancelJob wrote it
@@ -306,38 +318,39 @@ func (m *Manager) writeEnd(c *Call, id string, res json.RawMessage, err error) s
 			return store.Cancelled
 		}
 	}
-	to, errText := store.Completed, ""
+	e := ending{lease: c.lease(), to: store.Completed, res: res, at: time.Now()}
 	switch {
 	case err != nil:
 		// The error as a host of the call would have had it, code and
 		// all, is the failed job's result.
 		rpcErr, _ := relay.RPCError(err, c.spec.Server)
-		to, res, errText = store.Failed, jsonrpc.MustMarshal(rpcErr), err.Error()
+		e.to, e.res, e.errText = store.Failed, jsonrpc.MustMarshal(rpcErr), err.Error()
 	case int64(len(res)) > m.opts.MaxResultBytes:
 		lim := &store.LimitError{Limit: "mcpx.jobs.maxResultBytes", Max: m.opts.MaxResultBytes, Got: int64(len(res))}
-		to, res, errText = store.Failed, nil, "the result was not kept: "+lim.Error()
+		e.to, e.res, e.errText = store.Failed, nil, "the result was not kept: "+lim.Error()
 	}
 	if p := c.progressJSON(); p != nil {
-		m.write(func() error { return m.st.SetProgress(ctx, id, p) })
+		m.write(func() error { _, err := m.st.SetProgress(ctx, id, c.lease(), p); return err })
 	}
-	m.writes.Add(1)
-	if _, err := m.st.Finish(ctx, id, m.owner, to, res, errText); err != nil {
+	if err := m.settle(ctx, id, e); err != nil {
 		// The store is down: the end is kept and written again at each
 		// flush until it is (the job stays running, under this owner's
 		// lease, meanwhile).
 		m.log.Warn("writing a job's end; trying again", "job", id, "err", err)
 		m.mu.Lock()
-		m.unwritten[id] = ending{to: to, res: res, errText: errText}
+		m.unwritten[id] = e
 		m.mu.Unlock()
 	}
-	return to
+	return e.to
 }
 
 // ending is a job's end that the store did not take yet.
 type ending struct {
+	lease   store.Lease
 	to      store.Status
 	res     json.RawMessage
 	errText string
+	at      time.Time // when the call ended
 }
 
 // writeEndings writes again the ends the store did not take.
@@ -349,8 +362,7 @@ func (m *Manager) writeEndings(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	for id, e := range todo {
-		m.writes.Add(1)
-		if _, err := m.st.Finish(ctx, id, m.owner, e.to, e.res, e.errText); err != nil {
+		if err := m.settle(ctx, id, e); err != nil {
 			return // still down: the next flush tries again
 		}
 		m.mu.Lock()
@@ -372,7 +384,7 @@ func (m *Manager) HasJobs() bool {
 // spec's Describe runs first, if set. cancel ends the call; the caller
 // must call Finish with its outcome.
 func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started}
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started, attempt: 1}
 	m.mu.Lock()
 	if !m.running {
 		m.mu.Unlock()

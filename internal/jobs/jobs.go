@@ -24,7 +24,12 @@
 // a store that comes back after an outage gives each owner the time to
 // renew before anyone takes its jobs). The store's compare-and-set
 // Claim gives each orphan to one replica, which closes it or runs it
-// again: never both, never twice.
+// again: never both, never twice. Leases are the store's clock's, and
+// every write of a job carries the lease it was made under (fencing: see
+// store.Lease); a replica whose renewals go unanswered for a whole term
+// says it lost its leases and ends its idempotent calls before another
+// may take them (lease.go), and the end of a call whose job was taken
+// meanwhile is kept as the job's late result.
 //
 // When the manager stops (Run's ctx ends), its jobs' calls end with
 // relay.Stopping and their leases are released: the rows stay running,
@@ -107,6 +112,11 @@ type Options struct {
 	// Observer, if set, hears of this manager's jobs (metrics, the live
 	// view).
 	Observer Observer
+	// Clock is this machine's clock as the manager reads it (nil:
+	// time.Now): a seam for tests of a skewed clock. Leases never read
+	// it (they are the store's); it stamps a job's start and tells how
+	// far it is off the store's (store.Clock).
+	Clock func() time.Time
 	// Replica, if set, describes this gateway to the others sharing a
 	// store that knows replicas (store.Replicas): its Address, Host, PID
 	// and Version (the manager fills Owner and Started). It heartbeats
@@ -156,6 +166,10 @@ type Manager struct {
 	unwritten map[string]ending
 	started   chan struct{} // closed once Run has recovered orphans
 	cluster   *Cluster      // the replicas as last read; nil before
+	leases    LeaseState
+	// unfenced, for tests only, makes the manager ignore the loss of its
+	// leases (it ends no call): what fencing prevents can then be seen.
+	unfenced bool
 }
 
 // New returns a manager over opts.Store; Run runs it.
@@ -171,6 +185,9 @@ func New(opts Options) *Manager {
 	}
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	log := opts.Logger
 	if log == nil {
@@ -209,36 +226,25 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.expire(bg)
 	stopWatch := m.watchCancels(ctx)
 	defer stopWatch()
+	leaseCtx, stopLeases := context.WithCancel(bg)
+	leasesDone := make(chan struct{})
+	go func() { defer close(leasesDone); m.keepLeases(leaseCtx) }()
 	flush := time.NewTicker(FlushInterval)
 	defer flush.Stop()
-	lease := m.opts.LeaseTerm
-	renew := time.NewTicker(lease / 3)
-	defer renew.Stop()
-	reachedSince := time.Now() // the store answered every renew since
 	expire := time.NewTicker(time.Minute)
 	defer expire.Stop()
 	for {
 		select {
 		case <-flush.C:
-			m.flush(bg)
-			m.writeEndings(bg)
-		case <-renew.C:
-			m.writes.Add(1)
-			m.beat(bg)
-			if err := m.st.Renew(bg, m.owner, time.Now().Add(lease)); err != nil {
-				m.log.Warn("renewing job leases", "err", err)
-				reachedSince = time.Time{}
-				continue
-			}
-			if reachedSince.IsZero() {
-				reachedSince = time.Now()
-			}
-			if !m.opts.Exclusive && time.Since(reachedSince) >= lease {
-				m.recover(bg)
-			}
+			wctx, cancel := context.WithTimeout(bg, m.writeDeadline())
+			m.flush(wctx)
+			m.writeEndings(wctx)
+			cancel()
 		case <-expire.C:
 			m.expire(bg)
 		case <-ctx.Done():
+			stopLeases()
+			<-leasesDone
 			m.stop(bg)
 			return nil
 		}
@@ -255,6 +261,8 @@ func (m *Manager) stop(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.calls.Wait()
+	ctx, cancel := context.WithTimeout(ctx, m.opts.LeaseTerm)
+	defer cancel()
 	m.flush(ctx)
 	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
@@ -262,7 +270,7 @@ func (m *Manager) stop(ctx context.Context) {
 }
 
 func (m *Manager) expire(ctx context.Context) {
-	now := time.Now()
+	now := m.opts.Clock()
 	n, err := m.st.Expire(ctx, now.Add(-m.opts.Retention), now.Add(-forgetAfter*m.opts.Retention))
 	m.writes.Add(1)
 	if err != nil {
@@ -292,7 +300,7 @@ func (m *Manager) flush(ctx context.Context) {
 	m.mu.Unlock()
 	for _, c := range todo {
 		p := c.progressJSON()
-		m.write(func() error { return m.st.SetProgress(ctx, c.id, p) })
+		m.write(func() error { _, err := m.st.SetProgress(ctx, c.id, c.lease(), p); return err })
 	}
 }
 

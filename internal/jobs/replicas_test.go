@@ -20,13 +20,24 @@ import (
 // schema, until stop.
 func replica(t *testing.T, url string, lease time.Duration, rerun jobs.Runner) *harness {
 	t.Helper()
+	return replicaOpts(t, url, jobs.Options{Rerun: rerun, LeaseTerm: lease})
+}
+
+// replicaOpts is replica with opts (its Store set), each of prepare
+// applied to the manager before it runs.
+func replicaOpts(t *testing.T, url string, opts jobs.Options, prepare ...func(*jobs.Manager)) *harness {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	st, err := store.OpenPostgres(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := jobs.New(jobs.Options{Store: st, Rerun: rerun, LeaseTerm: lease})
+	opts.Store = st
+	m := jobs.New(opts)
+	for _, p := range prepare {
+		p(m)
+	}
 	runCtx, stopRun := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Run(runCtx) }()
@@ -131,8 +142,8 @@ func TestOrphansOfADeadReplica(t *testing.T) {
 	for i := range n {
 		j := &store.Job{ID: fmt.Sprint("job", i), Principal: "alice", Server: "files", Tool: "export", Key: fmt.Sprint("k", i),
 			Params: json.RawMessage(`{"name":"export"}`), Idempotent: i%2 == 0, Status: store.Running,
-			Owner: "mcpx-dead", LeaseUntil: time.Now().Add(lease)}
-		if err := seed.Create(ctx, j); err != nil {
+			Owner: "mcpx-dead"}
+		if err := seed.Create(ctx, j, lease); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -20,11 +20,11 @@ type downStore struct {
 	down atomic.Bool
 }
 
-func (s *downStore) Finish(ctx context.Context, id, owner string, to store.Status, res []byte, errText string) (bool, error) {
+func (s *downStore) Finish(ctx context.Context, id string, l store.Lease, to store.Status, res []byte, errText string) (bool, error) {
 	if s.down.Load() {
 		return false, &store.UnavailableError{Where: "test", Err: errors.New("connection refused")}
 	}
-	return s.Store.Finish(ctx, id, owner, to, res, errText)
+	return s.Store.Finish(ctx, id, l, to, res, errText)
 }
 
 // A job that ends while the store is down keeps its result and writes it

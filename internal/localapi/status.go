@@ -81,6 +81,13 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 	}
 	st.Jobs = h.runningJobs()
 	st.Cluster = h.cluster()
+	if h.opts.Jobs != nil {
+		l := h.opts.Jobs.Leases()
+		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds()}
+		if l.Err != nil {
+			st.JobLeases.Error = l.Err.Error()
+		}
+	}
 	st.SignIns = h.signIns()
 	if h.opts.Jobs != nil {
 		st.JobStoreWrites = h.opts.Jobs.Writes()

@@ -20,13 +20,14 @@ const (
 	UserInterrupt                      // a person pressed Ctrl-C
 	ClientDisconnected                 // a local API client went away
 	JobCancelled                       // someone cancelled the job the call had become
+	LeaseLost                          // the replica running the job lost its lease on it
 )
 
 var kindNames = map[Kind]string{
 	HostCancelled: "host_cancelled", HostDisconnected: "host_disconnected",
 	IdleTimeout: "idle_timeout", HardTimeout: "hard_timeout", Stopping: "stopping",
 	UserInterrupt: "user_interrupt", ClientDisconnected: "client_disconnected",
-	JobCancelled: "job_cancelled",
+	JobCancelled: "job_cancelled", LeaseLost: "lease_lost",
 }
 
 // String returns the kind's snake_case name, as used in error data.
@@ -67,6 +68,8 @@ func (c *Cause) Error() string {
 			return "job cancelled with " + c.Detail
 		}
 		return "job cancelled"
+	case LeaseLost:
+		return "this mcpx lost its lease on the job (the job store did not answer in time): the call may run again elsewhere"
 	}
 	return "cancelled"
 }

@@ -40,10 +40,10 @@ func benchJob(b *testing.B, s store.Store) {
 	for b.Loop() {
 		i++
 		id := fmt.Sprint("job_", i)
-		if err := s.Create(ctx, &store.Job{ID: id, Principal: "p", Server: "s", Tool: "t", Key: "k", Status: store.Running, Owner: "o", LeaseUntil: time.Now().Add(time.Minute)}); err != nil {
+		if err := s.Create(ctx, &store.Job{ID: id, Principal: "p", Server: "s", Tool: "t", Key: "k", Status: store.Running, Owner: "o", LeaseUntil: time.Now().Add(time.Minute)}, time.Minute); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Finish(ctx, id, "o", store.Completed, []byte(`{"content":[]}`), ""); err != nil {
+		if _, err := s.Finish(ctx, id, store.Lease{Owner: "o", Attempt: 1}, store.Completed, []byte(`{"content":[]}`), ""); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := s.Get(ctx, "p", id); err != nil {

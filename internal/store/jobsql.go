@@ -35,6 +35,8 @@ type dialect interface {
 	noRows(err error) bool
 	// fail wraps err as what failed.
 	fail(what string, err error) error
+	// list binds ids as the one argument of a statement's inList.
+	list(ids []string) any
 }
 
 type scanner interface{ Scan(...any) error }
@@ -55,45 +57,55 @@ func eachRow(rows interface {
 
 // statements are the job store's SQL in one dialect's placeholders.
 type statements struct {
-	insert, get, findRunning, setProgress, finish, cancel string
-	release, renew, orphans, claim, expire, forget        string
+	insert, get, findRunning, setProgress, finish, late, cancel string
+	release, renew, orphans, claim, expire, forget              string
 	// list[byPrincipal][limited]
 	list [2][2]string
 }
 
 const columns = `id, principal, server, tool, key, params, idempotent, status, attempt, owner, lease_until,
-	progress, result, error, note, created, updated, finished, expired`
+	progress, result, error, note, created, updated, finished, expired, late_status, late_result, late_error, late_at`
 
 // newStatements writes the statements with ? placeholders through bind
 // (a dialect's numbering), once per dialect. nullBytes is a NULL that
-// reads as bytes (List leaves results out).
-func newStatements(bind func(string) string, nullBytes string) *statements {
+// reads as bytes (List leaves results out); now is the database's clock
+// in Unix milliseconds, which every lease is read and written against
+// (never a gateway's: theirs may be skewed); inList is the condition that
+// id is one of a list bound as one argument.
+func newStatements(bind func(string) string, nullBytes, now, inList string) *statements {
 	s := &statements{
 		insert: `INSERT INTO jobs (id, principal, server, tool, key, params, idempotent, status, attempt,
-			owner, lease_until, progress, error, note, created, updated, finished) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)`,
+			owner, lease_until, progress, error, note, created, updated, finished) VALUES (?,?,?,?,?,?,?,?,?,?,` + now + ` + ?,?,?,?,?,?,0)`,
 		get: `SELECT ` + columns + ` FROM jobs WHERE id = ?`,
 		findRunning: `SELECT ` + columns + ` FROM jobs
 			WHERE status = 'running' AND principal = ? AND key = ? ORDER BY created DESC LIMIT 1`,
-		setProgress: `UPDATE jobs SET progress = ?, updated = ? WHERE id = ? AND status = 'running'`,
+		// Every write of a running job names the lease it was made under
+		// (owner and attempt): a stale one matches no row.
+		setProgress: `UPDATE jobs SET progress = ?, updated = ? WHERE id = ? AND status = 'running' AND owner = ? AND attempt = ?`,
 		finish: `UPDATE jobs SET status = ?, result = ?, error = ?, updated = ?, finished = ?, lease_until = 0
-			WHERE id = ? AND status = 'running' AND owner = ?`,
+			WHERE id = ? AND status = 'running' AND owner = ? AND attempt = ?`,
+		late: `UPDATE jobs SET late_status = ?, late_result = ?, late_error = ?, late_at = ?,
+			note = CASE WHEN note = '' THEN ? ELSE note || ' ' || ? END
+			WHERE id = ? AND late_status = '' AND attempt > ?`,
 		cancel: `UPDATE jobs SET status = 'cancelled', error = ?, updated = ?, finished = ?, lease_until = 0
 			WHERE id = ? AND status = 'running'`,
 		release: `UPDATE jobs SET lease_until = 1 WHERE owner = ? AND status = 'running'`,
-		renew:   `UPDATE jobs SET lease_until = ? WHERE owner = ? AND status = 'running'`,
+		renew:   `UPDATE jobs SET lease_until = ` + now + ` + ? WHERE owner = ? AND status = 'running' AND ` + inList,
 		orphans: `SELECT ` + columns + ` FROM jobs
-			WHERE status = 'running' AND owner != ? AND lease_until < ? ORDER BY created`,
-		claim: `UPDATE jobs SET owner = ?, lease_until = ?, attempt = attempt + 1, note = ?, updated = ?
-			WHERE id = ? AND status = 'running' AND lease_until = ? AND owner != ?`,
-		expire: `UPDATE jobs SET expired = true, result = NULL, params = NULL, progress = NULL
+			WHERE status = 'running' AND lease_until < ` + now + ` - ? ORDER BY created`,
+		claim: `UPDATE jobs SET owner = ?, lease_until = ` + now + ` + ?, attempt = attempt + 1, note = ?, updated = ?
+			WHERE id = ? AND status = 'running' AND owner = ? AND attempt = ? AND lease_until < ` + now + ` - ?`,
+		expire: `UPDATE jobs SET expired = true, result = NULL, late_result = NULL, params = NULL, progress = NULL
 			WHERE NOT expired AND status != 'running' AND finished < ?`,
 		forget: `DELETE FROM jobs WHERE expired AND finished < ?`,
 	}
-	for _, p := range []*string{&s.insert, &s.get, &s.findRunning, &s.setProgress, &s.finish, &s.cancel,
+	for _, p := range []*string{&s.insert, &s.get, &s.findRunning, &s.setProgress, &s.finish, &s.late, &s.cancel,
 		&s.release, &s.renew, &s.orphans, &s.claim, &s.expire, &s.forget} {
 		*p = bind(*p)
 	}
-	list := `SELECT ` + strings.Replace(columns, "result,", nullBytes+",", 1) + ` FROM jobs WHERE NOT expired`
+	listed := strings.Replace(columns, "result,", nullBytes+",", 1)
+	listed = strings.Replace(listed, "late_result,", nullBytes+",", 1)
+	list := `SELECT ` + listed + ` FROM jobs WHERE NOT expired`
 	for mine := range 2 {
 		for limited := range 2 {
 			q := list
@@ -163,18 +175,24 @@ func scanJob(r scanner) (*Job, bool, error) {
 	var j Job
 	var status string
 	var expired flag
-	var lease, created, updated, finished int64
+	var lease, created, updated, finished, lateAt int64
+	var late Late
+	var lateStatus string
 	err := r.Scan(&j.ID, &j.Principal, &j.Server, &j.Tool, &j.Key, &j.Params, (*flag)(&j.Idempotent), &status, &j.Attempt, &j.Owner, &lease,
-		&j.Progress, &j.Result, &j.Error, &j.Note, &created, &updated, &finished, &expired)
+		&j.Progress, &j.Result, &j.Error, &j.Note, &created, &updated, &finished, &expired, &lateStatus, &late.Result, &late.Error, &lateAt)
 	if err != nil {
 		return nil, false, err
 	}
 	j.Status = Status(status)
 	j.LeaseUntil, j.Created, j.Updated, j.Finished = fromMs(lease), fromMs(created), fromMs(updated), fromMs(finished)
+	if lateStatus != "" {
+		late.Status, late.At = Status(lateStatus), fromMs(lateAt)
+		j.Late = &late
+	}
 	return &j, bool(expired), nil
 }
 
-func (s *jobsSQL) Create(ctx context.Context, j *Job) error {
+func (s *jobsSQL) Create(ctx context.Context, j *Job, term time.Duration) error {
 	if j.ID == "" || j.Principal == "" {
 		return errors.New("creating a job: it needs an id and a principal")
 	}
@@ -190,7 +208,7 @@ func (s *jobsSQL) Create(ctx context.Context, j *Job) error {
 		j.Attempt = 1
 	}
 	_, err := s.db.exec(ctx, s.q.insert, j.ID, j.Principal, j.Server, j.Tool, j.Key, j.Params, j.Idempotent, string(j.Status),
-		j.Attempt, j.Owner, ms(j.LeaseUntil), j.Progress, j.Error, j.Note, ms(j.Created), ms(j.Updated))
+		j.Attempt, j.Owner, term.Milliseconds(), j.Progress, j.Error, j.Note, ms(j.Created), ms(j.Updated))
 	if err != nil {
 		return s.db.fail(fmt.Sprintf("creating job %q", j.ID), err)
 	}
@@ -252,11 +270,8 @@ func (s *jobsSQL) FindRunning(ctx context.Context, principal, key string) (*Job,
 	return j, nil
 }
 
-func (s *jobsSQL) SetProgress(ctx context.Context, id string, progress []byte) error {
-	if _, err := s.db.exec(ctx, s.q.setProgress, progress, ms(time.Now()), id); err != nil {
-		return s.db.fail(fmt.Sprintf("writing job %q's progress", id), err)
-	}
-	return nil
+func (s *jobsSQL) SetProgress(ctx context.Context, id string, l Lease, progress []byte) (bool, error) {
+	return s.changed(ctx, fmt.Sprintf("writing job %q's progress", id), s.q.setProgress, progress, ms(time.Now()), id, l.Owner, l.Attempt)
 }
 
 // changed runs a compare-and-set update and reports whether it matched.
@@ -271,12 +286,19 @@ func (s *jobsSQL) changed(ctx context.Context, what, q string, args ...any) (boo
 	return n > 0, nil
 }
 
-func (s *jobsSQL) Finish(ctx context.Context, id, owner string, to Status, result []byte, errText string) (bool, error) {
+func (s *jobsSQL) Finish(ctx context.Context, id string, l Lease, to Status, result []byte, errText string) (bool, error) {
 	if !to.Final() {
 		return false, fmt.Errorf("finishing job %q: %q is not an end state", id, to)
 	}
 	now := any(ms(time.Now())) // boxed once for its two places: an allocation fewer (BenchmarkSQLiteJob)
-	return s.changed(ctx, "finishing job "+id, s.q.finish, string(to), result, errText, now, now, id, owner)
+	return s.changed(ctx, "finishing job "+id, s.q.finish, string(to), result, errText, now, now, id, l.Owner, l.Attempt)
+}
+
+func (s *jobsSQL) KeepLate(ctx context.Context, id string, l Lease, to Status, result []byte, errText, note string) (bool, error) {
+	if !to.Final() {
+		return false, fmt.Errorf("keeping job %q's late end: %q is not an end state", id, to)
+	}
+	return s.changed(ctx, "keeping job "+id+"'s late end", s.q.late, string(to), result, errText, ms(time.Now()), note, note, id, l.Attempt)
 }
 
 // cancelArgs are the arguments of statements.cancel.
@@ -292,19 +314,20 @@ func (s *jobsSQL) Release(ctx context.Context, owner string) error {
 	return nil
 }
 
-func (s *jobsSQL) Renew(ctx context.Context, owner string, until time.Time) error {
-	if _, err := s.db.exec(ctx, s.q.renew, ms(until), owner); err != nil {
-		return s.db.fail("renewing job leases", err)
+func (s *jobsSQL) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+	n, err := s.db.exec(ctx, s.q.renew, term.Milliseconds(), owner, s.db.list(ids))
+	if err != nil {
+		return 0, s.db.fail("renewing job leases", err)
 	}
-	return nil
+	return int(n), nil
 }
 
-func (s *jobsSQL) Orphans(ctx context.Context, self string, lapsedBefore time.Time) ([]*Job, error) {
-	return s.jobList(ctx, "finding orphaned jobs", s.q.orphans, self, ms(lapsedBefore))
+func (s *jobsSQL) Orphans(ctx context.Context, lapsedFor time.Duration) ([]*Job, error) {
+	return s.jobList(ctx, "finding orphaned jobs", s.q.orphans, lapsedFor.Milliseconds())
 }
 
-func (s *jobsSQL) Claim(ctx context.Context, id, self string, prevLease, until time.Time, note string) (bool, error) {
-	return s.changed(ctx, "claiming job "+id, s.q.claim, self, ms(until), note, ms(time.Now()), id, ms(prevLease), self)
+func (s *jobsSQL) Claim(ctx context.Context, id string, prev Lease, self string, term, lapsedFor time.Duration, note string) (bool, error) {
+	return s.changed(ctx, "claiming job "+id, s.q.claim, self, term.Milliseconds(), note, ms(time.Now()), id, prev.Owner, prev.Attempt, lapsedFor.Milliseconds())
 }
 
 func (s *jobsSQL) Expire(ctx context.Context, finishedBefore, forgetBefore time.Time) (int, error) {

@@ -71,6 +71,12 @@ var migrations = []string{
 		started bigint NOT NULL,
 		seen    bigint NOT NULL
 	);`,
+	// 6: the end of a call whose lease another gateway took meanwhile
+	// (see KeepLate).
+	`ALTER TABLE jobs ADD COLUMN late_status text NOT NULL DEFAULT '',
+		ADD COLUMN late_result bytea,
+		ADD COLUMN late_error text NOT NULL DEFAULT '',
+		ADD COLUMN late_at bigint NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.

@@ -106,7 +106,10 @@ func (s *Postgres) Close() error {
 	return nil
 }
 
-var pgStatements = newStatements(numbered, "NULL::bytea")
+// pgNow is the server's clock in Unix milliseconds.
+const pgNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+
+var pgStatements = newStatements(numbered, "NULL::bytea", pgNow, "id = ANY(?)")
 
 // pgDB is pgx's pool as jobsSQL's dialect.
 type pgDB struct {
@@ -133,6 +136,13 @@ func (d pgDB) query(ctx context.Context, q string, args []any, each func(scanner
 }
 
 func (pgDB) noRows(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+
+func (pgDB) list(ids []string) any {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
 
 // fail wraps err as what failed; a server that cannot be reached is an
 // UnavailableError.

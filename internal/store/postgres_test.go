@@ -81,7 +81,7 @@ func TestPostgresCancelNotifies(t *testing.T) {
 	defer b.Close()
 	heard, stop := watchCancels(t, a, 4)
 	defer stop()
-	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
+	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// The watcher may not be listening yet: cancel, and if nothing is
@@ -111,7 +111,7 @@ func waitListening(t *testing.T, s *store.Postgres, heard <-chan string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; ; i++ {
 		id := "probe-" + strings.Repeat("x", i%3) + time.Now().Format("150405.000000")
-		if err := s.Create(t.Context(), &store.Job{ID: id, Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
+		if err := s.Create(t.Context(), &store.Job{ID: id, Principal: "p", Status: store.Running, Owner: "a"}, time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Cancel(t.Context(), id, "probe"); err != nil {
@@ -171,7 +171,7 @@ func TestPostgresWatchReconnects(t *testing.T) {
 	heard, stop := watchCancels(t, a, 16)
 	defer stop()
 	waitListening(t, b, heard)
-	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}); err != nil {
+	if err := b.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "a"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	admin := openPG(t, url)

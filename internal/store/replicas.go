@@ -19,6 +19,22 @@ type Replicas interface {
 	Replicas(ctx context.Context) ([]Replica, error)
 }
 
+// Clock is a store shared by gateways on several machines, whose clock
+// (the database's) decides leases: a gateway reads it to see how far its
+// own clock is off.
+type Clock interface {
+	// Now returns the store's time.
+	Now(ctx context.Context) (time.Time, error)
+}
+
+func (s *Postgres) Now(ctx context.Context) (time.Time, error) {
+	var now int64
+	if err := s.pool.QueryRow(ctx, `SELECT `+pgNow).Scan(&now); err != nil {
+		return time.Time{}, s.fail("reading the store's clock", err)
+	}
+	return fromMs(now), nil
+}
+
 // Replica is one gateway sharing the store.
 type Replica struct {
 	Owner   string // the owner its job leases name

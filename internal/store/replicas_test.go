@@ -30,14 +30,14 @@ func TestPostgresReplicas(t *testing.T) {
 	}
 	lease := now.Add(30 * time.Second)
 	for _, id := range []string{"j1", "j2"} {
-		if err := a.Create(ctx, &store.Job{ID: id, Principal: "p", Status: store.Running, Owner: "mcpx-a", LeaseUntil: lease}); err != nil {
+		if err := a.Create(ctx, &store.Job{ID: id, Principal: "p", Status: store.Running, Owner: "mcpx-a"}, time.Until(lease)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := a.Create(ctx, &store.Job{ID: "j3", Principal: "p", Status: store.Running, Owner: "mcpx-a", LeaseUntil: now}); err != nil {
+	if err := a.Create(ctx, &store.Job{ID: "j3", Principal: "p", Status: store.Running, Owner: "mcpx-a", LeaseUntil: now}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Finish(ctx, "j3", "mcpx-a", store.Completed, nil, ""); err != nil {
+	if _, err := a.Finish(ctx, "j3", store.Lease{Owner: "mcpx-a", Attempt: 1}, store.Completed, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.Replicas(ctx)
@@ -45,7 +45,7 @@ func TestPostgresReplicas(t *testing.T) {
 		t.Fatalf("Replicas: %+v %v", got, err)
 	}
 	if g := got[0]; g.Owner != "mcpx-a" || g.Address != ra.Address || g.Host != "a" || g.PID != 11 || g.Jobs != 2 ||
-		g.LeaseUntil.UnixMilli() != lease.UnixMilli() || g.Seen.Before(now.Add(-time.Second)) || g.Started.UnixMilli() != ra.Started.UnixMilli() {
+		g.LeaseUntil.Sub(lease).Abs() > time.Second || g.Seen.Before(now.Add(-time.Second)) || g.Started.UnixMilli() != ra.Started.UnixMilli() {
 		t.Errorf("replica A as B sees it: %+v", g)
 	}
 	if g := got[1]; g.Owner != "mcpx-b" || g.Jobs != 0 || !g.LeaseUntil.IsZero() {

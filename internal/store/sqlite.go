@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	// modernc.org/sqlite is SQLite compiled to Go: no cgo, so mcpx stays
 	// one static binary that cross-compiles; and no WebAssembly runtime
@@ -22,7 +24,8 @@ type SQLite struct {
 	jobsSQL
 	db      *sql.DB
 	path    string
-	cancels cancels // this process's watchers of cancels
+	file    os.FileInfo // the file as opened: see checkFile
+	cancels cancels     // this process's watchers of cancels
 }
 
 // FileName is the store's file name in the state directory.
@@ -48,7 +51,11 @@ CREATE TABLE IF NOT EXISTS jobs (
 	created     INTEGER NOT NULL,
 	updated     INTEGER NOT NULL,
 	finished    INTEGER NOT NULL,
-	expired     INTEGER NOT NULL DEFAULT 0
+	expired     INTEGER NOT NULL DEFAULT 0,
+	late_status TEXT NOT NULL DEFAULT '',
+	late_result BLOB,
+	late_error  TEXT NOT NULL DEFAULT '',
+	late_at     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (status, principal, key);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished);
@@ -86,7 +93,86 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
-	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path}, nil
+	if err := addLateColumns(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the job store: %w", err)
+	}
+	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path, file: fi}, nil
+}
+
+// FileGoneError says the store's file was removed or replaced under the
+// process that opened it: what it writes goes to a file no one will read
+// again (the next start makes a new one).
+type FileGoneError struct {
+	Path string
+	Err  error // why it is gone: the stat's error, or nil for another file
+}
+
+func (e *FileGoneError) Error() string {
+	what := "replaced by another file"
+	if e.Err != nil {
+		what = "removed (" + e.Err.Error() + ")"
+	}
+	return fmt.Sprintf("the job store file %s was %s while mcpx ran: jobs can no longer be kept (restart mcpx to make a new store)", e.Path, what)
+}
+func (e *FileGoneError) Unwrap() error { return e.Err }
+
+// checkFile refuses a write to a store whose file is no longer the one
+// opened: SQLite would go on writing to the open, unlinked file, and the
+// jobs written would be lost at the next start with no word.
+func (s *SQLite) checkFile() error {
+	fi, err := os.Stat(s.path)
+	switch {
+	case err != nil:
+		return &FileGoneError{Path: s.path, Err: err}
+	case !os.SameFile(fi, s.file):
+		return &FileGoneError{Path: s.path}
+	}
+	return nil
+}
+
+// Create, Finish and Renew check the file first (see checkFile): a job
+// is not started, ended nor kept alive in a file that is gone.
+
+func (s *SQLite) Create(ctx context.Context, j *Job, term time.Duration) error {
+	if err := s.checkFile(); err != nil {
+		return fmt.Errorf("creating job %q: %w", j.ID, err)
+	}
+	return s.jobsSQL.Create(ctx, j, term)
+}
+
+func (s *SQLite) Finish(ctx context.Context, id string, l Lease, to Status, result []byte, errText string) (bool, error) {
+	if err := s.checkFile(); err != nil {
+		return false, fmt.Errorf("finishing job %s: %w", id, err)
+	}
+	return s.jobsSQL.Finish(ctx, id, l, to, result, errText)
+}
+
+func (s *SQLite) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+	if err := s.checkFile(); err != nil {
+		return 0, fmt.Errorf("renewing job leases: %w", err)
+	}
+	return s.jobsSQL.Renew(ctx, owner, ids, term)
+}
+
+// addLateColumns brings a store file made before jobs kept late ends to
+// the table above.
+func addLateColumns(db *sql.DB) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'late_status'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	for _, c := range []string{`late_status TEXT NOT NULL DEFAULT ''`, `late_result BLOB`, `late_error TEXT NOT NULL DEFAULT ''`, `late_at INTEGER NOT NULL DEFAULT 0`} {
+		if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Path returns the store's file.
@@ -109,7 +195,9 @@ func (s *SQLite) WatchCancels(ctx context.Context, fn func(id, why string)) erro
 	return s.cancels.watch(ctx, fn)
 }
 
-var sqliteStatements = newStatements(questionMarks, "NULL")
+// SQLite's clock is this machine's: the store is one machine's.
+var sqliteStatements = newStatements(questionMarks, "NULL", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+	"id IN (SELECT value FROM json_each(?))")
 
 // sqlDB is database/sql's driver as jobsSQL's dialect.
 type sqlDB struct{ db *sql.DB }
@@ -136,5 +224,13 @@ func (d sqlDB) query(ctx context.Context, q string, args []any, each func(scanne
 }
 
 func (sqlDB) noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func (sqlDB) list(ids []string) any {
+	b, _ := json.Marshal(ids)
+	if ids == nil {
+		b = []byte("[]")
+	}
+	return string(b)
+}
 
 func (sqlDB) fail(what string, err error) error { return fmt.Errorf("%s: %w", what, err) }

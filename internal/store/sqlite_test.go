@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"mcpx/internal/store"
 	"mcpx/internal/store/storetest"
@@ -54,10 +55,10 @@ func TestSQLiteReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "o"}); err != nil {
+	if err := s.Create(t.Context(), &store.Job{ID: "j", Principal: "p", Status: store.Running, Owner: "o"}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.Finish(t.Context(), "j", "o", store.Completed, []byte(`{"ok":true}`), ""); !ok || err != nil {
+	if ok, err := s.Finish(t.Context(), "j", store.Lease{Owner: "o", Attempt: 1}, store.Completed, []byte(`{"ok":true}`), ""); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	s.Close()

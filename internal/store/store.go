@@ -20,13 +20,22 @@
 //   - A job belongs to the principal that created it. Get names an id it
 //     never had ([ErrUnknown]), another principal's ([ErrForeign]), and
 //     one whose result retention removed ([ErrExpired]).
-//   - Every status change is a compare-and-set on (status, owner): a job
-//     ends once, and only its owner (the gateway process running it, by
-//     its lease) ends it, except a cancel, which any holder of the id may
-//     make and which wins over a result that comes after it.
+//   - Every write of a running job (progress, end, renewal) is a
+//     compare-and-set on its status and the [Lease] it was made under
+//     (owner and attempt): a job ends once, and only its owner (the
+//     gateway process running it) ends it, except a cancel, which any
+//     holder of the id may make and which wins over a result that comes
+//     after it. A write under a lease that another owner has taken since
+//     (Claim) changes nothing: that is fencing.
 //   - An owner holds a lease on its running jobs and renews it; a running
 //     job whose lease has lapsed is an orphan, for another owner to
 //     close as interrupted or claim to run again (Orphans, Claim).
+//   - Leases are times of the store's own clock (the database's), given
+//     and compared there: the gateways' clocks, which may be skewed,
+//     never decide whether a lease has lapsed.
+//   - The end of a call made under a lease another owner took meanwhile
+//     (a gateway cut off from the store while its call ran on) is not
+//     lost: KeepLate keeps it beside the job's own end, as its late end.
 //
 // Methods are safe for concurrent use; Close waits for none of them.
 package store
@@ -84,12 +93,35 @@ type Job struct {
 	Created  time.Time
 	Updated  time.Time
 	Finished time.Time // zero while running
+	// Late, if set, is the end of an earlier attempt whose lease another
+	// owner took while its call ran on (see KeepLate).
+	Late *Late
+}
+
+// Lease names one holding of a running job: the owner that runs it and
+// the attempt it runs. A claim makes a new one.
+type Lease struct {
+	Owner   string
+	Attempt int
+}
+
+// Lease returns the job's lease as it was read.
+func (j *Job) Lease() Lease { return Lease{Owner: j.Owner, Attempt: j.Attempt} }
+
+// Late is the end of a call that came after its lease was taken.
+type Late struct {
+	Status Status // Completed or Failed
+	Result []byte // opaque, as Job.Result; nil in List
+	Error  string
+	At     time.Time
 }
 
 // Store is the durable home of jobs.
 type Store interface {
-	// Create inserts j, which must be Running, with a fresh id.
-	Create(ctx context.Context, j *Job) error
+	// Create inserts j, which must be Running, with a fresh id, and a
+	// lease for its owner of term from now by the store's clock
+	// (j.LeaseUntil is not read).
+	Create(ctx context.Context, j *Job, term time.Duration) error
 	// Get returns principal's job id; "" as principal reads any job (the
 	// local user's CLI). Errors: ErrUnknown, ErrForeign, ErrExpired.
 	Get(ctx context.Context, principal, id string) (*Job, error)
@@ -98,27 +130,37 @@ type Store interface {
 	List(ctx context.Context, principal string, limit int) ([]*Job, error)
 	// FindRunning returns principal's running job with key, or nil.
 	FindRunning(ctx context.Context, principal, key string) (*Job, error)
-	// SetProgress writes a running job's progress (callers coalesce).
-	SetProgress(ctx context.Context, id string, progress []byte) error
+	// SetProgress writes a running job's progress (callers coalesce), if
+	// it runs under lease l; ok is false when it does not.
+	SetProgress(ctx context.Context, id string, l Lease, progress []byte) (ok bool, err error)
 	// Finish ends id with status to and result or errText, if it is
-	// Running and owned by owner. ok is false when it was not (cancelled
+	// Running under lease l. ok is false when it was not (cancelled
 	// meanwhile, or claimed by another owner): nothing was written.
-	Finish(ctx context.Context, id, owner string, to Status, result []byte, errText string) (ok bool, err error)
+	Finish(ctx context.Context, id string, l Lease, to Status, result []byte, errText string) (ok bool, err error)
+	// KeepLate keeps the end of a call made under lease l, which another
+	// owner has claimed since (so Finish refused it), as the job's late
+	// end, and adds note to the job's note. ok is false when l was not
+	// superseded by a claim, or the job keeps a late end already.
+	KeepLate(ctx context.Context, id string, l Lease, to Status, result []byte, errText, note string) (ok bool, err error)
 	// Cancel ends a running job as Cancelled with why, whoever owns it;
 	// ok is false if it had ended already.
 	Cancel(ctx context.Context, id, why string) (ok bool, err error)
 	// Release gives up owner's lease on its running jobs (a clean stop):
 	// they are orphans at once.
 	Release(ctx context.Context, owner string) error
-	// Renew extends owner's lease on all its running jobs to until.
-	Renew(ctx context.Context, owner string, until time.Time) error
-	// Orphans returns the running jobs not owned by self whose lease
-	// ended before lapsedBefore.
-	Orphans(ctx context.Context, self string, lapsedBefore time.Time) ([]*Job, error)
-	// Claim makes self the owner of orphan id, found with lease
-	// prevLease, for a new attempt, noting note; ok is false if another
-	// owner claimed or ended it first.
-	Claim(ctx context.Context, id, self string, prevLease, until time.Time, note string) (ok bool, err error)
+	// Renew extends owner's lease on those of ids that are running and
+	// its own to term from now by the store's clock, and returns how many
+	// it extended.
+	Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error)
+	// Orphans returns the running jobs whose lease ended at least
+	// lapsedFor ago by the store's clock, whoever owns them (a negative
+	// lapsedFor reaches leases that have not ended yet).
+	Orphans(ctx context.Context, lapsedFor time.Duration) ([]*Job, error)
+	// Claim makes self the owner of orphan id, found under lease prev,
+	// for a new attempt with a lease of term, noting note, if its lease
+	// still is prev and ended at least lapsedFor ago; ok is false if
+	// another owner claimed, renewed or ended it first.
+	Claim(ctx context.Context, id string, prev Lease, self string, term, lapsedFor time.Duration, note string) (ok bool, err error)
 	// Expire removes the results of jobs that ended before finishedBefore
 	// (their ids then read ErrExpired), and forgets those ids once they
 	// ended before forgetBefore. It returns how many jobs it expired.

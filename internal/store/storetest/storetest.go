@@ -30,6 +30,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		"RejectsBadCreates": testBadCreates,
 		"ClaimRace":         testClaimRace,
 		"CancelWatch":       testCancelWatch,
+		"Fencing":           testFencing,
+		"LateEnd":           testLateEnd,
+		"StoreClock":        testStoreClock,
+		"RenewListed":       testRenewListed,
 	}
 	for name, fn := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -48,9 +52,14 @@ func newJob(id, principal string) *store.Job {
 	}
 }
 
+// lease is owner's lease on a job of its first attempt.
+func lease(owner string) store.Lease { return store.Lease{Owner: owner, Attempt: 1} }
+
+// create creates j with a lease that ends at j.LeaseUntil (this
+// machine's clock and the store's are one in the tests).
 func create(t *testing.T, s store.Store, j *store.Job) {
 	t.Helper()
-	if err := s.Create(context.Background(), j); err != nil {
+	if err := s.Create(context.Background(), j, time.Until(j.LeaseUntil)); err != nil {
 		t.Fatalf("Create(%s): %v", j.ID, err)
 	}
 }
@@ -76,7 +85,7 @@ func testCreateGet(t *testing.T, s store.Store) {
 	if got := get(t, s, "", "j1"); got.Principal != "alice" {
 		t.Fatalf("any-principal read: %+v", got)
 	}
-	if err := s.Create(context.Background(), newJob("j1", "alice")); err == nil {
+	if err := s.Create(context.Background(), newJob("j1", "alice"), time.Minute); err == nil {
 		t.Fatal("a second job with the same id was created")
 	}
 }
@@ -96,7 +105,7 @@ func testIDErrors(t *testing.T, s store.Store) {
 	if !errors.As(err, &idErr) || idErr.ID != "mine" {
 		t.Fatalf("error does not name the id: %v", err)
 	}
-	if ok, err := s.Finish(ctx, "mine", "owner-a", store.Completed, []byte(`{}`), ""); !ok || err != nil {
+	if ok, err := s.Finish(ctx, "mine", lease("owner-a"), store.Completed, []byte(`{}`), ""); !ok || err != nil {
 		t.Fatalf("Finish: %v %v", ok, err)
 	}
 	if _, err := s.Expire(ctx, time.Now().Add(time.Second), time.Time{}); err != nil {
@@ -115,13 +124,13 @@ func testIDErrors(t *testing.T, s store.Store) {
 func testFinishOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	create(t, s, newJob("j", "alice"))
-	if ok, err := s.Finish(ctx, "j", "owner-b", store.Completed, []byte(`{"x":1}`), ""); ok || err != nil {
+	if ok, err := s.Finish(ctx, "j", lease("owner-b"), store.Completed, []byte(`{"x":1}`), ""); ok || err != nil {
 		t.Fatalf("a non-owner finished the job: %v %v", ok, err)
 	}
-	if ok, err := s.Finish(ctx, "j", "owner-a", store.Completed, []byte(`{"x":1}`), ""); !ok || err != nil {
+	if ok, err := s.Finish(ctx, "j", lease("owner-a"), store.Completed, []byte(`{"x":1}`), ""); !ok || err != nil {
 		t.Fatalf("owner's Finish: %v %v", ok, err)
 	}
-	if ok, _ := s.Finish(ctx, "j", "owner-a", store.Failed, nil, "late"); ok {
+	if ok, _ := s.Finish(ctx, "j", lease("owner-a"), store.Failed, nil, "late"); ok {
 		t.Fatal("a finished job finished again")
 	}
 	if ok, _ := s.Cancel(ctx, "j", "late cancel"); ok {
@@ -131,7 +140,7 @@ func testFinishOnce(t *testing.T, s store.Store) {
 	if got.Status != store.Completed || string(got.Result) != `{"x":1}` || got.Finished.IsZero() {
 		t.Fatalf("after finish: %+v", got)
 	}
-	if _, err := s.Finish(ctx, "j", "owner-a", store.Running, nil, ""); err == nil {
+	if _, err := s.Finish(ctx, "j", lease("owner-a"), store.Running, nil, ""); err == nil {
 		t.Fatal("Finish to running was accepted")
 	}
 }
@@ -142,7 +151,7 @@ func testCancelWinsResult(t *testing.T, s store.Store) {
 	if ok, err := s.Cancel(ctx, "j", "cancelled with mcpx jobs cancel"); !ok || err != nil {
 		t.Fatalf("Cancel: %v %v", ok, err)
 	}
-	if ok, _ := s.Finish(ctx, "j", "owner-a", store.Completed, []byte(`{}`), ""); ok {
+	if ok, _ := s.Finish(ctx, "j", lease("owner-a"), store.Completed, []byte(`{}`), ""); ok {
 		t.Fatal("a result after the cancel replaced it")
 	}
 	got := get(t, s, "alice", "j")
@@ -154,15 +163,15 @@ func testCancelWinsResult(t *testing.T, s store.Store) {
 func testProgress(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	create(t, s, newJob("j", "alice"))
-	if err := s.SetProgress(ctx, "j", []byte(`{"progress":3}`)); err != nil {
-		t.Fatal(err)
+	if ok, err := s.SetProgress(ctx, "j", lease("owner-a"), []byte(`{"progress":3}`)); !ok || err != nil {
+		t.Fatal(ok, err)
 	}
 	if got := get(t, s, "alice", "j"); string(got.Progress) != `{"progress":3}` {
 		t.Fatalf("progress %s", got.Progress)
 	}
-	s.Finish(ctx, "j", "owner-a", store.Completed, nil, "")
-	if err := s.SetProgress(ctx, "j", []byte(`{"progress":4}`)); err != nil {
-		t.Fatal(err)
+	s.Finish(ctx, "j", lease("owner-a"), store.Completed, nil, "")
+	if ok, err := s.SetProgress(ctx, "j", lease("owner-a"), []byte(`{"progress":4}`)); ok || err != nil {
+		t.Fatal(ok, err)
 	}
 	if got := get(t, s, "alice", "j"); string(got.Progress) != `{"progress":3}` {
 		t.Fatalf("progress after the end changed to %s", got.Progress)
@@ -180,7 +189,7 @@ func testFindRunning(t *testing.T, s store.Store) {
 	if got, _ := s.FindRunning(ctx, "bob", "same"); got != nil {
 		t.Fatal("another principal's job was found")
 	}
-	s.Finish(ctx, "j", "owner-a", store.Completed, nil, "")
+	s.Finish(ctx, "j", lease("owner-a"), store.Completed, nil, "")
 	if got, _ := s.FindRunning(ctx, "alice", "same"); got != nil {
 		t.Fatal("a finished job was found running")
 	}
@@ -194,7 +203,7 @@ func testList(t *testing.T, s store.Store) {
 		create(t, s, j)
 	}
 	create(t, s, newJob("b0", "bob"))
-	s.Finish(ctx, "a0", "owner-a", store.Completed, []byte(`{"big":1}`), "")
+	s.Finish(ctx, "a0", lease("owner-a"), store.Completed, []byte(`{"big":1}`), "")
 	got, err := s.List(ctx, "alice", 0)
 	if err != nil || len(got) != 3 || got[0].ID != "a2" || got[2].ID != "a0" {
 		t.Fatalf("List(alice) = %v, %v", ids(got), err)
@@ -226,25 +235,26 @@ func testOrphans(t *testing.T, s store.Store) {
 	dead := newJob("dead", "alice")
 	dead.Owner, dead.LeaseUntil = "owner-dead", now.Add(-time.Second)
 	create(t, s, dead)
-	mine := newJob("mine", "alice")
-	mine.Owner, mine.LeaseUntil = "owner-b", now.Add(-time.Second)
-	create(t, s, mine)
-	got, err := s.Orphans(ctx, "owner-b", now)
+	got, err := s.Orphans(ctx, 0)
 	if err != nil || len(got) != 1 || got[0].ID != "dead" {
 		t.Fatalf("Orphans = %v, %v", ids(got), err)
 	}
-	// Renewing a lease keeps a job out of the orphans.
-	if err := s.Renew(ctx, "owner-dead", now.Add(time.Minute)); err != nil {
-		t.Fatal(err)
+	// A lease that ended less than lapsedFor ago is not an orphan's yet.
+	if got, _ := s.Orphans(ctx, time.Minute); len(got) != 0 {
+		t.Fatalf("Orphans(lapsed for a minute) = %v", ids(got))
 	}
-	if got, _ := s.Orphans(ctx, "owner-b", now); len(got) != 0 {
+	// Renewing a lease keeps a job out of the orphans.
+	if n, err := s.Renew(ctx, "owner-dead", []string{"dead"}, time.Minute); n != 1 || err != nil {
+		t.Fatal(n, err)
+	}
+	if got, _ := s.Orphans(ctx, 0); len(got) != 0 {
 		t.Fatalf("renewed job is an orphan: %v", ids(got))
 	}
 	// A released job is an orphan at once.
 	if err := s.Release(ctx, "owner-a"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Orphans(ctx, "owner-b", now); len(got) != 1 || got[0].ID != "live" {
+	if got, _ := s.Orphans(ctx, time.Minute); len(got) != 1 || got[0].ID != "live" {
 		t.Fatalf("released job: %v", ids(got))
 	}
 }
@@ -254,14 +264,14 @@ func testClaimOnce(t *testing.T, s store.Store) {
 	j := newJob("j", "alice")
 	j.Owner, j.LeaseUntil = "owner-dead", time.Now().Add(-time.Second)
 	create(t, s, j)
-	orphans, _ := s.Orphans(ctx, "owner-b", time.Now())
+	orphans, _ := s.Orphans(ctx, 0)
 	if len(orphans) != 1 {
 		t.Fatalf("orphans %v", ids(orphans))
 	}
 	o := orphans[0]
 	var wins int
 	for _, who := range []string{"owner-b", "owner-c"} {
-		ok, err := s.Claim(ctx, o.ID, who, o.LeaseUntil, time.Now().Add(time.Minute), "run again")
+		ok, err := s.Claim(ctx, o.ID, o.Lease(), who, time.Minute, 0, "run again")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,7 +292,7 @@ func testExpire(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	create(t, s, newJob("old", "alice"))
 	create(t, s, newJob("running", "alice"))
-	s.Finish(ctx, "old", "owner-a", store.Completed, []byte(`{}`), "")
+	s.Finish(ctx, "old", lease("owner-a"), store.Completed, []byte(`{}`), "")
 	n, err := s.Expire(ctx, time.Now().Add(time.Second), time.Time{})
 	if err != nil || n != 1 {
 		t.Fatalf("Expire = %d, %v", n, err)
@@ -318,7 +328,7 @@ func testConcurrentFinish(t *testing.T, s store.Store) {
 				var ok bool
 				var err error
 				if how == "finish" {
-					ok, err = s.Finish(ctx, id, "owner-a", store.Completed, nil, "")
+					ok, err = s.Finish(ctx, id, lease("owner-a"), store.Completed, nil, "")
 				} else {
 					ok, err = s.Cancel(ctx, id, "race")
 				}
@@ -344,16 +354,16 @@ func testConcurrentFinish(t *testing.T, s store.Store) {
 func testBadCreates(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	j := newJob("", "alice")
-	if err := s.Create(ctx, j); err == nil {
+	if err := s.Create(ctx, j, time.Minute); err == nil {
 		t.Fatal("a job without an id was created")
 	}
 	j = newJob("x", "")
-	if err := s.Create(ctx, j); err == nil {
+	if err := s.Create(ctx, j, time.Minute); err == nil {
 		t.Fatal("a job without a principal was created")
 	}
 	j = newJob("y", "alice")
 	j.Status = store.Completed
-	if err := s.Create(ctx, j); err == nil {
+	if err := s.Create(ctx, j, time.Minute); err == nil {
 		t.Fatal("a finished job was created")
 	}
 }
@@ -374,13 +384,13 @@ func testClaimRace(t *testing.T, s store.Store) {
 	won := map[string]string{}
 	for _, who := range []string{"owner-b", "owner-c"} {
 		wg.Go(func() {
-			orphans, err := s.Orphans(ctx, who, time.Now())
+			orphans, err := s.Orphans(ctx, 0)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			for _, o := range orphans {
-				ok, err := s.Claim(ctx, o.ID, who, o.LeaseUntil, time.Now().Add(time.Minute), "claimed by "+who)
+				ok, err := s.Claim(ctx, o.ID, o.Lease(), who, time.Minute, 0, "claimed by "+who)
 				if err != nil {
 					t.Error(err)
 				}
@@ -405,10 +415,10 @@ func testClaimRace(t *testing.T, s store.Store) {
 		if who == other {
 			other = "owner-c"
 		}
-		if ok, _ := s.Finish(ctx, id, other, store.Interrupted, nil, "x"); ok {
+		if ok, _ := s.Finish(ctx, id, store.Lease{Owner: other, Attempt: 1}, store.Interrupted, nil, "x"); ok {
 			t.Errorf("%s ended by %s, which lost the claim", id, other)
 		}
-		if ok, err := s.Finish(ctx, id, who, store.Interrupted, nil, "x"); !ok || err != nil {
+		if ok, err := s.Finish(ctx, id, store.Lease{Owner: who, Attempt: 2}, store.Interrupted, nil, "x"); !ok || err != nil {
 			t.Errorf("%s not ended by its claimant %s: %v", id, who, err)
 		}
 	}
@@ -479,7 +489,7 @@ func testCancelWatch(t *testing.T, s store.Store) {
 	if ok, _ := s.Cancel(ctx, "j", "again"); ok {
 		t.Fatal("an ended job was cancelled")
 	}
-	s.Finish(ctx, "none", "owner-a", store.Completed, nil, "")
+	s.Finish(ctx, "none", lease("owner-a"), store.Completed, nil, "")
 	select {
 	case id := <-heard:
 		t.Fatalf("heard %q of a cancel that changed nothing", id)
