@@ -48,6 +48,10 @@ func (d *doctor) servers(ctx context.Context, cfg *config.Config) {
 		}()
 	}
 	wg.Wait()
+	for name, e := range cfg.Unconfigured {
+		results = append(results, check{Kind: "server", Name: name, Level: levelFail, Detail: "not configured: " + e.Reason()})
+	}
+	slices.SortStableFunc(results, func(a, b check) int { return strings.Compare(a.Name, b.Name) })
 	d.checks = append(d.checks, results...)
 }
 

@@ -40,8 +40,25 @@ func loadConfig(env *Env, path string) (*config.Config, config.Paths, error) {
 	if err != nil {
 		return nil, paths, err
 	}
-	cfg, err := config.Load(abs, &config.LoadOptions{Lookup: env.LookupEnv})
+	cfg, err := config.Load(abs, &config.LoadOptions{Lookup: env.LookupEnv, PerServer: true})
 	return cfg, paths, err
+}
+
+// configVars returns the values this process's environment has for the
+// ${VAR}s the config file at path names (unset ones left out): what mcpx
+// reload hands the daemon, whose environment may lack them.
+func configVars(env *Env, path string) map[string]string {
+	vars := map[string]string{}
+	// Every reference is looked up, set or not: an unset one reads as
+	// empty here, so that the server's later references are reached too.
+	_, _ = config.Load(path, &config.LoadOptions{PerServer: true, Lookup: func(name string) (string, bool) {
+		v, ok := env.LookupEnv(name)
+		if ok {
+			vars[name] = v
+		}
+		return v, true
+	}})
+	return vars
 }
 
 // client returns a client for the daemon of cfg, without starting one.

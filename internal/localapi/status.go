@@ -3,6 +3,9 @@ package localapi
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
@@ -79,12 +82,49 @@ func (h *Handler) Status() apitype.Status {
 			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt, PerHost: s.PerHost, HostSessions: s.HostSessions,
 		})
 	}
+	if unconf := h.unconfigured(); len(unconf) > 0 {
+		for name, why := range unconf {
+			st.Upstreams = append(st.Upstreams, apitype.Upstream{Name: name, State: StateUnconfigured, LastError: why})
+		}
+		slices.SortFunc(st.Upstreams, func(a, b apitype.Upstream) int { return strings.Compare(a.Name, b.Name) })
+	}
+	if h.opts.ReloadFailure != nil {
+		st.ReloadFailure = h.opts.ReloadFailure()
+	}
 	return st
+}
+
+// StateUnconfigured is the state status gives a server whose entry in
+// the config has a mistake of its own: it does not run, and the other
+// servers do.
+const StateUnconfigured = "unconfigured"
+
+// unconfigured returns the running config's unconfigured servers and
+// why, each reason the field and its mistake (the file is status's own).
+func (h *Handler) unconfigured() map[string]string {
+	cfg := h.relay.Config()
+	if cfg == nil || len(cfg.Unconfigured) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(cfg.Unconfigured))
+	for name, e := range cfg.Unconfigured {
+		out[name] = e.Reason()
+	}
+	return out
 }
 
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 	snap := h.catalog.Snapshot(r.Context())
 	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
+	if unconf := h.unconfigured(); len(unconf) > 0 {
+		out.Errors = maps.Clone(snap.Errors) // the snapshot's is shared
+		if out.Errors == nil {
+			out.Errors = map[string]string{}
+		}
+		for name, why := range unconf {
+			out.Errors[name] = "not configured: " + why
+		}
+	}
 	for _, t := range snap.Search(r.URL.Query().Get("q"), 0) {
 		out.Tools = append(out.Tools, apitype.Tool{
 			Name: t.Name, Server: t.Server, Tool: t.Tool, Title: t.Title,
@@ -164,7 +204,11 @@ func (h *Handler) serveReload(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Reload == nil {
 		return statusErr(http.StatusNotImplemented, errors.New("this daemon cannot reload its config"))
 	}
-	res, err := h.opts.Reload()
+	var req apitype.ReloadRequest
+	if err := decodeBody(r, &req); err != nil && !errors.Is(err, io.EOF) {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("reading reload request: %w", err))
+	}
+	res, err := h.opts.Reload(req.Env)
 	if err != nil {
 		return statusErr(http.StatusBadRequest, err)
 	}
