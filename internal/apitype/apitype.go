@@ -184,7 +184,7 @@ type HostProfile struct {
 
 // Upstream is one configured server's state.
 type Upstream struct {
-	Name       string    `json:"name"`
+	Name string `json:"name"`
 	// State is idle, starting, ready, failed, stopped (after an idle
 	// stop) or unconfigured (its entry in the config has a mistake, which
 	// LastError names; it does not run).
