@@ -43,8 +43,9 @@ type Env struct {
 	Build      string // config.BuildID of this executable
 	Executable string // this executable, for the default config and the daemon
 
-	// RunDaemon runs the daemon until ctx ends.
-	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error
+	// RunDaemon runs the daemon until ctx ends, calling ready (which may
+	// be nil) once it serves.
+	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger, ready func()) error
 	// ServeInProcess serves one host on conn with upstreams of its own.
 	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// LookInProcess is ServeInProcess for a gateway that only looks (mcpx

@@ -42,7 +42,9 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 			logLevelFlag(fs, &logLevel, "info", "log")
 			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
-		run: func(ctx context.Context, env *Env, args []string) error {
+		run: func(ctx context.Context, env *Env, args []string) (err error) {
+			ready := takeReadyPipe(env)
+			defer func() { ready.done(err) }()
 			if storeURL != "" && !strings.HasPrefix(storeURL, "postgres://") && !strings.HasPrefix(storeURL, "postgresql://") {
 				return usagef("invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database")
 			}
@@ -75,7 +77,7 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 				w = f
 			}
 			log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-			err = env.RunDaemon(ctx, cfg, files, log)
+			err = env.RunDaemon(ctx, cfg, files, log, func() { ready.done(nil) })
 			if errors.Is(err, ErrDaemonRunning) {
 				return &exitError{ExitTransport, err}
 			}

@@ -132,7 +132,11 @@ func startDaemon(env *Env, cfg *config.Config, files config.DaemonFiles) error {
 	cmd.Env = daemonEnv(env)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("starting the daemon: %v: %s", err, strings.TrimSpace(string(out)))
+		msg := strings.TrimPrefix(strings.TrimSpace(string(out)), "mcpx: ")
+		if msg == "" {
+			msg = fmt.Sprintf("starting the daemon: %v (see %s)", err, files.Log)
+		}
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -150,7 +154,7 @@ func daemonEnv(env *Env) []string {
 }
 
 // spawnDetached starts the real daemon in its own session with output to
-// logFile, and does not wait for it.
+// logFile, and returns once it serves, or with its start error.
 func spawnDetached(env *Env, cfg *config.Config, logFile string) error {
 	if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
 		return err
@@ -164,12 +168,24 @@ func spawnDetached(env *Env, cfg *config.Config, logFile string) error {
 	if cfg.File != "" {
 		args = append(args, "--config", cfg.File)
 	}
-	cmd := exec.Command(env.Executable, args...)
-	cmd.Env = daemonEnv(env)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	ready, readyW, err := os.Pipe()
+	if err != nil {
 		return fmt.Errorf("starting the daemon: %w", err)
 	}
-	return cmd.Process.Release()
+	cmd := exec.Command(env.Executable, args...)
+	cmd.Env = append(daemonEnv(env), readyEnv+"=3")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.ExtraFiles = []*os.File{readyW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		ready.Close()
+		return fmt.Errorf("starting the daemon: %w", err)
+	}
+	if err := cmd.Process.Release(); err != nil {
+		ready.Close()
+		return err
+	}
+	return awaitReady(ready, logFile)
 }

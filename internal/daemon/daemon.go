@@ -139,6 +139,9 @@ func Run(ctx context.Context, opts *Options) error {
 	apiGuard := newConnGuard(false)
 	srv := httpServer(act.track(api), log, apiGuard)
 	go func() { serveErr <- srv.Serve(apiGuard.Listener(&peerCheckListener{Listener: ln, log: log})) }()
+	if opts.Ready != nil {
+		opts.Ready() // the socket listens: clients connect from now on
+	}
 
 	// HTTP hosts cannot start a daemon: one that listens for them stays.
 	idleExit := opts.Config.DaemonIdleExit
