@@ -81,7 +81,8 @@ func commands() []*command {
 	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdImport(), cmdInstall(), cmdUninstall(), cmdDoctor(), cmdDemo(), cmdVersion()}
 }
 
-// usageError is a mistake in the command line: exit 2, with the verb's help.
+// usageError is a mistake in the command line: exit 2, with one line
+// saying so and where the verb's help is.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -109,7 +110,7 @@ func Run(ctx context.Context, args []string, env *Env) int {
 				fmt.Fprint(env.Stdout, verbHelp(c))
 				return ExitOK
 			}
-			fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[1], mainHelp())
+			fmt.Fprintf(env.Stderr, "mcpx: unknown command %q (see mcpx help)\n", args[1])
 			return ExitUsage
 		}
 		w := env.Stdout
@@ -122,7 +123,7 @@ func Run(ctx context.Context, args []string, env *Env) int {
 	}
 	c := lookup(args[0])
 	if c == nil {
-		fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[0], mainHelp())
+		fmt.Fprintf(env.Stderr, "mcpx: unknown command %q (see mcpx help)\n", args[0])
 		return ExitUsage
 	}
 	if c.rawArgs {
@@ -139,7 +140,7 @@ func Run(ctx context.Context, args []string, env *Env) int {
 			fmt.Fprint(env.Stdout, verbHelp(c))
 			return ExitOK
 		}
-		fmt.Fprintf(env.Stderr, "mcpx %s: %v\n\n%s", c.name, err, verbHelp(c))
+		fmt.Fprint(env.Stderr, usageLine(c, err.Error()))
 		return ExitUsage
 	}
 	if c.noArgs && len(rest) > 0 {
@@ -209,7 +210,7 @@ func report(env *Env, c *command, err error) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "mcpx %s: %s\n\n%s", c.name, ue.msg, verbHelp(c))
+		fmt.Fprint(env.Stderr, usageLine(c, ue.msg))
 		return ExitUsage
 	case errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "mcpx: %v\n", ce)
@@ -223,6 +224,12 @@ func report(env *Env, c *command, err error) int {
 		fmt.Fprintf(env.Stderr, "mcpx: %v\n", err)
 		return ExitTransport
 	}
+}
+
+// usageLine is what a usage error prints: one line, as Go's own tools do,
+// pointing at the help rather than burying the error under it.
+func usageLine(c *command, msg string) string {
+	return fmt.Sprintf("mcpx %s: %s (see mcpx %s --help)\n", c.name, msg, c.name)
 }
 
 // errSilent is an exitError's error when the verb already said everything.

@@ -108,8 +108,8 @@ func TestImportUsage(t *testing.T) {
 	vars := xdgVars(t)
 	for _, args := range [][]string{{"import"}, {"import", "a", "b", "c"}, {"import", "notahost"}, {"install"}, {"install", "claude-desktop", "--http"}, {"uninstall"}, {"doctor", "x"}} {
 		_, errOut, code := run(t, vars, args...)
-		if code != ExitUsage || !strings.Contains(errOut, "Usage: mcpx "+args[0]) {
-			t.Errorf("%v: exit %d, want 2 with help:\n%s", args, code, errOut)
+		if code != ExitUsage || !strings.HasSuffix(errOut, " (see mcpx "+args[0]+" --help)\n") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, want 2 with one line pointing at the help:\n%s", args, code, errOut)
 		}
 	}
 	if _, errOut, code := run(t, vars, "import", "cursor"); code != ExitToolError || !strings.Contains(errOut, "reading Cursor's config") {

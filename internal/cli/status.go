@@ -33,7 +33,17 @@ long, whether progress resets it, and whether that is built in, from the
 config's mcpx.hosts or the default for a host mcpx does not know), each
 upstream server (state, pid, protocol revision, calls in flight), every
 call in flight with its latest progress, and each HTTP server's sign-in
-(mcpx login) with its token's expiry. Exit status 3 when no daemon runs.
+(mcpx login) with its token's expiry. A server whose entry in the config
+has a mistake of its own is "unconfigured", with the mistake; a reload of a
+config file that did not load is shown, with why, until one succeeds.
+
+The PID is the server's own. Each stdio server runs under a supervisor of
+its own, an "mcpx shim" process (it stops everything the server starts when
+the server ends): about 20-25 MB of resident memory each, most of it the
+mcpx executable's pages, shared with the daemon and the other shims.
+
+With no daemon running, status lists the config's servers (none runs) and
+exits 3.
 
 When the config names a shared store (mcpx.store), status shows the cluster
 too: every replica sharing the store, with its address, machine, last
