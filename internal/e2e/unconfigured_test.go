@@ -61,6 +61,10 @@ func TestUnconfiguredServer(t *testing.T) {
 	if want := `mcpx: unknown tool "remote.echo": server "remote" is not configured: ` + why + "\n"; code != 2 || errb != want {
 		t.Errorf("call on the unconfigured server: exit %d, stderr %q; want 2, %q", code, errb, want)
 	}
+	_, errb, code = e.Run(waitLong, "call", "--config", cfg, "nosuch.echo", `{}`)
+	if want := `mcpx: unknown tool "nosuch.echo": no server "nosuch" (the servers are good; see mcpx tools)` + "\n"; code != 2 || errb != want {
+		t.Errorf("call on a server that does not exist: exit %d, stderr %q; want 2, %q", code, errb, want)
+	}
 	out, _, code = e.Run(waitLong, "doctor", "--config", cfg, "--timeout", "30s")
 	if code != 1 || !strings.Contains(out, "fail  server  remote: not configured: "+why) || !strings.Contains(out, "ok    server  good:") {
 		t.Errorf("doctor: exit %d, want 1 with remote failing and good ok:\n%s", code, out)
