@@ -156,6 +156,7 @@ func TestUsageErrors(t *testing.T) {
 		{"status watch and json", []string{"status", "--watch", "--json"}, "mcpx status: --watch and --json do not go together"},
 		{"restart needs a server", []string{"restart"}, "mcpx restart: restart takes one server name"},
 		{"restart takes one server", []string{"restart", "a", "b"}, "mcpx restart: restart takes one server name"},
+		{"restart of an unknown server", []string{"restart", "nosuch"}, `mcpx restart: no server "nosuch" in the config (the servers are demo)`},
 		{"ui takes no argument", []string{"ui", "now"}, `mcpx ui: unexpected argument "now"`},
 		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`},
 		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`},

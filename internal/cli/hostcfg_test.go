@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,9 +88,16 @@ func TestImport(t *testing.T) {
 		t.Errorf("a same-named server was not reported:\n%s", out)
 	}
 	after, _ := os.ReadFile(cfgFile)
-	if !strings.HasPrefix(string(after), "{\n  \"$schema\": \"x\",\n  \"mcpx\": {\"idleTimeout\": \"1m\"},\n  \"mcpServers\": {\n") ||
-		!strings.Contains(string(after), "    \"sentry\": {\"command\": \"mine\"}\n") {
-		t.Errorf("the user's config was not kept as it was around the new servers:\n%s", after)
+	// The servers taken follow the user's own, in the host's order.
+	if !strings.HasPrefix(string(after), "{\n  \"$schema\": \"x\",\n  \"mcpx\": {\"idleTimeout\": \"1m\"},\n  \"mcpServers\": {\n    \"sentry\": {\"command\": \"mine\"},\n") {
+		t.Errorf("the user's config was not kept as it was before the new servers:\n%s", after)
+	}
+	var order []string
+	for _, name := range []string{`"sentry"`, `"airtable"`, `"linear"`, `"sentry-2"`} {
+		order = append(order, fmt.Sprint(strings.Index(string(after), "    "+name+": ")))
+	}
+	if got := strings.Join(order, " "); !sortedInts(order) {
+		t.Errorf("servers at offsets %s: want sentry (the user's), then airtable, linear, sentry-2 as the host lists them:\n%s", got, after)
 	}
 	cfg, err := config.Parse(after, cfgFile, &config.LoadOptions{Lookup: anyVar})
 	if err != nil {
@@ -335,4 +344,17 @@ func TestDoctorStaleEntry(t *testing.T) {
 	if !strings.Contains(out, `ok    host    cursor: `) || !strings.Contains(out, `"gw" runs `+other+`, another mcpx than this one (/nonexistent/mcpx)`) {
 		t.Errorf("another mcpx: exit %d\n%s", code, out)
 	}
+}
+
+// sortedInts reports whether the decimal numbers in s ascend, none negative.
+func sortedInts(s []string) bool {
+	prev := -1
+	for _, v := range s {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= prev {
+			return false
+		}
+		prev = n
+	}
+	return true
 }
