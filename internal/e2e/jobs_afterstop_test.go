@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -33,6 +36,23 @@ func TestJobsForPeople(t *testing.T) {
 	if out, _, code := e.Run(relayWait, "exec", script, "--config", cfg); code != 0 || out != "Los Angeles\n" {
 		t.Errorf("exec printed %q (exit %d), want Los Angeles unquoted", out, code)
 	}
+
+	// A job's call counts among its server's calls in flight, as the
+	// metrics count it.
+	long := strings.TrimSpace(run(0, "call", "--background", "demo.wait", `{"seconds": 60}`))
+	for deadline := time.Now().Add(relayWait); ; time.Sleep(50 * time.Millisecond) {
+		var st apitype.Status
+		if err := json.Unmarshal([]byte(run(0, "status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Upstreams) == 1 && st.Upstreams[0].InFlight == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never counted the running job's call in flight: %+v", st.Upstreams)
+		}
+	}
+	run(0, "jobs", "cancel", long)
 
 	run(0, "stop")
 	list := run(0, "jobs")

@@ -54,7 +54,7 @@ func (h *Handler) Status() apitype.Status {
 		st.HTTPSessions = h.opts.HTTPSessions()
 	}
 	calls := h.relay.Registry().Snapshot()
-	inFlight := map[string]int{}
+	inFlight := h.relay.InFlight() // every tool call, jobs' included
 	for _, c := range calls {
 		call := apitype.InFlightCall{
 			ID: c.ID, Host: c.Host.Session, Method: c.Method, Server: c.Server,
@@ -62,9 +62,6 @@ func (h *Handler) Status() apitype.Status {
 		}
 		if c.Updates > 0 {
 			call.Progress = &apitype.Progress{Progress: c.Progress, Total: c.Total, Message: c.Message}
-		}
-		if c.Server != "" {
-			inFlight[c.Server]++
 		}
 		st.Calls = append(st.Calls, call)
 	}
