@@ -143,6 +143,13 @@ func Run(ctx context.Context, args []string, env *Env) int {
 		fmt.Fprint(env.Stderr, usageLine(c, err.Error()))
 		return ExitUsage
 	}
+	if f := fs.Lookup("config"); f != nil && f.Value.String() == "" {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "config" })
+		if given {
+			return report(env, c, usagef("--config needs a file (leave it out for the default config)"))
+		}
+	}
 	if c.noArgs && len(rest) > 0 {
 		return report(env, c, usagef("unexpected argument %q", rest[0]))
 	}

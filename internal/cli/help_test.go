@@ -159,6 +159,8 @@ func TestUsageErrors(t *testing.T) {
 		{"restart of an unknown server", []string{"restart", "nosuch"}, `mcpx restart: no server "nosuch" in the config (the servers are demo)`},
 		{"ui takes no argument", []string{"ui", "now"}, `mcpx ui: unexpected argument "now"`},
 		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`},
+		{"stop with an empty config", []string{"stop", "--config", ""}, "mcpx stop: --config needs a file (leave it out for the default config)"},
+		{"doctor with an empty config", []string{"doctor", "--config="}, "mcpx doctor: --config needs a file (leave it out for the default config)"},
 		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`},
 		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`},
 		{"daemon log level", []string{"daemon", "--log-level", "loud"}, `mcpx daemon: invalid log level "loud"`},

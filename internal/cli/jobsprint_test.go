@@ -50,3 +50,20 @@ func TestJobOutput(t *testing.T) {
 	fmt.Fprintf(&all, "$ mcpx status (jobs)\n%s", out)
 	golden(t, "jobs-output", all.String())
 }
+
+// TestDoctorOtherDaemon: doctor names a daemon of the built-in config as
+// such, not as config "", and says how to stop any other daemon.
+func TestDoctorOtherDaemon(t *testing.T) {
+	for _, tc := range []struct {
+		st   apitype.Status
+		want string
+	}{
+		{apitype.Status{PID: 42, Version: "v1"}, "a daemon for the built-in config (no config file) runs: pid 42, version v1; stop it with mcpx stop (from the binary that started it) or kill 42"},
+		{apitype.Status{PID: 7, Version: "v2", Config: "/c.json"}, "a daemon for config /c.json runs: pid 7, version v2; stop it with mcpx stop --config /c.json (from the binary that started it) or kill 7"},
+	} {
+		got := fmt.Sprintf("a daemon for %s runs: pid %d, version %s; %s", configName(tc.st.Config), tc.st.PID, tc.st.Version, stopHint(&tc.st))
+		if got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
