@@ -135,6 +135,9 @@ type Status struct {
 	// JobLeases, when the daemon keeps jobs, says whether it holds the
 	// leases of the jobs it runs.
 	JobLeases *JobLeases `json:"jobLeases,omitempty"`
+	// ReloadFailure, while the latest reload of the config file failed,
+	// says why; the daemon runs the config before it.
+	ReloadFailure *ReloadFailure `json:"reloadFailure,omitempty"`
 }
 
 // JobLeases is whether a daemon holds its jobs' leases: it renews them
@@ -199,8 +202,11 @@ type HostProfile struct {
 
 // Upstream is one configured server's state.
 type Upstream struct {
-	Name       string    `json:"name"`
-	State      string    `json:"state"` // idle, starting, ready, failed, stopped (after an idle stop)
+	Name string `json:"name"`
+	// State is idle, starting, ready, failed, stopped (after an idle
+	// stop) or unconfigured (its entry in the config has a mistake, which
+	// LastError names; it does not run).
+	State      string    `json:"state"`
 	PID        int       `json:"pid,omitempty"`
 	Protocol   string    `json:"protocol,omitempty"`
 	ServerName string    `json:"serverName,omitempty"`
@@ -338,6 +344,22 @@ type CancelRequest struct {
 // PathReload re-reads the daemon's config file (POST).
 const PathReload = "/v0/reload"
 
+// ReloadRequest is the body of POST PathReload, which may be empty. Env
+// holds values of the ${VAR}s the config names, as the client's
+// environment has them: the daemon expands the file with these over its
+// own environment, from this reload on (its later reloads included).
+type ReloadRequest struct {
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// ReloadFailure is why the daemon's latest reload of its config file
+// failed: the daemon runs the config it had before, until a reload
+// succeeds.
+type ReloadFailure struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error"`
+}
+
 // ReloadResult is the reply to POST PathReload: which servers were added,
 // removed, changed (those are restarted; their calls in flight end with an
 // error saying so) or left alone since the config of the previous POST (or
@@ -349,6 +371,9 @@ type ReloadResult struct {
 	Unchanged []string `json:"unchanged"`
 	// Ignored lists settings that changed but need a restart (mcpx stop).
 	Ignored []string `json:"ignored,omitempty"`
+	// Unconfigured names the servers whose entry has a mistake of its own
+	// (an unset ${VAR}, a bad field), and the mistake: they do not run.
+	Unconfigured map[string]string `json:"unconfigured,omitempty"`
 }
 
 // Paths of the job API: the list (GET), a background call (POST a

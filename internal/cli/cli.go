@@ -43,8 +43,9 @@ type Env struct {
 	Build      string // config.BuildID of this executable
 	Executable string // this executable, for the default config and the daemon
 
-	// RunDaemon runs the daemon until ctx ends.
-	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error
+	// RunDaemon runs the daemon until ctx ends, calling ready (which may
+	// be nil) once it serves.
+	RunDaemon func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger, ready func()) error
 	// ServeInProcess serves one host on conn with upstreams of its own.
 	ServeInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// LookInProcess is ServeInProcess for a gateway that only looks (mcpx
@@ -80,7 +81,8 @@ func commands() []*command {
 	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdImport(), cmdInstall(), cmdUninstall(), cmdDoctor(), cmdDemo(), cmdVersion()}
 }
 
-// usageError is a mistake in the command line: exit 2, with the verb's help.
+// usageError is a mistake in the command line: exit 2, with one line
+// saying so and where the verb's help is.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -108,7 +110,7 @@ func Run(ctx context.Context, args []string, env *Env) int {
 				fmt.Fprint(env.Stdout, verbHelp(c))
 				return ExitOK
 			}
-			fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[1], mainHelp())
+			fmt.Fprintf(env.Stderr, "mcpx: unknown command %q (see mcpx help)\n", args[1])
 			return ExitUsage
 		}
 		w := env.Stdout
@@ -121,7 +123,7 @@ func Run(ctx context.Context, args []string, env *Env) int {
 	}
 	c := lookup(args[0])
 	if c == nil {
-		fmt.Fprintf(env.Stderr, "mcpx: unknown command %q\n\n%s", args[0], mainHelp())
+		fmt.Fprintf(env.Stderr, "mcpx: unknown command %q (see mcpx help)\n", args[0])
 		return ExitUsage
 	}
 	if c.rawArgs {
@@ -138,8 +140,15 @@ func Run(ctx context.Context, args []string, env *Env) int {
 			fmt.Fprint(env.Stdout, verbHelp(c))
 			return ExitOK
 		}
-		fmt.Fprintf(env.Stderr, "mcpx %s: %v\n\n%s", c.name, err, verbHelp(c))
+		fmt.Fprint(env.Stderr, usageLine(c, err.Error()))
 		return ExitUsage
+	}
+	if f := fs.Lookup("config"); f != nil && f.Value.String() == "" {
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "config" })
+		if given {
+			return report(env, c, usagef("--config needs a file (leave it out for the default config)"))
+		}
 	}
 	if c.noArgs && len(rest) > 0 {
 		return report(env, c, usagef("unexpected argument %q", rest[0]))
@@ -208,7 +217,7 @@ func report(env *Env, c *command, err error) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "mcpx %s: %s\n\n%s", c.name, ue.msg, verbHelp(c))
+		fmt.Fprint(env.Stderr, usageLine(c, ue.msg))
 		return ExitUsage
 	case errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "mcpx: %v\n", ce)
@@ -222,6 +231,12 @@ func report(env *Env, c *command, err error) int {
 		fmt.Fprintf(env.Stderr, "mcpx: %v\n", err)
 		return ExitTransport
 	}
+}
+
+// usageLine is what a usage error prints: one line, as Go's own tools do,
+// pointing at the help rather than burying the error under it.
+func usageLine(c *command, msg string) string {
+	return fmt.Sprintf("mcpx %s: %s (see mcpx %s --help)\n", c.name, msg, c.name)
 }
 
 // errSilent is an exitError's error when the verb already said everything.

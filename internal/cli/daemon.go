@@ -37,12 +37,14 @@ reads, awaits and cancels any job, and takes a dead replica's jobs after
 its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 		setFlags: func(fs *flag.FlagSet) {
 			configFlag(fs, &configPath)
-			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and exit")
+			fs.BoolVar(&background, "background", false, "start the daemon detached, with its log in the state dir, and return once it serves (exit 3 with its error if it cannot start)")
 			fs.StringVar(&logFile, "log", "", "append the log to `file` instead of stderr (at 10 MiB it becomes file.1)")
 			logLevelFlag(fs, &logLevel, "info", "log")
 			fs.StringVar(&storeURL, "store", "", "keep jobs in the PostgreSQL server at `url` (postgres://…), shared with other replicas, instead of mcpx.store")
 		},
-		run: func(ctx context.Context, env *Env, args []string) error {
+		run: func(ctx context.Context, env *Env, args []string) (err error) {
+			ready := takeReadyPipe(env)
+			defer func() { ready.done(err) }()
 			if storeURL != "" && !strings.HasPrefix(storeURL, "postgres://") && !strings.HasPrefix(storeURL, "postgresql://") {
 				return usagef("invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database")
 			}
@@ -75,7 +77,7 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 				w = f
 			}
 			log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
-			err = env.RunDaemon(ctx, cfg, files, log)
+			err = env.RunDaemon(ctx, cfg, files, log, func() { ready.done(nil) })
 			if errors.Is(err, ErrDaemonRunning) {
 				return &exitError{ExitTransport, err}
 			}

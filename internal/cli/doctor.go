@@ -112,7 +112,7 @@ func (d *doctor) run(ctx context.Context) {
 	case cfg.File == "":
 		d.add("config", "config", levelInfo, "no config file: mcpx runs its built-in demo config (%d server)", len(cfg.Servers))
 	default:
-		d.add("config", cfg.File, levelOK, "loads: %d servers", len(cfg.Servers))
+		d.add("config", cfg.File, levelOK, "loads: %d servers", len(cfg.Servers)+len(cfg.Unconfigured))
 	}
 	if err == nil {
 		d.servers(ctx, cfg)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
 	"mcpx/internal/localclient"
@@ -48,6 +49,10 @@ func (d *doctor) servers(ctx context.Context, cfg *config.Config) {
 		}()
 	}
 	wg.Wait()
+	for name, e := range cfg.Unconfigured {
+		results = append(results, check{Kind: "server", Name: name, Level: levelFail, Detail: "not configured: " + e.Reason()})
+	}
+	slices.SortStableFunc(results, func(a, b check) int { return strings.Compare(a.Name, b.Name) })
 	d.checks = append(d.checks, results...)
 }
 
@@ -287,6 +292,23 @@ func (d *doctor) files(cfg *config.Config, paths config.Paths) {
 	}
 }
 
+// configName names a daemon's config: its file, or the built-in one.
+func configName(file string) string {
+	if file == "" {
+		return "the built-in config (no config file)"
+	}
+	return fmt.Sprintf("config %s", file)
+}
+
+// stopHint says how to stop a daemon of another config or build.
+func stopHint(st *apitype.Status) string {
+	cmd := "mcpx stop"
+	if st.Config != "" {
+		cmd += " --config " + st.Config
+	}
+	return fmt.Sprintf("stop it with %s (from the binary that started it) or kill %d", cmd, st.PID)
+}
+
 // daemons looks for daemons of this user: this build's for this config,
 // and any other that still answers.
 func (d *doctor) daemons(ctx context.Context, cfg *config.Config, paths config.Paths) {
@@ -313,7 +335,7 @@ func (d *doctor) daemons(ctx context.Context, cfg *config.Config, paths config.P
 		case st.Config == cfg.File:
 			d.add("daemon", sock, levelWarn, "a daemon of another build (version %s, pid %d) still serves this config: hosts started by that build still use it; stop it with mcpx stop from that binary, or kill %d", st.Version, st.PID, st.PID)
 		default:
-			d.add("daemon", sock, levelInfo, "a daemon for config %q runs: pid %d, version %s", st.Config, st.PID, st.Version)
+			d.add("daemon", sock, levelInfo, "a daemon for %s runs: pid %d, version %s; %s", configName(st.Config), st.PID, st.Version, stopHint(st))
 		}
 	}
 }

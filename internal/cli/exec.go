@@ -84,7 +84,11 @@ timeout, 130 interrupted.`,
 				return printJobID(env, j.ID, rawJSON)
 			}
 			call := func(ctx context.Context, onEvent func(apitype.CallEvent)) (*apitype.CallEvent, error) {
-				return c.Exec(ctx, req, onEvent)
+				final, err := c.Exec(ctx, req, onEvent)
+				if err == nil && final != nil && len(final.Result) > 0 && !rawJSON {
+					final.Result = scriptResult(final.Result)
+				}
+				return final, err
 			}
 			label := "script"
 			if args[0] != "-" {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,53 +129,57 @@ func TestHelpGolden(t *testing.T) {
 	}
 }
 
-// TestUsageErrors checks that command-line mistakes exit 2 and print the
-// verb's help (or the main help) on stderr, and nothing on stdout.
+// TestUsageErrors checks that command-line mistakes exit 2 and print one
+// line on stderr, the mistake and where the help is (the main help alone
+// for no command at all), and nothing on stdout; testdata/help/usage-errors.txt
+// holds what each prints.
 func TestUsageErrors(t *testing.T) {
 	vars := xdgVars(t)
-	mainHelp := mainHelp()
+	var all strings.Builder
 	for _, tc := range []struct {
-		name     string
-		args     []string
-		wantMsg  string // the first line of stderr
-		wantHelp string // what follows it after a blank line
+		name    string
+		args    []string
+		wantMsg string // stderr's one line, without the pointer to the help
 	}{
-		{"no command", nil, "", mainHelp},
-		{"unknown verb", []string{"frobnicate"}, `mcpx: unknown command "frobnicate"`, mainHelp},
-		{"help for an unknown verb", []string{"help", "frobnicate"}, `mcpx: unknown command "frobnicate"`, mainHelp},
-		{"unknown flag", []string{"call", "--bogus", "demo.echo"}, "mcpx call: flag provided but not defined: -bogus", verbHelp(cmdCall())},
-		{"unknown flag after the tool", []string{"call", "demo.echo", "{}", "--bogus"}, "mcpx call: flag provided but not defined: -bogus", verbHelp(cmdCall())},
-		{"flag without its value", []string{"call", "demo.echo", "--timeout"}, "mcpx call: flag needs an argument: -timeout", verbHelp(cmdCall())},
-		{"bad duration", []string{"call", "--idle-timeout", "soon", "demo.echo"}, `mcpx call: invalid value "soon" for flag -idle-timeout: parse error`, verbHelp(cmdCall())},
-		{"missing tool", []string{"call"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
-		{"too many arguments", []string{"call", "demo.echo", "{}", "{}"}, "mcpx call: want a tool and optionally its arguments", verbHelp(cmdCall())},
-		{"negative timeout", []string{"call", "--timeout", "-1s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
-		{"negative idle timeout", []string{"call", "--idle-timeout", "-5s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative", verbHelp(cmdCall())},
-		{"status takes no argument", []string{"status", "now"}, `mcpx status: unexpected argument "now"`, verbHelp(cmdStatus())},
-		{"status watch and json", []string{"status", "--watch", "--json"}, "mcpx status: --watch and --json do not go together", verbHelp(cmdStatus())},
-		{"restart needs a server", []string{"restart"}, "mcpx restart: restart takes one server name", verbHelp(cmdRestart())},
-		{"restart takes one server", []string{"restart", "a", "b"}, "mcpx restart: restart takes one server name", verbHelp(cmdRestart())},
-		{"ui takes no argument", []string{"ui", "now"}, `mcpx ui: unexpected argument "now"`, verbHelp(cmdUI())},
-		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`, verbHelp(cmdStop())},
-		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`, verbHelp(cmdServe())},
-		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`, verbHelp(cmdDaemon())},
-		{"daemon log level", []string{"daemon", "--log-level", "loud"}, `mcpx daemon: invalid log level "loud"`, verbHelp(cmdDaemon())},
-		{"daemon store not postgres", []string{"daemon", "--store", "mysql://u:hunter2@db/x"}, "mcpx daemon: invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database", verbHelp(cmdDaemon())},
-		{"daemon store in background", []string{"daemon", "--store", "postgres://u:hunter2@db/x", "--background"}, "mcpx daemon: --store does not go with --background: name the store in the config (mcpx.store) instead", verbHelp(cmdDaemon())},
-		{"serve log level", []string{"serve", "--log-level", "loud"}, `mcpx serve: invalid log level "loud"`, verbHelp(cmdServe())},
-		{"version takes no argument", []string{"version", "x"}, `mcpx version: unexpected argument "x"`, verbHelp(cmdVersion())},
-		{"demo flag", []string{"demo", "--bogus"}, "mcpx demo: flag provided but not defined: -bogus", verbHelp(cmdDemo())},
-		{"token takes no argument", []string{"token", "cursor"}, `mcpx token: unexpected argument "cursor"`, verbHelp(cmdToken())},
-		{"token name and list", []string{"token", "--name", "cursor", "--list"}, "mcpx token: --name, --list and --revoke exclude each other", verbHelp(cmdToken())},
-		{"token name and revoke", []string{"token", "--name", "a", "--revoke", "b"}, "mcpx token: --name, --list and --revoke exclude each other", verbHelp(cmdToken())},
-		{"token revoke and path", []string{"token", "--revoke", "a", "--path"}, "mcpx token: --path does not go with --revoke", verbHelp(cmdToken())},
-		{"token bad name", []string{"token", "--name", "../token"}, `mcpx token: token name "../token": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
-		{"token bad revoke", []string{"token", "--revoke", "Cursor"}, `mcpx token: token name "Cursor": use lower-case letters, digits, '-' and '_', starting with a letter or digit`, verbHelp(cmdToken())},
-		{"token name without value", []string{"token", "--name"}, "mcpx token: flag needs an argument: -name", verbHelp(cmdToken())},
-		{"login without a server", []string{"login"}, "mcpx login: want one SERVER", verbHelp(cmdLogin())},
-		{"login of an unknown server", []string{"login", "nosuch"}, `mcpx login: no server "nosuch" in the config`, verbHelp(cmdLogin())},
-		{"login of a stdio server", []string{"login", "demo"}, `mcpx login: "demo" is a stdio server: it takes its credentials from its environment, not a sign-in`, verbHelp(cmdLogin())},
-		{"logout of two servers", []string{"logout", "a", "b"}, "mcpx logout: want one SERVER", verbHelp(cmdLogout())},
+		{"no command", nil, ""},
+		{"unknown verb", []string{"frobnicate"}, `mcpx: unknown command "frobnicate"`},
+		{"help for an unknown verb", []string{"help", "frobnicate"}, `mcpx: unknown command "frobnicate"`},
+		{"unknown flag", []string{"call", "--bogus", "demo.echo"}, "mcpx call: flag provided but not defined: -bogus"},
+		{"unknown flag after the tool", []string{"call", "demo.echo", "{}", "--bogus"}, "mcpx call: flag provided but not defined: -bogus"},
+		{"flag without its value", []string{"call", "demo.echo", "--timeout"}, "mcpx call: flag needs an argument: -timeout"},
+		{"bad duration", []string{"call", "--idle-timeout", "soon", "demo.echo"}, `mcpx call: invalid value "soon" for flag -idle-timeout: parse error`},
+		{"missing tool", []string{"call"}, "mcpx call: want a tool and optionally its arguments"},
+		{"too many arguments", []string{"call", "demo.echo", "{}", "{}"}, "mcpx call: want a tool and optionally its arguments"},
+		{"negative timeout", []string{"call", "--timeout", "-1s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative"},
+		{"negative idle timeout", []string{"call", "--idle-timeout", "-5s", "demo.echo"}, "mcpx call: --timeout and --idle-timeout must not be negative"},
+		{"status takes no argument", []string{"status", "now"}, `mcpx status: unexpected argument "now"`},
+		{"status watch and json", []string{"status", "--watch", "--json"}, "mcpx status: --watch and --json do not go together"},
+		{"restart needs a server", []string{"restart"}, "mcpx restart: restart takes one server name"},
+		{"restart takes one server", []string{"restart", "a", "b"}, "mcpx restart: restart takes one server name"},
+		{"restart of an unknown server", []string{"restart", "nosuch"}, `mcpx restart: no server "nosuch" in the config (the servers are demo)`},
+		{"ui takes no argument", []string{"ui", "now"}, `mcpx ui: unexpected argument "now"`},
+		{"stop takes no argument", []string{"stop", "now"}, `mcpx stop: unexpected argument "now"`},
+		{"stop with an empty config", []string{"stop", "--config", ""}, "mcpx stop: --config needs a file (leave it out for the default config)"},
+		{"doctor with an empty config", []string{"doctor", "--config="}, "mcpx doctor: --config needs a file (leave it out for the default config)"},
+		{"serve takes no argument", []string{"serve", "x"}, `mcpx serve: unexpected argument "x"`},
+		{"daemon takes no argument", []string{"daemon", "x"}, `mcpx daemon: unexpected argument "x"`},
+		{"daemon log level", []string{"daemon", "--log-level", "loud"}, `mcpx daemon: invalid log level "loud"`},
+		{"daemon store not postgres", []string{"daemon", "--store", "mysql://u:hunter2@db/x"}, "mcpx daemon: invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database"},
+		{"daemon store in background", []string{"daemon", "--store", "postgres://u:hunter2@db/x", "--background"}, "mcpx daemon: --store does not go with --background: name the store in the config (mcpx.store) instead"},
+		{"serve log level", []string{"serve", "--log-level", "loud"}, `mcpx serve: invalid log level "loud"`},
+		{"version takes no argument", []string{"version", "x"}, `mcpx version: unexpected argument "x"`},
+		{"demo flag", []string{"demo", "--bogus"}, "mcpx demo: flag provided but not defined: -bogus"},
+		{"token takes no argument", []string{"token", "cursor"}, `mcpx token: unexpected argument "cursor"`},
+		{"token name and list", []string{"token", "--name", "cursor", "--list"}, "mcpx token: --name, --list and --revoke exclude each other"},
+		{"token name and revoke", []string{"token", "--name", "a", "--revoke", "b"}, "mcpx token: --name, --list and --revoke exclude each other"},
+		{"token revoke and path", []string{"token", "--revoke", "a", "--path"}, "mcpx token: --path does not go with --revoke"},
+		{"token bad name", []string{"token", "--name", "../token"}, `mcpx token: token name "../token": use lower-case letters, digits, '-' and '_', starting with a letter or digit`},
+		{"token bad revoke", []string{"token", "--revoke", "Cursor"}, `mcpx token: token name "Cursor": use lower-case letters, digits, '-' and '_', starting with a letter or digit`},
+		{"token name without value", []string{"token", "--name"}, "mcpx token: flag needs an argument: -name"},
+		{"login without a server", []string{"login"}, "mcpx login: want one SERVER"},
+		{"login of an unknown server", []string{"login", "nosuch"}, `mcpx login: no server "nosuch" in the config`},
+		{"login of a stdio server", []string{"login", "demo"}, `mcpx login: "demo" is a stdio server: it takes its credentials from its environment, not a sign-in`},
+		{"logout of two servers", []string{"logout", "a", "b"}, "mcpx logout: want one SERVER"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errb, code := run(t, vars, tc.args...)
@@ -183,15 +189,23 @@ func TestUsageErrors(t *testing.T) {
 			if out != "" {
 				t.Errorf("stdout = %q, want nothing", out)
 			}
-			want := tc.wantHelp
-			if tc.wantMsg != "" {
-				want = tc.wantMsg + "\n\n" + tc.wantHelp
+			want := mainHelp()
+			switch {
+			case tc.wantMsg == "":
+			case len(tc.args) > 0 && lookup(tc.args[0]) != nil:
+				want = tc.wantMsg + " (see mcpx " + tc.args[0] + " --help)\n"
+			default:
+				want = tc.wantMsg + " (see mcpx help)\n"
 			}
 			if diff := cmp.Diff(want, errb); diff != "" {
 				t.Errorf("stderr (-want +got):\n%s", diff)
 			}
+			if tc.wantMsg != "" {
+				fmt.Fprintf(&all, "$ mcpx %s\n%s", strings.Join(tc.args, " "), errb)
+			}
 		})
 	}
+	golden(t, "usage-errors", all.String())
 }
 
 // TestConfigErrors checks that a broken config file exits 2 with one line
@@ -202,10 +216,9 @@ func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, want string
 	}{
-		{"wrong type", `{"mcpServers": {"x": {"command": 5}}}`, "mcpServers.x.command: must be a string"},
-		{"unknown field", `{"mcpServers": {"x": {"comand": "y"}}}`, "mcpServers.x.comand: unknown field"},
 		{"bad setting", `{"mcpServers": {}, "mcpx": {"idleTimeout": "soon"}}`, `mcpx.idleTimeout: invalid duration "soon"`},
-		{"unset variable", `{"mcpServers": {"x": {"command": "y", "env": {"TOKEN": "${MCPX_TEST_UNSET_VAR}"}}}}`, "mcpServers.x.env.TOKEN:"},
+		{"servers not an object", `{"mcpServers": []}`, "mcpServers: must be an object"},
+		{"unknown top-level key", `{"mcpServer": {}}`, "mcpServer: unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
@@ -239,12 +252,51 @@ func TestConfigErrors(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(def), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(def, []byte(`{"mcpServers": {"x": {"args": []}}}`), 0o600); err != nil {
+	if err := os.WriteFile(def, []byte(`{"mcpServers": {}, "mcpx": {"maxTimeout": -1}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, errb, code := run(t, vars2, "status")
-	if want := "mcpx: config " + def + ": mcpServers.x: command or url is required\n"; code != ExitUsage || errb != want {
+	if want := "mcpx: config " + def + ": mcpx.maxTimeout: must not be negative\n"; code != ExitUsage || errb != want {
 		t.Errorf("status with a broken default config: exit %d, stderr %q; want %d, %q", code, errb, ExitUsage, want)
+	}
+}
+
+// TestConfigServerErrors checks that a mistake in one server's entry
+// leaves that server unconfigured and the rest usable: status (with no
+// daemon here) lists it as such, naming the field, and stop works.
+func TestConfigServerErrors(t *testing.T) {
+	vars := xdgVars(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, server, want string
+	}{
+		{"wrong type", `{"command": 5}`, "mcpServers.x.command: must be a string"},
+		{"unknown field", `{"comand": "y"}`, `mcpServers.x.comand: unknown field (did you mean "command"?)`},
+		{"no command", `{"args": []}`, "mcpServers.x: command or url is required"},
+		{"unset variable", `{"command": "y", "env": {"TOKEN": "${MCPX_TEST_UNSET_VAR}"}}`, "mcpServers.x.env.TOKEN: ${MCPX_TEST_UNSET_VAR} is not set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			file := `{"mcpServers": {"ok": {"command": "y"}, "x": ` + tc.server + `}}`
+			if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, errb, code := run(t, vars, "status", "--config", path)
+			if code != ExitTransport || errb != "" {
+				t.Errorf("status: exit %d, stderr %q; want %d (no daemon) and nothing", code, errb, ExitTransport)
+			}
+			for _, want := range []string{"\nok      not running   stdio\nx       unconfigured  -\n", "\n  x: not configured: " + tc.want + "\n"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("status printed\n%s\nwant it to contain %q", out, want)
+				}
+			}
+			if tc.name == "unset variable" {
+				golden(t, "status-no-daemon", regexp.MustCompile(`\(socket [^)]*\)`).ReplaceAllString(out, "(socket SOCKET)"))
+			}
+			if _, errb, code := run(t, vars, "stop", "--config", path); code != ExitOK {
+				t.Errorf("stop: exit %d, stderr %q; want 0", code, errb)
+			}
+		})
 	}
 }
 

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,9 +88,16 @@ func TestImport(t *testing.T) {
 		t.Errorf("a same-named server was not reported:\n%s", out)
 	}
 	after, _ := os.ReadFile(cfgFile)
-	if !strings.HasPrefix(string(after), "{\n  \"$schema\": \"x\",\n  \"mcpx\": {\"idleTimeout\": \"1m\"},\n  \"mcpServers\": {\n") ||
-		!strings.Contains(string(after), "    \"sentry\": {\"command\": \"mine\"}\n") {
-		t.Errorf("the user's config was not kept as it was around the new servers:\n%s", after)
+	// The servers taken follow the user's own, in the host's order.
+	if !strings.HasPrefix(string(after), "{\n  \"$schema\": \"x\",\n  \"mcpx\": {\"idleTimeout\": \"1m\"},\n  \"mcpServers\": {\n    \"sentry\": {\"command\": \"mine\"},\n") {
+		t.Errorf("the user's config was not kept as it was before the new servers:\n%s", after)
+	}
+	var order []string
+	for _, name := range []string{`"sentry"`, `"airtable"`, `"linear"`, `"sentry-2"`} {
+		order = append(order, fmt.Sprint(strings.Index(string(after), "    "+name+": ")))
+	}
+	if got := strings.Join(order, " "); !sortedInts(order) {
+		t.Errorf("servers at offsets %s: want sentry (the user's), then airtable, linear, sentry-2 as the host lists them:\n%s", got, after)
 	}
 	cfg, err := config.Parse(after, cfgFile, &config.LoadOptions{Lookup: anyVar})
 	if err != nil {
@@ -108,8 +117,8 @@ func TestImportUsage(t *testing.T) {
 	vars := xdgVars(t)
 	for _, args := range [][]string{{"import"}, {"import", "a", "b", "c"}, {"import", "notahost"}, {"install"}, {"install", "claude-desktop", "--http"}, {"uninstall"}, {"doctor", "x"}} {
 		_, errOut, code := run(t, vars, args...)
-		if code != ExitUsage || !strings.Contains(errOut, "Usage: mcpx "+args[0]) {
-			t.Errorf("%v: exit %d, want 2 with help:\n%s", args, code, errOut)
+		if code != ExitUsage || !strings.HasSuffix(errOut, " (see mcpx "+args[0]+" --help)\n") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, want 2 with one line pointing at the help:\n%s", args, code, errOut)
 		}
 	}
 	if _, errOut, code := run(t, vars, "import", "cursor"); code != ExitToolError || !strings.Contains(errOut, "reading Cursor's config") {
@@ -396,4 +405,17 @@ func TestInstallOverSymlink(t *testing.T) {
 	if exists(dotfile) {
 		t.Errorf("uninstall left the file install created")
 	}
+}
+
+// sortedInts reports whether the decimal numbers in s ascend, none negative.
+func sortedInts(s []string) bool {
+	prev := -1
+	for _, v := range s {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= prev {
+			return false
+		}
+		prev = n
+	}
+	return true
 }

@@ -266,7 +266,7 @@ func (c *mcpxConfig) merge(im *hostconfig.Import, force bool) (*merged, error) {
 	if len(set) == 0 {
 		return m, nil
 	}
-	data, err := hostconfig.EditJSON(c.data, "mcpServers", set, nil)
+	data, err := hostconfig.AppendJSON(c.data, "mcpServers", set)
 	if err != nil {
 		return nil, fmt.Errorf("editing %s: %w", c.path, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"mcpx/internal/localclient"
@@ -24,8 +26,15 @@ of unchanged servers go on undisturbed. The daemon also does this by itself
 within a second of the file changing; reload lists what changed since the
 last reload (or the daemon's start), edits it applied by itself included.
 Settings that shape listeners or tool names (mcpx.http, mcpx.toolNames, ...)
-need "mcpx stop" to take effect. ${VAR} references are expanded with the
-daemon's environment.`,
+need "mcpx stop" to take effect.
+
+${VAR} references are expanded with the values this command's environment
+has for them (it sends the daemon those the file names), else with the
+daemon's environment; the daemon keeps them for its later reloads. A server
+whose own entry has a mistake (an unset variable, a bad field) is not
+configured: it is named here and in "mcpx status", and the other servers
+run. A file that cannot be read changes nothing, and "mcpx status" shows
+why until a reload succeeds.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
 			c, _, cfg, err := daemonOf(env, configPath)
@@ -35,7 +44,7 @@ daemon's environment.`,
 			if cfg.File == "" {
 				return usagef("there is no config file to reload (the built-in config is in use)")
 			}
-			res, err := c.Reload(ctx)
+			res, err := c.Reload(ctx, configVars(env, cfg.File))
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon is running; the next command starts one with this config")
 				return nil
@@ -51,6 +60,9 @@ daemon's environment.`,
 			}
 			fmt.Fprintf(env.Stdout, "added     %s\nremoved   %s\nchanged   %s\nunchanged %s\n",
 				list(res.Added), list(res.Removed), list(res.Changed), list(res.Unchanged))
+			for _, name := range slices.Sorted(maps.Keys(res.Unconfigured)) {
+				fmt.Fprintf(env.Stderr, "mcpx: server %s is not configured: %s\n", name, res.Unconfigured[name])
+			}
 			if len(res.Ignored) > 0 {
 				fmt.Fprintf(env.Stderr, "mcpx: %s changed; run mcpx stop for that to take effect\n", strings.Join(res.Ignored, ", "))
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
+	"strings"
 
 	"mcpx/internal/localclient"
 )
@@ -26,11 +28,21 @@ the same.`,
 			if len(args) != 1 {
 				return usagef("restart takes one server name")
 			}
-			c, _, _, err := daemonOf(env, configPath)
+			c, _, cfg, err := daemonOf(env, configPath)
 			if err != nil {
 				return err
 			}
+			if e, ok := cfg.Unconfigured[args[0]]; ok {
+				return usagef("server %q is not configured: %s", args[0], e.Reason())
+			}
+			if _, ok := cfg.Servers[args[0]]; !ok {
+				return usagef("no server %q in the config (the servers are %s)", args[0], strings.Join(cfg.Names(), ", "))
+			}
 			err = c.Restart(ctx, args[0])
+			var de *localclient.DaemonError
+			if errors.As(err, &de) && de.Status == http.StatusNotFound {
+				return &exitError{ExitUsage, err} // the daemon runs an older config
+			}
 			if errors.Is(err, localclient.ErrNoDaemon) {
 				fmt.Fprintln(env.Stdout, "no daemon is running; the next call starts the server")
 				return nil

@@ -40,8 +40,25 @@ func loadConfig(env *Env, path string) (*config.Config, config.Paths, error) {
 	if err != nil {
 		return nil, paths, err
 	}
-	cfg, err := config.Load(abs, &config.LoadOptions{Lookup: env.LookupEnv})
+	cfg, err := config.Load(abs, &config.LoadOptions{Lookup: env.LookupEnv, PerServer: true})
 	return cfg, paths, err
+}
+
+// configVars returns the values this process's environment has for the
+// ${VAR}s the config file at path names (unset ones left out): what mcpx
+// reload hands the daemon, whose environment may lack them.
+func configVars(env *Env, path string) map[string]string {
+	vars := map[string]string{}
+	// Every reference is looked up, set or not: an unset one reads as
+	// empty here, so that the server's later references are reached too.
+	_, _ = config.Load(path, &config.LoadOptions{PerServer: true, Lookup: func(name string) (string, bool) {
+		v, ok := env.LookupEnv(name)
+		if ok {
+			vars[name] = v
+		}
+		return v, true
+	}})
+	return vars
 }
 
 // client returns a client for the daemon of cfg, without starting one.
@@ -115,7 +132,11 @@ func startDaemon(env *Env, cfg *config.Config, files config.DaemonFiles) error {
 	cmd.Env = daemonEnv(env)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("starting the daemon: %v: %s", err, strings.TrimSpace(string(out)))
+		msg := strings.TrimPrefix(strings.TrimSpace(string(out)), "mcpx: ")
+		if msg == "" {
+			msg = fmt.Sprintf("starting the daemon: %v (see %s)", err, files.Log)
+		}
+		return errors.New(msg)
 	}
 	return nil
 }
@@ -133,7 +154,7 @@ func daemonEnv(env *Env) []string {
 }
 
 // spawnDetached starts the real daemon in its own session with output to
-// logFile, and does not wait for it.
+// logFile, and returns once it serves, or with its start error.
 func spawnDetached(env *Env, cfg *config.Config, logFile string) error {
 	if err := os.MkdirAll(filepath.Dir(logFile), 0o700); err != nil {
 		return err
@@ -147,12 +168,24 @@ func spawnDetached(env *Env, cfg *config.Config, logFile string) error {
 	if cfg.File != "" {
 		args = append(args, "--config", cfg.File)
 	}
-	cmd := exec.Command(env.Executable, args...)
-	cmd.Env = daemonEnv(env)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	ready, readyW, err := os.Pipe()
+	if err != nil {
 		return fmt.Errorf("starting the daemon: %w", err)
 	}
-	return cmd.Process.Release()
+	cmd := exec.Command(env.Executable, args...)
+	cmd.Env = append(daemonEnv(env), readyEnv+"=3")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.ExtraFiles = []*os.File{readyW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	if err != nil {
+		ready.Close()
+		return fmt.Errorf("starting the daemon: %w", err)
+	}
+	if err := cmd.Process.Release(); err != nil {
+		ready.Close()
+		return err
+	}
+	return awaitReady(ready, logFile)
 }

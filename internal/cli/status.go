@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -31,7 +33,18 @@ long, whether progress resets it, and whether that is built in, from the
 config's mcpx.hosts or the default for a host mcpx does not know), each
 upstream server (state, pid, protocol revision, calls in flight), every
 call in flight with its latest progress, and each HTTP server's sign-in
-(mcpx login) with its token's expiry. Exit status 3 when no daemon runs.
+(mcpx login) with its token's expiry. A server whose entry in the config
+has a mistake of its own is "unconfigured", with the mistake; a reload of a
+config file that did not load is shown, with why, until one succeeds.
+
+The PID is the server's own. Each stdio server runs under a supervisor of
+its own, an "mcpx shim" process (it stops everything the server starts when
+the server ends): about 22 MB resident each, most of it the mcpx
+executable's pages, shared with the daemon and the other shims (about 3 MB
+are its own).
+
+With no daemon running, status lists the config's servers (none runs) and
+exits 3.
 
 When the config names a shared store (mcpx.store), status shows the cluster
 too: every replica sharing the store, with its address, machine, last
@@ -55,7 +68,7 @@ end), and ends with exit status 3 when the daemon stops.`,
 			}
 			cfg, paths, err := loadConfig(env, configPath)
 			if err != nil {
-				return err
+				return brokenConfigStatus(ctx, env, paths, err, asJSON || watch)
 			}
 			c, files := client(env, cfg, paths)
 			st, err := c.Status(ctx)
@@ -94,6 +107,9 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		fmt.Fprintln(w, "http     no TCP listener (set mcpx.http.listen to serve HTTP hosts)")
 	}
 	fmt.Fprintf(w, "config   %s\n", cfg)
+	if f := st.ReloadFailure; f != nil {
+		fmt.Fprintf(w, "reload   failed %s ago, the config before it runs: %s\n", ago(now, f.At), f.Error)
+	}
 	fmt.Fprintf(w, "hosts    %d connected, %d HTTP sessions\n", st.Hosts, st.HTTPSessions)
 	printHosts(w, st.Connected)
 	fmt.Fprintln(w)
@@ -121,7 +137,10 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 		if u.Queued > 0 {
 			fmt.Fprintf(w, "  %s: %d more call(s) queued for a call slot (maxConcurrentCalls)\n", u.Name, u.Queued)
 		}
-		if u.LastError != "" {
+		switch {
+		case u.State == stateUnconfigured:
+			fmt.Fprintf(w, "  %s: not configured: %s\n", u.Name, u.LastError)
+		case u.LastError != "":
 			fmt.Fprintf(w, "  %s: last error: %s\n", u.Name, u.LastError)
 		}
 		if u.Failures > 0 || u.Crashes > 0 {
@@ -167,8 +186,65 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 	tw.Flush()
 }
 
-// noDaemonStatus says no daemon runs and, for a replica, shows the
-// cluster it shares the store with; it exits 3 either way.
+// brokenConfigStatus is status for a config file that does not load: a
+// daemon serving it runs what the file said before (its reload failed),
+// and is shown with the error; else the error alone.
+func brokenConfigStatus(ctx context.Context, env *Env, paths config.Paths, err error, quiet bool) error {
+	var ce *config.Error
+	if quiet || !errors.As(err, &ce) || ce.File == "" || errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	c := &localclient.Client{Socket: paths.Daemon(ce.File, env.Build).Socket, Version: env.Version}
+	st, serr := c.Status(ctx)
+	if serr != nil {
+		return err
+	}
+	printStatus(env, st, time.Now())
+	return err
+}
+
+// stateUnconfigured is the state status shows for a server whose config
+// entry has a mistake of its own (the daemon's localapi.StateUnconfigured).
+const stateUnconfigured = "unconfigured"
+
+// printConfigServers lists the servers of cfg as a daemon would run them,
+// for status with no daemon: none runs, a disabled one would not, an
+// unconfigured one cannot.
+func printConfigServers(w io.Writer, cfg *config.Config) {
+	names := cfg.Names()
+	for name := range cfg.Unconfigured {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		fmt.Fprintln(w, "\nno servers in the config")
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT")
+	for _, name := range names {
+		s, ok := cfg.Servers[name]
+		switch {
+		case !ok:
+			fmt.Fprintf(tw, "%s\t%s\t-\n", name, stateUnconfigured)
+		case s.Disabled:
+			fmt.Fprintf(tw, "%s\tdisabled\t%s\n", name, s.Transport)
+		default:
+			fmt.Fprintf(tw, "%s\tnot running\t%s\n", name, s.Transport)
+		}
+	}
+	tw.Flush()
+	for _, name := range names {
+		if e, ok := cfg.Unconfigured[name]; ok {
+			fmt.Fprintf(w, "  %s: not configured: %s\n", name, e.Reason())
+		}
+	}
+}
+
+// noDaemonStatus says no daemon runs, lists the config's servers and, for
+// a replica, shows the cluster it shares the store with; it exits 3 either
+// way.
 func noDaemonStatus(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths, socket string, asJSON bool) error {
 	var cluster *apitype.Cluster
 	var clusterErr error
@@ -191,7 +267,8 @@ func noDaemonStatus(ctx context.Context, env *Env, cfg *config.Config, paths con
 		}
 		return &exitError{ExitTransport, errSilent}
 	}
-	fmt.Fprintf(env.Stdout, "daemon   not running (socket %s)\n", socket)
+	fmt.Fprintf(env.Stdout, "daemon   not running (socket %s); mcpx call, tools, jobs or serve start it\n", socket)
+	printConfigServers(env.Stdout, cfg)
 	statusSignIns(env, cfg, paths)
 	printCluster(env.Stdout, cluster, time.Now())
 	if clusterErr != nil {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -67,8 +69,8 @@ if needed. Servers that cannot be listed are named on stderr.`,
 					fmt.Fprintln(env.Stderr, "no tools")
 				}
 			}
-			for server, why := range res.Errors {
-				fmt.Fprintf(env.Stderr, "server %s is unavailable: %s\n", server, why)
+			for _, server := range slices.Sorted(maps.Keys(res.Errors)) {
+				fmt.Fprintf(env.Stderr, "server %s is unavailable: %s\n", server, res.Errors[server])
 			}
 			return nil
 		},

@@ -35,6 +35,12 @@ type Config struct {
 	// Servers holds every upstream server by name, disabled ones included.
 	Servers map[string]*Server
 
+	// Unconfigured holds, by name, the servers whose own entry has a
+	// mistake (an unset ${VAR}, a bad field) and why, when the file was
+	// read with LoadOptions.PerServer; they are not in Servers. Nil when
+	// there are none.
+	Unconfigured map[string]*Error
+
 	// Global timeouts. Servers carry their own effective copies of the
 	// first three; these are what a server inherits when it sets none.
 	IdleTimeout    time.Duration // reset by each progress notification

@@ -50,6 +50,15 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Reason is the error without the file: the field and what is wrong with
+// it, e.g. "mcpServers.x.env.TOKEN: ${TOKEN} is not set".
+func (e *Error) Reason() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
 // Unwrap returns the underlying error, so errors.Is(err, fs.ErrNotExist)
 // works on what Load returns.
 func (e *Error) Unwrap() error { return e.Err }

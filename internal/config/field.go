@@ -14,6 +14,8 @@ type parser struct {
 	file   string // for errors; its directory anchors relative cwd values
 	data   []byte // for error positions
 	lookup func(string) (string, bool)
+	// perServer: LoadOptions.PerServer.
+	perServer bool
 }
 
 func (p *parser) errorf(off int, at path, format string, args ...any) *Error {

@@ -26,6 +26,12 @@ type LoadOptions struct {
 	// Lookup returns an environment variable's value for ${VAR}
 	// expansion, and whether it is set. Nil means os.LookupEnv.
 	Lookup func(name string) (string, bool)
+	// PerServer confines a server's own mistake (an unset ${VAR}, a bad
+	// field of its own, a bad name) to that server: it is left out of
+	// Config.Servers and kept, with its error, in Config.Unconfigured, and
+	// the rest of the file still loads. Without it, such a mistake fails
+	// the whole file. Mistakes outside mcpServers' entries always do.
+	PerServer bool
 }
 
 // Load reads and validates the config file at path. A file that cannot be
@@ -60,6 +66,9 @@ func Parse(data []byte, file string, opts *LoadOptions) (*Config, error) {
 	p := &parser{file: file, data: bytes.TrimPrefix(data, []byte("\uFEFF")), lookup: os.LookupEnv}
 	if opts != nil && opts.Lookup != nil {
 		p.lookup = opts.Lookup
+	}
+	if opts != nil {
+		p.perServer = opts.PerServer
 	}
 	root, err := p.tree()
 	if err != nil {
@@ -121,6 +130,14 @@ func (p *parser) config(root *node) (*Config, error) {
 		}
 		for _, m := range n.members {
 			s, err := p.server(m.key, m.off, m.val, path("mcpServers").key(m.key), c)
+			var fe *Error
+			if err != nil && p.perServer && errors.As(err, &fe) {
+				if c.Unconfigured == nil {
+					c.Unconfigured = map[string]*Error{}
+				}
+				c.Unconfigured[m.key] = fe
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

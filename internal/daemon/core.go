@@ -41,6 +41,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Files are the daemon's socket, lock and log (Run only).
 	Files config.DaemonFiles
+	// Ready, if set, is called once Run serves on its socket (Run only).
+	Ready func()
 	// Build is the executable's config.BuildID (Run only): once the
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.

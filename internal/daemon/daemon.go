@@ -86,22 +86,23 @@ func Run(ctx context.Context, opts *Options) error {
 	var shutdownOnce sync.Once
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
-		Jobs:         c.jobs,
-		Scripts:      c.scripts,
-		Logger:       log,
-		Version:      opts.Version,
-		ConfigFile:   opts.Config.File,
-		Socket:       opts.Files.Socket,
-		Started:      time.Now(),
-		Hosts:        act.hosts,
-		Connected:    func() []apitype.ConnectedHost { return connectedHosts(c.hosts) },
-		MCP:          face.Handler(hostserver.Access{}),
-		HTTPSessions: face.Sessions,
-		Shutdown:     func() { shutdownOnce.Do(func() { close(shutdown) }) },
-		Reload:       rl.reload,
-		Metrics:      seen.metrics.Handler(),
-		UILink:       seen.link,
-		MetaTools:    func() []apitype.Tool { return metaTools(c.hosts) },
+		Jobs:          c.jobs,
+		Scripts:       c.scripts,
+		Logger:        log,
+		Version:       opts.Version,
+		ConfigFile:    opts.Config.File,
+		Socket:        opts.Files.Socket,
+		Started:       time.Now(),
+		Hosts:         act.hosts,
+		Connected:     func() []apitype.ConnectedHost { return connectedHosts(c.hosts) },
+		MCP:           face.Handler(hostserver.Access{}),
+		HTTPSessions:  face.Sessions,
+		Shutdown:      func() { shutdownOnce.Do(func() { close(shutdown) }) },
+		Reload:        rl.reload,
+		ReloadFailure: rl.failed,
+		Metrics:       seen.metrics.Handler(),
+		UILink:        seen.link,
+		MetaTools:     func() []apitype.Tool { return metaTools(c.hosts) },
 		ServeHost: func(conn io.ReadWriteCloser) error {
 			if !act.hostIn() {
 				conn.Close()
@@ -139,6 +140,9 @@ func Run(ctx context.Context, opts *Options) error {
 	apiGuard := newConnGuard(false)
 	srv := httpServer(act.track(api), log, apiGuard)
 	go func() { serveErr <- srv.Serve(apiGuard.Listener(&peerCheckListener{Listener: ln, log: log})) }()
+	if opts.Ready != nil {
+		opts.Ready() // the socket listens: clients connect from now on
+	}
 
 	// HTTP hosts cannot start a daemon: one that listens for them stays.
 	idleExit := opts.Config.DaemonIdleExit

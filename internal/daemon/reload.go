@@ -19,7 +19,11 @@ import (
 // Servers added, removed or changed are applied at once; in-flight calls of
 // unchanged servers are not disturbed. Settings that shape listeners or
 // names need a restart and are reported as ignored. ${VAR} references are
-// expanded with the daemon's own environment.
+// expanded with the values clients sent with their reloads (mcpx reload
+// sends the ones its environment has), else the daemon's own environment.
+// A server whose own entry has a mistake is left unconfigured, the others
+// applied; a file that cannot be read at all changes nothing, and status
+// shows why until a reload succeeds.
 //
 // A client's reload answers what changed since the config of the last
 // client's reload (or the daemon's start), not since the running one: the
@@ -33,6 +37,8 @@ type reloader struct {
 	cfg      *config.Config // running
 	reported *config.Config // as of the last client's reload
 	stamp    os.FileInfo
+	vars     map[string]string      // ${VAR} values clients sent
+	failure  *apitype.ReloadFailure // of the latest reload, nil after a good one
 }
 
 func newReloader(c *core, cfg *config.Config, log *slog.Logger) *reloader {
@@ -43,16 +49,28 @@ func newReloader(c *core, cfg *config.Config, log *slog.Logger) *reloader {
 	return r
 }
 
-// reload re-reads the file now, for a client. A file with an error
-// changes nothing.
-func (r *reloader) reload() (apitype.ReloadResult, error) {
+// reload re-reads the file now, for a client, with the ${VAR} values vars
+// gives from now on. A file with an error changes nothing.
+func (r *reloader) reload(vars map[string]string) (apitype.ReloadResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for k, v := range vars {
+		if r.vars == nil {
+			r.vars = map[string]string{}
+		}
+		r.vars[k] = v
+	}
 	if err := r.applyLocked(); err != nil {
 		return apitype.ReloadResult{}, err
 	}
 	out := diffServers(r.reported, r.cfg)
 	out.Ignored = ignoredSettings(r.reported, r.cfg)
+	for name, e := range r.cfg.Unconfigured {
+		if out.Unconfigured == nil {
+			out.Unconfigured = map[string]string{}
+		}
+		out.Unconfigured[name] = e.Reason()
+	}
 	r.reported = r.cfg
 	return out, nil
 }
@@ -63,10 +81,15 @@ func (r *reloader) applyLocked() error {
 		return fmt.Errorf("the daemon runs the built-in config: there is no file to reload")
 	}
 	r.stamp, _ = os.Stat(r.cfg.File)
-	cfg, err := config.Load(r.cfg.File, nil)
+	cfg, err := config.Load(r.cfg.File, &config.LoadOptions{Lookup: r.lookupLocked, PerServer: true})
 	if err != nil {
 		r.log.Error("config reload failed; keeping the running config", "err", err)
+		r.failure = &apitype.ReloadFailure{At: time.Now(), Error: err.Error()}
 		return err
+	}
+	r.failure = nil
+	for name, err := range cfg.Unconfigured {
+		r.log.Warn("a server is not configured", "server", name, "err", err)
 	}
 	res := r.c.pool.Reload(cfg)
 	r.c.relay.SetConfig(cfg)
@@ -74,6 +97,22 @@ func (r *reloader) applyLocked() error {
 	r.cfg = cfg
 	r.log.Info("config reloaded", "added", res.Added, "removed", res.Removed, "changed", res.Changed, "ignored", ignored)
 	return nil
+}
+
+// lookupLocked is the reload's ${VAR} lookup: what clients sent, else the
+// daemon's environment.
+func (r *reloader) lookupLocked(name string) (string, bool) {
+	if v, ok := r.vars[name]; ok {
+		return v, true
+	}
+	return os.LookupEnv(name)
+}
+
+// failed returns why the latest reload failed, nil after a good one.
+func (r *reloader) failed() *apitype.ReloadFailure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failure
 }
 
 // ignoredSettings lists the settings that differ between old and cur and

@@ -138,6 +138,14 @@ func TestCodeModeGoSDK(t *testing.T) {
 		if txt := scriptText(res); !strings.Contains(txt, "export(args: {") || !strings.Contains(txt, "Promise<{\n") || !strings.Contains(txt, "records: number;") || !strings.Contains(txt, "unknown (use mcpx_search): nope") {
 			t.Errorf("mcpx_describe:\n%s", txt)
 		}
+		// The form mcpx call takes, server.tool, names the tool too.
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_describe", Arguments: map[string]any{"tools": []string{"demo.export"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if txt := scriptText(res); !strings.Contains(txt, "export(args: {") || strings.Contains(txt, "unknown") {
+			t.Errorf("mcpx_describe of demo.export:\n%s", txt)
+		}
 	})
 }
 

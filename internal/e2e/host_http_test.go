@@ -104,8 +104,8 @@ func TestHTTPTokenNone(t *testing.T) {
 		if code != 2 {
 			t.Errorf("mcpx serve %v: exit %d, want 2 (usage); stderr:\n%s", args, code, stderr)
 		}
-		if !strings.Contains(stderr, "Usage: mcpx serve") {
-			t.Errorf("mcpx serve %v: no help in stderr:\n%s", args, stderr)
+		if !strings.HasSuffix(stderr, " (see mcpx serve --help)\n") {
+			t.Errorf("mcpx serve %v: no pointer to the help in stderr:\n%s", args, stderr)
 		}
 	}
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) { // one Env: one mode at a time

@@ -30,10 +30,10 @@ func TestReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"keep":{"comand":"x"}}}`), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"keep":{"command":"x"}},"mcpx":{"idleTimeot":"1s"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := e.Run(waitLong, "reload", "--config", cfg); code != 2 || !strings.Contains(stderr, "comand") {
+	if _, stderr, code := e.Run(waitLong, "reload", "--config", cfg); code != 2 || !strings.Contains(stderr, "idleTimeot") {
 		t.Fatalf("reload of a broken config: exit %d, stderr %q; want 2 naming the field", code, stderr)
 	}
 	if err := os.WriteFile(cfg, good, 0o600); err != nil {

@@ -41,7 +41,7 @@ func TestRestartCommand(t *testing.T) {
 	}
 
 	_, errOut, code = e.Run(waitLong, "restart", "--config", cfg, "nosuch")
-	if code == 0 || !strings.Contains(errOut, `unknown server "nosuch"`) {
+	if code != 2 || !strings.Contains(errOut, `no server "nosuch" in the config (the servers are demo)`) {
 		t.Errorf("restart of an unknown server: exit %d, stderr %q", code, errOut)
 	}
 }

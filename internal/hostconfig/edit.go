@@ -22,6 +22,17 @@ type Member struct {
 // missing or empty file becomes a new one. The result is read back and
 // must equal the original with exactly those changes.
 func EditJSON(data []byte, key string, set []Member, remove []string) ([]byte, error) {
+	return editJSONFile(data, key, set, remove, false)
+}
+
+// AppendJSON is EditJSON that puts the servers it adds after the list's
+// own, in the order of set (EditJSON puts each first): for a list a
+// person reads top to bottom, as mcpx's own config.
+func AppendJSON(data []byte, key string, set []Member) ([]byte, error) {
+	return editJSONFile(data, key, set, nil, true)
+}
+
+func editJSONFile(data []byte, key string, set []Member, remove []string, atEnd bool) ([]byte, error) {
 	bom := bytes.HasPrefix(data, []byte("\uFEFF"))
 	body := bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var out []byte
@@ -29,7 +40,7 @@ func EditJSON(data []byte, key string, set []Member, remove []string) ([]byte, e
 	if len(bytes.TrimSpace(body)) == 0 {
 		out, err = newJSONFile(key, set)
 	} else {
-		out, err = editJSON(body, key, set, remove)
+		out, err = editJSON(body, key, set, remove, atEnd)
 	}
 	if err != nil {
 		return nil, err
@@ -59,7 +70,7 @@ func newJSONFile(key string, set []Member) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func editJSON(body []byte, key string, set []Member, remove []string) ([]byte, error) {
+func editJSON(body []byte, key string, set []Member, remove []string, atEnd bool) ([]byte, error) {
 	out := bytes.Clone(body)
 	for _, name := range remove {
 		for {
@@ -84,10 +95,10 @@ func editJSON(body []byte, key string, set []Member, remove []string) ([]byte, e
 		}
 		if list == nil {
 			value := []byte("{" + quote(m.Name) + ":" + string(m.Value) + "}")
-			out = setMember(d, d.root, key, value)
+			out = setMember(d, d.root, key, value, false)
 			continue
 		}
-		out = setMember(d, list, m.Name, m.Value)
+		out = setMember(d, list, m.Name, m.Value, atEnd)
 	}
 	return out, nil
 }
@@ -121,7 +132,7 @@ func serverList(data []byte, key string) (*doc, *node, error) {
 
 // setMember replaces obj's member name's value with value, or adds the
 // member first in obj, indented as its siblings are.
-func setMember(d *doc, obj *node, name string, value []byte) []byte {
+func setMember(d *doc, obj *node, name string, value []byte, atEnd bool) []byte {
 	indent, unit := d.indents(obj)
 	var v bytes.Buffer
 	if err := json.Indent(&v, value, indent, unit); err != nil {
@@ -132,6 +143,10 @@ func setMember(d *doc, obj *node, name string, value []byte) []byte {
 		return splice(d.orig, old.start, old.end, v.Bytes())
 	}
 	text := "\n" + indent + quote(name) + ": " + v.String()
+	if n := len(obj.members); n > 0 && atEnd {
+		end := obj.members[n-1].val.end
+		return splice(d.orig, end, end, []byte(","+text))
+	}
 	if len(obj.members) > 0 {
 		text += ","
 	} else {

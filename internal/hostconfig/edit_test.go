@@ -2,6 +2,7 @@ package hostconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,20 @@ func TestDiff(t *testing.T) {
 	}
 	if Diff("a", "b", a, a) != "" {
 		t.Error("equal files have a diff")
+	}
+}
+
+// TestAppendJSON: AppendJSON adds servers after the list's own, in the
+// order given, and leaves a replaced one where it was.
+func TestAppendJSON(t *testing.T) {
+	in := "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"b\": {\"command\": \"b\"}\n  }\n}\n"
+	set := []Member{{Name: "c", Value: json.RawMessage(`{"command":"c"}`)}, {Name: "a", Value: json.RawMessage(`{"command":"a2"}`)}, {Name: "d", Value: json.RawMessage(`{"command":"d"}`)}}
+	out, err := AppendJSON([]byte(in), "mcpServers", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  // mine\n  \"mcpServers\": {\n    \"a\": {\n      \"command\": \"a2\"\n    },\n    \"b\": {\"command\": \"b\"},\n    \"c\": {\n      \"command\": \"c\"\n    },\n    \"d\": {\n      \"command\": \"d\"\n    }\n  }\n}\n"
+	if string(out) != want {
+		t.Errorf("AppendJSON gave\n%s\nwant\n%s", out, want)
 	}
 }

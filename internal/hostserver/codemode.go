@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -153,7 +154,7 @@ func (hs *hostSession) describe(ctx context.Context, req *request) {
 		reply(req.sink, req.msg.ID, req.result(jsonrpc.MustMarshal(toolError("mcpx_describe needs tools: a list of tool or server names")), hs.srv.info))
 		return
 	}
-	names, refused := hs.describable(ctx, req, args.Tools)
+	names, refused := hs.describable(ctx, req, hs.exposedNames(ctx, args.Tools))
 	decls, unknown := hs.srv.opts.Scripts.Describe(ctx, names)
 	if ctx.Err() != nil {
 		hs.end(req, context.Cause(ctx))
@@ -167,6 +168,34 @@ func (hs *hostSession) describe(ctx context.Context, req *request) {
 	}
 	res := jsonrpc.MustMarshal(map[string]any{"content": []map[string]string{{"type": "text", "text": decls}}})
 	reply(req.sink, req.msg.ID, req.result(res, hs.srv.info))
+}
+
+// exposedNames turns each "server.tool" among names (the form mcpx call
+// takes) that names no tool or server itself into the tool's exposed
+// name; the other names are kept as they are.
+func (hs *hostSession) exposedNames(ctx context.Context, names []string) []string {
+	var snap *catalog.Snapshot
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		server, tool, dotted := strings.Cut(n, ".")
+		if !dotted {
+			continue
+		}
+		if snap == nil {
+			snap = hs.srv.catalog.Snapshot(ctx)
+		}
+		if _, ok := snap.Lookup(n); ok {
+			continue
+		}
+		for _, t := range snap.Tools {
+			if t.Server == server && t.Tool == tool {
+				out[i] = t.Name
+				break
+			}
+		}
+	}
+	return out
 }
 
 // describable returns the names of mcpx_describe's request that the

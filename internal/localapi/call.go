@@ -47,7 +47,7 @@ func (h *Handler) readCall(r *http.Request) (req apitype.CallRequest, server, to
 	}
 	server, tool, ok := h.resolve(r.Context(), req.Tool)
 	if !ok {
-		return req, "", "", nil, statusErr(http.StatusNotFound, fmt.Errorf("unknown tool %q (see mcpx tools)", req.Tool))
+		return req, "", "", nil, statusErr(http.StatusNotFound, h.unknownTool(req.Tool))
 	}
 	if err := h.policy(r).Decide(principal.CallTool, principal.Target{Name: req.Tool, Server: server, Tool: tool}); err != nil {
 		return req, "", "", nil, refusal(err)
@@ -242,6 +242,36 @@ func clientName(s string) string {
 }
 
 // resolve accepts "server.tool" besides exposed names.
+// unknownTool says why name names no tool: its server is not configured,
+// or there is no such server (naming those there are), or the server has
+// no such tool.
+func (h *Handler) unknownTool(name string) error {
+	srv, _, dotted := strings.Cut(name, ".")
+	if !dotted {
+		return fmt.Errorf("unknown tool %q (see mcpx tools)", name)
+	}
+	if why, ok := h.unconfigured()[srv]; ok {
+		return fmt.Errorf("unknown tool %q: server %q is not configured: %s", name, srv, why)
+	}
+	cfg := h.relay.Config()
+	if cfg == nil {
+		return fmt.Errorf("unknown tool %q (see mcpx tools)", name)
+	}
+	if _, ok := cfg.Servers[srv]; ok {
+		return fmt.Errorf("unknown tool %q (see mcpx tools)", name)
+	}
+	var names []string
+	for _, n := range cfg.Names() {
+		if !cfg.Servers[n].Disabled {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("unknown tool %q: no server %q, and the config has none enabled", name, srv)
+	}
+	return fmt.Errorf("unknown tool %q: no server %q (the servers are %s; see mcpx tools)", name, srv, strings.Join(names, ", "))
+}
+
 func (h *Handler) resolve(ctx context.Context, name string) (server, tool string, ok bool) {
 	if i := strings.IndexByte(name, '.'); i > 0 && h.catalog.HasServer(name[:i]) {
 		return name[:i], name[i+1:], name[i+1:] != ""

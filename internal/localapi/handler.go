@@ -69,8 +69,11 @@ type Options struct {
 	HTTPSessions func() int
 	// Shutdown asks the daemon to stop.
 	Shutdown func()
-	// Reload re-reads the config file.
-	Reload func() (apitype.ReloadResult, error)
+	// Reload re-reads the config file, expanding it with the ${VAR}
+	// values env gives over the daemon's environment; ReloadFailure says
+	// why the latest reload failed, nil after a good one.
+	Reload        func(env map[string]string) (apitype.ReloadResult, error)
+	ReloadFailure func() *apitype.ReloadFailure
 	// Metrics serves the Prometheus metrics page at apitype.PathMetrics;
 	// nil: 404.
 	Metrics http.Handler

@@ -59,7 +59,7 @@ func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64)
 			out.Jobs = append(out.Jobs, j)
 		}
 	}
-	if f, _ := pol.Tools(); f == nil {
+	if unfiltered(pol) {
 		for _, u := range st.Upstreams {
 			out.Upstreams = append(out.Upstreams, apitype.Upstream{Name: u.Name, State: u.State, Protocol: u.Protocol, ServerName: u.ServerName})
 		}

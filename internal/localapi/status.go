@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
@@ -62,7 +64,7 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 		st.HTTPSessions = h.opts.HTTPSessions()
 	}
 	calls := h.relay.Registry().Snapshot()
-	inFlight := map[string]int{}
+	inFlight := h.relay.InFlight() // every tool call, jobs' included
 	for _, c := range calls {
 		call := apitype.InFlightCall{
 			ID: c.ID, Host: c.Host.Session, Method: c.Method, Server: c.Server,
@@ -70,9 +72,6 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 		}
 		if c.Updates > 0 {
 			call.Progress = &apitype.Progress{Progress: c.Progress, Total: c.Total, Message: c.Message}
-		}
-		if c.Server != "" {
-			inFlight[c.Server]++
 		}
 		if owners != nil {
 			owners[c.ID] = c.Owner
@@ -100,13 +99,50 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 			Eager: s.Eager, Failures: s.Failures, Crashes: s.Crashes, RetryAt: s.RetryAt, PerHost: s.PerHost, HostSessions: s.HostSessions,
 		})
 	}
+	if unconf := h.unconfigured(); len(unconf) > 0 {
+		for name, why := range unconf {
+			st.Upstreams = append(st.Upstreams, apitype.Upstream{Name: name, State: StateUnconfigured, LastError: why})
+		}
+		slices.SortFunc(st.Upstreams, func(a, b apitype.Upstream) int { return strings.Compare(a.Name, b.Name) })
+	}
+	if h.opts.ReloadFailure != nil {
+		st.ReloadFailure = h.opts.ReloadFailure()
+	}
 	return st
+}
+
+// StateUnconfigured is the state status gives a server whose entry in
+// the config has a mistake of its own: it does not run, and the other
+// servers do.
+const StateUnconfigured = "unconfigured"
+
+// unconfigured returns the running config's unconfigured servers and
+// why, each reason the field and its mistake (the file is status's own).
+func (h *Handler) unconfigured() map[string]string {
+	cfg := h.relay.Config()
+	if cfg == nil || len(cfg.Unconfigured) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(cfg.Unconfigured))
+	for name, e := range cfg.Unconfigured {
+		out[name] = e.Reason()
+	}
+	return out
 }
 
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 	pol := h.policy(r)
 	snap := h.catalog.Snapshot(r.Context())
 	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
+	if unconf := h.unconfigured(); len(unconf) > 0 && unfiltered(pol) {
+		out.Errors = maps.Clone(snap.Errors) // the snapshot's is shared
+		if out.Errors == nil {
+			out.Errors = map[string]string{}
+		}
+		for name, why := range unconf {
+			out.Errors[name] = "not configured: " + why
+		}
+	}
 	found, err := snap.SearchContext(r.Context(), r.URL.Query().Get("q"), 0)
 	if err != nil {
 		return statusErr(http.StatusBadRequest, fmt.Errorf("searching tools: %w", err))
@@ -207,7 +243,11 @@ func (h *Handler) serveReload(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.Reload == nil {
 		return statusErr(http.StatusNotImplemented, errors.New("this daemon cannot reload its config"))
 	}
-	res, err := h.opts.Reload()
+	var req apitype.ReloadRequest
+	if err := decodeBody(r, &req); err != nil && !errors.Is(err, io.EOF) {
+		return statusErr(http.StatusBadRequest, fmt.Errorf("reading reload request: %w", err))
+	}
+	res, err := h.opts.Reload(req.Env)
 	if err != nil {
 		return statusErr(http.StatusBadRequest, err)
 	}
@@ -243,4 +283,11 @@ func (h *Handler) signIns() []apitype.SignIn {
 	}
 	slices.SortFunc(out, func(a, b apitype.SignIn) int { return strings.Compare(a.Server, b.Server) })
 	return out
+}
+
+// unfiltered reports whether pol has no tool filter: only such a
+// principal is told of servers by name when they are not running.
+func unfiltered(pol principal.Policy) bool {
+	f, _ := pol.Tools()
+	return f == nil
 }

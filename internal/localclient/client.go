@@ -204,10 +204,11 @@ func (c *Client) stream(ctx context.Context, path string, body any, onEvent func
 	return nil, errors.New("the daemon ended the call's stream without a result")
 }
 
-// Reload asks the daemon to re-read its config file.
-func (c *Client) Reload(ctx context.Context) (*apitype.ReloadResult, error) {
+// Reload asks the daemon to re-read its config file, expanding its
+// ${VAR}s with env (which may be nil) over the daemon's environment.
+func (c *Client) Reload(ctx context.Context, env map[string]string) (*apitype.ReloadResult, error) {
 	var res apitype.ReloadResult
-	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, nil, &res)
+	return &res, c.do(ctx, http.MethodPost, apitype.PathReload, apitype.ReloadRequest{Env: env}, &res)
 }
 
 // Jobs lists the daemon's jobs, newest first.

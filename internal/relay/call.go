@@ -155,6 +155,8 @@ func shorter(a, b time.Duration) time.Duration {
 // For a 2026-07-28 host (Holdable), an upstream's -32042 becomes
 // input_required, or -32021 (urlelicit.go).
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+	r.countCall(c.Server, 1)
+	defer r.countCall(c.Server, -1)
 	if r.obs == nil && r.tracer == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
 		return r.callToolHoldable(ctx, e, c)
 	}

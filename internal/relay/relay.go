@@ -3,6 +3,7 @@ package relay
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"mcpx/internal/config"
@@ -27,6 +28,9 @@ type Relay struct {
 	holds    holds
 
 	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
+
+	callsMu sync.Mutex
+	calls   map[string]int // tool calls under way (CallTool), by server
 }
 
 // New returns a relay over pool. A nil logger discards.
@@ -85,6 +89,31 @@ func (r *Relay) CodeMode() bool {
 // Queued returns how many calls wait for a slot of their upstream, by
 // server; servers with none are left out.
 func (r *Relay) Queued() map[string]int { return r.lim.queued() }
+
+// InFlight returns how many tool calls are under way, by server: every
+// CallTool, a host's, the CLI's or a job's, queued for a slot or not (the
+// calls the Observer's CallStarted counts). Servers with none are left out.
+func (r *Relay) InFlight() map[string]int {
+	r.callsMu.Lock()
+	defer r.callsMu.Unlock()
+	out := make(map[string]int, len(r.calls))
+	for s, n := range r.calls {
+		out[s] = n
+	}
+	return out
+}
+
+// countCall adds d to server's tool calls under way.
+func (r *Relay) countCall(server string, d int) {
+	r.callsMu.Lock()
+	defer r.callsMu.Unlock()
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	if r.calls[server] += d; r.calls[server] <= 0 {
+		delete(r.calls, server)
+	}
+}
 
 // Registry returns the registry of in-flight requests.
 func (r *Relay) Registry() *Registry { return r.reg }

@@ -22,3 +22,10 @@ func (e *ExitError) Error() string {
 
 // ErrStopped is returned for calls on an upstream mcpx stopped itself.
 var ErrStopped = errors.New("upstream stopped")
+
+// stoppedError is an ErrStopped that says, alone, why mcpx stopped the
+// upstream ("server %q was removed from the config").
+type stoppedError struct{ msg string }
+
+func (e *stoppedError) Error() string        { return e.msg }
+func (e *stoppedError) Is(target error) bool { return target == ErrStopped }

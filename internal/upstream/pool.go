@@ -381,9 +381,10 @@ func (p *Pool) Reload(cfg *config.Config) ReloadResult {
 			res.Unchanged = append(res.Unchanged, name)
 			continue
 		}
-		why := fmt.Errorf("server %q was removed from the config", name)
+		// Stopped by mcpx, not crashed: an ErrStopped.
+		var why error = &stoppedError{fmt.Sprintf("server %q was removed from the config", name)}
 		if keep {
-			why = fmt.Errorf("server %q was changed in the config", name)
+			why = &stoppedError{fmt.Sprintf("server %q was changed in the config", name)}
 			res.Changed = append(res.Changed, name)
 			p.entries[name] = &entry{cfg: nc}
 		} else {

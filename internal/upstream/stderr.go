@@ -5,14 +5,17 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
 // stderrLog reads an upstream's stderr: each line goes to the log, up to a
-// rate, and the last few are kept for error messages and status. Memory is
-// bounded whatever the upstream writes.
+// rate, and the last few are kept for error messages and status, with the
+// first few that name an error (a failing program's last lines are often
+// the least useful: npm's "A complete log of this run…", Node's closing
+// brace and version). Memory is bounded whatever the upstream writes.
 type stderrLog struct {
 	server string
 	log    *slog.Logger
@@ -21,10 +24,12 @@ type stderrLog struct {
 	tail  []string // ring of the last tailLines lines
 	next  int
 	total int64
+	errs  []string // the first errLines lines that name an error
 }
 
 const (
 	tailLines     = 8
+	errLines      = 2
 	maxLineBytes  = 1024
 	logLinesPerS  = 50
 	stderrBufSize = 64 << 10
@@ -144,12 +149,50 @@ func (s *stderrLog) keep(line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total++
+	if len(s.errs) < errLines && namesError(line) {
+		s.errs = append(s.errs, line)
+	}
 	if len(s.tail) < tailLines {
 		s.tail = append(s.tail, line)
 		return
 	}
 	s.tail[s.next] = line
 	s.next = (s.next + 1) % tailLines
+}
+
+// errorWords are what a line that names an error says, in lower case.
+var errorWords = []string{"error", "fatal", "panic", "exception", "cannot", "can't", "not found", "no such", "denied", "refused", "failed", "invalid", "missing"}
+
+// namesError reports whether line looks like one that says what went wrong.
+func namesError(line string) bool {
+	l := strings.ToLower(line)
+	for _, w := range errorWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// summary returns the first lines that named an error, then up to n of
+// the most recent lines, oldest first, joined; a line in both is given
+// once, and "…" marks lines left out between them.
+func (s *stderrLog) summary(n int) string {
+	last := s.lastLines(n)
+	s.mu.Lock()
+	errs := append([]string(nil), s.errs...)
+	s.mu.Unlock()
+	recent := strings.Split(last, " | ")
+	var head []string
+	for _, e := range errs {
+		if !slices.Contains(recent, e) {
+			head = append(head, e)
+		}
+	}
+	if len(head) == 0 {
+		return last
+	}
+	return strings.Join(head, " | ") + " | … | " + last
 }
 
 // lastLines returns up to n of the most recent lines, oldest first, joined.

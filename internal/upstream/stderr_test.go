@@ -48,3 +48,25 @@ func BenchmarkStderrFlood(b *testing.B) {
 		newStderrLog("flood", log).run(bytes.NewReader(stderrFlood))
 	}
 }
+
+// TestStderrSummaryKeepsErrors: what a failing server's last stderr is
+// reported as keeps the first lines that name the error, not only its
+// last lines (npm's pointer to its log, Node's closing lines).
+func TestStderrSummaryKeepsErrors(t *testing.T) {
+	for _, tc := range []struct{ name, stderr, want string }{
+		{"npx", "npm error code E404\nnpm error 404 Not Found - GET https://registry.example/@x%2fnope - Not found\nnpm error 404\nnpm error 404  '@x/nope@*' is not in this registry.\nnpm error A complete log of this run can be found in: /h/.npm/_logs/x.log\n",
+			"npm error code E404 | npm error 404 Not Found - GET https://registry.example/@x%2fnope - Not found | … | npm error 404 | npm error 404  '@x/nope@*' is not in this registry. | npm error A complete log of this run can be found in: /h/.npm/_logs/x.log"},
+		{"node", "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module '/srv/index.js'\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)\n    at node:internal/main/run_main_module:28:49 {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\n\nNode.js v20.11.0\n",
+			"Error: Cannot find module '/srv/index.js' | … |   requireStack: [] | } | Node.js v20.11.0"},
+		{"no error words", "starting\nlistening on stdio\n", "starting | listening on stdio"},
+		{"the error is last", "starting\nfatal: no config\n", "starting | fatal: no config"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStderrLog("x", slog.New(slog.DiscardHandler))
+			s.run(strings.NewReader(tc.stderr))
+			if got := s.summary(3); got != tc.want {
+				t.Errorf("summary:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -94,7 +94,7 @@ func (t *stdioTransport) stop(grace time.Duration) {
 
 func (t *stdioTransport) pid() int { return t.proc.PID() }
 
-func (t *stdioTransport) stderrTail() string { return t.stderr.lastLines(tailLines) }
+func (t *stdioTransport) stderrTail() string { return t.stderr.summary(tailLines) }
 
 // read runs the connection's reader; when the upstream's output ends, the
 // session ends and every waiting call fails with the exit status.
@@ -112,7 +112,7 @@ func (t *stdioTransport) read(s *Session, limit int, readerDone chan struct{}, l
 	case <-time.After(reapGrace):
 		alive = true // it closed stdout but lives on: useless as an MCP server
 	}
-	exit := &ExitError{Server: s.Server, Status: status, Stderr: t.stderr.lastLines(3)}
+	exit := &ExitError{Server: s.Server, Status: status, Stderr: t.stderr.summary(3)}
 	if s.conn.fail(exit) == exit {
 		log.Warn("upstream ended", "status", status, "readErr", err)
 	}
