@@ -200,7 +200,7 @@ func anyValue(b pb, v attribute.Value) pb {
 	case attribute.BYTESLICE:
 		return b.bytes(7, v.AsByteSlice())
 	}
-	return b.bytes(1, []byte(v.Emit()))
+	return b.bytes(1, []byte(v.String()))
 }
 
 // array writes an ArrayValue of n values.
