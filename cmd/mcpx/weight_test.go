@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -18,8 +20,8 @@ import (
 const (
 	binaryBudget    = 51_000_000 // bytes of `go build ./cmd/mcpx`
 	initsBudget     = 195        // packages with init work
-	initHeapBudget  = 850_000    // bytes allocated by package inits
-	initAllocBudget = 6_500      // allocations by package inits
+	initHeapBudget  = 800_000    // bytes allocated by package inits
+	initAllocBudget = 6_000      // allocations by package inits
 )
 
 // deniedInits are packages no mcpx process may initialise: they belong
@@ -34,19 +36,49 @@ var deniedInits = []string{
 	"golang.org/x/net/trace",
 }
 
-// TestWeight builds mcpx (or takes MCPX_WEIGHT_BIN) and holds it to the
-// budgets above, with `mcpx version` and the shim's verb as the start-up.
-func TestWeight(t *testing.T) {
+var built = struct {
+	once sync.Once
+	bin  string
+	err  error
+}{}
+
+// binary builds mcpx once for the tests, or returns MCPX_WEIGHT_BIN.
+func binary(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds mcpx")
 	}
-	bin := os.Getenv("MCPX_WEIGHT_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "mcpx")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
-		}
+	if bin := os.Getenv("MCPX_WEIGHT_BIN"); bin != "" {
+		return bin
 	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpx-weight-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "mcpx")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
+}
+
+// TestWeight holds mcpx to the budgets above, with `mcpx version` and the
+// shim's verb as the start-up.
+func TestWeight(t *testing.T) {
+	bin := binary(t)
 	st, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)
