@@ -46,7 +46,9 @@ func rows(g *graph, syms map[string]size, inits map[string]pkgInit) []row {
 	for i, d := range deps {
 		gone := g.only(func(p string) bool { return owner(p) == i })
 		for p := range gone {
-			if o := owner(p); o >= 0 && o != i {
+			// Another's own, or counted in an earlier row (the exporter's
+			// gRPC leaves with the SDK too).
+			if o := owner(p); o >= 0 && o != i || claimed[p] {
 				delete(gone, p)
 			}
 		}
