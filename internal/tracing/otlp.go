@@ -2,11 +2,15 @@ package tracing
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,21 +26,82 @@ type exporter struct {
 	url     string
 	headers http.Header
 	client  *http.Client
+	gzip    bool
 	backoff time.Duration // the first wait between tries
 }
 
-// newExporter returns an exporter posting to url. Like OpenTelemetry's
-// own exporters it adds the headers of OTEL_EXPORTER_OTLP_HEADERS and
-// OTEL_EXPORTER_OTLP_TRACES_HEADERS (key=value pairs, comma-separated,
-// values URL-encoded), the latter winning.
+// newExporter returns an exporter posting to url. It reads the variables
+// OpenTelemetry's own exporters read, the TRACES one winning over the
+// general one: OTEL_EXPORTER_OTLP_[TRACES_]HEADERS (key=value pairs,
+// comma-separated, values URL-encoded), _TIMEOUT (milliseconds, default
+// 10 s), _COMPRESSION (gzip or none), _CERTIFICATE (the receiver's CA,
+// PEM), _CLIENT_CERTIFICATE and _CLIENT_KEY.
 func newExporter(url string, getenv func(string) string) (*exporter, error) {
-	h := http.Header{}
-	for _, env := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
-		if err := parseHeaders(h, getenv(env)); err != nil {
-			return nil, fmt.Errorf("%s: %w", env, err)
+	env := func(name string) (string, string) {
+		if v := getenv("OTEL_EXPORTER_OTLP_TRACES_" + name); v != "" {
+			return "OTEL_EXPORTER_OTLP_TRACES_" + name, v
+		}
+		return "OTEL_EXPORTER_OTLP_" + name, getenv("OTEL_EXPORTER_OTLP_" + name)
+	}
+	e := &exporter{url: url, headers: http.Header{}, backoff: time.Second}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"} {
+		if err := parseHeaders(e.headers, getenv(name)); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	return &exporter{url: url, headers: h, client: &http.Client{Timeout: 10 * time.Second}, backoff: time.Second}, nil
+	timeout := 10 * time.Second
+	if name, v := env("TIMEOUT"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return nil, fmt.Errorf("%s=%q: want milliseconds", name, v)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	switch name, v := env("COMPRESSION"); v {
+	case "", "none":
+	case "gzip":
+		e.gzip = true
+	default:
+		return nil, fmt.Errorf("%s=%q: want gzip or none", name, v)
+	}
+	tlsConf, err := tlsConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsConf
+	e.client = &http.Client{Timeout: timeout, Transport: tr}
+	return e, nil
+}
+
+// tlsConfig is the receiver's CA and mcpx's client certificate, as the
+// environment names them; nil for the system's defaults.
+func tlsConfig(env func(string) (string, string)) (*tls.Config, error) {
+	_, ca := env("CERTIFICATE")
+	_, cert := env("CLIENT_CERTIFICATE")
+	_, key := env("CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("the OTLP receiver's CA: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the OTLP receiver's CA: no PEM certificate in %s", ca)
+		}
+	}
+	if cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("the OTLP client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return c, nil
 }
 
 func parseHeaders(h http.Header, s string) error {
@@ -64,6 +129,13 @@ func (e *exporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 		return nil
 	}
 	body := exportRequest(spans)
+	if e.gzip {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		_, _ = w.Write(body)
+		_ = w.Close()
+		body = z.Bytes()
+	}
 	wait := e.backoff
 	for {
 		retry, err := e.post(ctx, body)
@@ -94,6 +166,9 @@ func (e *exporter) post(ctx context.Context, body []byte) (retry time.Duration, 
 		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
+	if e.gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

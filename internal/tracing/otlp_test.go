@@ -1,12 +1,16 @@
 package tracing
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,9 +39,23 @@ type receiver struct {
 }
 
 func newReceiver(t *testing.T, status ...int) *receiver {
+	return startReceiver(t, httptest.NewServer, status...)
+}
+
+func startReceiver(t *testing.T, start func(http.Handler) *httptest.Server, status ...int) *receiver {
 	r := &receiver{status: status}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
+	r.srv = start(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var body []byte
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			z, err := gzip.NewReader(req.Body)
+			if err != nil {
+				t.Errorf("gzip: %v", err)
+				return
+			}
+			body, _ = io.ReadAll(z)
+		} else {
+			body, _ = io.ReadAll(req.Body)
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.headers = append(r.headers, req.Header.Clone())
@@ -164,5 +182,42 @@ func TestExporterGivesUp(t *testing.T) {
 	}
 	if _, err := newExporter("http://x/v1/traces", func(k string) string { return map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "novalue"}[k] }); err == nil {
 		t.Error("a header without a value was accepted")
+	}
+}
+
+// TestExporterEnvironment: a receiver over TLS whose CA only the
+// environment names, with gzip bodies; and bad values refused.
+func TestExporterEnvironment(t *testing.T) {
+	rcv := startReceiver(t, httptest.NewTLSServer)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rcv.srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": ca, "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip", "OTEL_EXPORTER_OTLP_TIMEOUT": "5000"}
+	exp, err := newExporter(rcv.srv.URL+"/v1/traces", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewWithExporter(exp, "", "test")
+	_, end := tr.StartCall(relay.CallInfo{Server: "s", Tool: "t"}, relay.TraceContext{})
+	end(relay.OutcomeOK, nil)
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rcv.mu.Lock()
+	if len(rcv.reqs) != 1 || rcv.headers[0].Get("Content-Encoding") != "gzip" {
+		t.Errorf("%d requests read, headers %v; want one, gzipped", len(rcv.reqs), rcv.headers)
+	}
+	rcv.mu.Unlock()
+
+	for _, bad := range []map[string]string{
+		{"OTEL_EXPORTER_OTLP_TIMEOUT": "soon"},
+		{"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "zstd"},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE": filepath.Join(t.TempDir(), "missing.pem")},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE": os.Args[0]},
+	} {
+		if _, err := newExporter("https://x/v1/traces", func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
 	}
 }
