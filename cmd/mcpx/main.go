@@ -26,11 +26,10 @@ func main() {
 	// The supervisor of one upstream and a script's process: hidden
 	// verbs, before anything else.
 	if len(os.Args) > 1 && os.Args[1] == supervise.ShimVerb {
-		dropStartupPages()
+		supervise.DropStartupPages()
 		os.Exit(supervise.RunShim(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildVerb {
-		dropStartupPages()
 		os.Exit(sandbox.RunChild(os.Args[2:]))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -52,7 +51,7 @@ func env() *cli.Env {
 		Version: v, Build: build, Executable: exe,
 		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger) error {
 			oneProc()
-			dropStartupPages()
+			supervise.DropStartupPages()
 			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build, Shim: shim})
 			if errors.Is(err, daemon.ErrRunning) {
 				return errors.Join(cli.ErrDaemonRunning, err)
@@ -60,14 +59,14 @@ func env() *cli.Env {
 			return err
 		},
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
-			dropStartupPages()
+			supervise.DropStartupPages()
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, conn)
 		},
 		LookInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, LookOnly: true}, conn)
 		},
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
-			dropStartupPages()
+			supervise.DropStartupPages()
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,

@@ -11,7 +11,7 @@ import (
 )
 
 // shimFileBudget is the most of the executable a shim may keep resident
-// (RssFile) once its upstream runs: without dropStartupPages it keeps
+// (RssFile) once its upstream runs: without supervise.DropStartupPages it keeps
 // what every package's init touched, about 18 MB.
 const shimFileBudget = 9 << 20
 

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bufio"
@@ -10,16 +10,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropStartupPages takes the executable's read-only pages (code, constant
+// DropStartupPages takes the executable's read-only pages (code, constant
 // data, the runtime's tables) out of this process's resident set. Go runs
 // the init of every linked package before main, and the kernel maps the
 // pages those touch, and their neighbours, into every mcpx process: about
 // 18 MB of a shim that then runs a few hundred kilobytes of code. The
 // pages stay in the page cache; the process faults back in, from there,
 // those it uses. Only what the file holds unchanged is dropped (no
-// writable mapping), so nothing is lost. For the long-lived processes:
-// a shim, a sandbox child, the daemon and serve.
-func dropStartupPages() {
+// writable mapping), so nothing is lost. For the long-lived processes
+// that run little of the binary: a shim, the daemon and serve. Not a
+// sandbox child: it runs one script, and faulting the engine's pages back
+// in would be on that script's path.
+func DropStartupPages() {
 	var st syscall.Stat_t
 	if syscall.Stat("/proc/self/exe", &st) != nil {
 		return
