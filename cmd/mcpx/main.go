@@ -26,6 +26,7 @@ func main() {
 	// The supervisor of one upstream and a script's process: hidden
 	// verbs, before anything else.
 	if len(os.Args) > 1 && os.Args[1] == supervise.ShimVerb {
+		supervise.DropStartupPages()
 		os.Exit(supervise.RunShim(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildVerb {
@@ -50,6 +51,7 @@ func env() *cli.Env {
 		Version: v, Build: build, Executable: exe,
 		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger, ready func()) error {
 			oneProc()
+			supervise.DropStartupPages()
 			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build, Shim: shim, Ready: ready})
 			if errors.Is(err, daemon.ErrRunning) {
 				return errors.Join(cli.ErrDaemonRunning, err)
@@ -57,12 +59,14 @@ func env() *cli.Env {
 			return err
 		},
 		ServeInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
+			supervise.DropStartupPages()
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, conn)
 		},
 		LookInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, LookOnly: true}, conn)
 		},
 		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
+			supervise.DropStartupPages()
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,

@@ -517,7 +517,7 @@ func TestHeaderParams(t *testing.T) {
 	if _, err := headerParams(httpToolDefs["bad_header_tool"]); err == nil {
 		t.Error("bad_header_tool's annotation is valid")
 	}
-	if _, ok := headerParamsOf["bad_header_tool"]; ok {
+	if _, ok := headerParamsOf()["bad_header_tool"]; ok {
 		t.Error("bad_header_tool's headers are checked")
 	}
 	def := func(schema string) string { return `{"name":"t","inputSchema":` + schema + `}` }

@@ -157,7 +157,7 @@ func (h *httpServer) modernPost(x *exchange) {
 		h.reject(x, http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", m.Method))
 		return
 	}
-	if params := headerParamsOf[req.name]; m.Method == mcp.MethodToolsCall && len(params) > 0 {
+	if params := headerParamsOf()[req.name]; m.Method == mcp.MethodToolsCall && len(params) > 0 {
 		var p struct {
 			Arguments json.RawMessage `json:"arguments"`
 		}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // httpToolDefs are the definitions of the tools listed only over HTTP, where
@@ -36,15 +37,15 @@ var httpTools = append(slices.Clip(tools), tool{"region_echo", runRegionEcho}, t
 
 // toolDef returns the definition of tool name.
 func toolDef(name string) string {
-	if d, ok := toolDefs[name]; ok {
+	if d, ok := toolDefs()[name]; ok {
 		return d
 	}
 	return httpToolDefs[name]
 }
 
-// headerParamsOf holds the valid x-mcp-header annotations of every HTTP
+// headerParamsOf returns the valid x-mcp-header annotations of every HTTP
 // tool that has some; a tool whose annotations are invalid is absent.
-var headerParamsOf = func() map[string][]headerParam {
+var headerParamsOf = sync.OnceValue(func() map[string][]headerParam {
 	out := map[string][]headerParam{}
 	for _, t := range httpTools {
 		params, err := headerParams(toolDef(t.name))
@@ -53,7 +54,7 @@ var headerParamsOf = func() map[string][]headerParam {
 		}
 	}
 	return out
-}()
+})
 
 type regionArgs struct {
 	Region string `json:"region"`

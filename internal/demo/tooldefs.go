@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"sync"
 )
 
 // EchoToolJSON is the echo tool's definition exactly as tools/list sends it:
@@ -45,9 +46,10 @@ var RawResultJSON = compact(`{
 //go:embed tooldefs.json
 var toolDefsJSON []byte
 
-// toolDefs are the definitions tools/list sends, by tool name, each
-// compact and with every number spelled as written.
-var toolDefs = func() map[string]string {
+// toolDefs returns the definitions tools/list sends, by tool name, each
+// compact and with every number spelled as written. Built on first use:
+// every mcpx process links the demo, few run it.
+var toolDefs = sync.OnceValue(func() map[string]string {
 	var file map[string]json.RawMessage
 	if err := json.Unmarshal(toolDefsJSON, &file); err != nil {
 		panic("demo: bad tooldefs.json: " + err.Error())
@@ -57,7 +59,7 @@ var toolDefs = func() map[string]string {
 		defs[name] = compact(string(def))
 	}
 	return defs
-}()
+})
 
 // compact removes the insignificant spaces of a literal, keeping every
 // number's spelling.

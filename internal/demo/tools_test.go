@@ -27,16 +27,16 @@ func toolNames() []string {
 
 func TestToolDefs(t *testing.T) {
 	all := append(append(slices.Clip(tools), surfaceTools...), taskTools...)
-	if len(toolDefs) != len(all) {
-		t.Errorf("%d definitions for %d tools", len(toolDefs), len(all))
+	if len(toolDefs()) != len(all) {
+		t.Errorf("%d definitions for %d tools", len(toolDefs()), len(all))
 	}
 	for _, tl := range all {
 		var def mcp.Tool
-		if err := json.Unmarshal([]byte(toolDefs[tl.name]), &def); err != nil || def.Name != tl.name {
+		if err := json.Unmarshal([]byte(toolDefs()[tl.name]), &def); err != nil || def.Name != tl.name {
 			t.Errorf("definition of %s: name %q, err %v", tl.name, def.Name, err)
 		}
 	}
-	if toolDefs["echo"] != EchoToolJSON || !json.Valid([]byte(RawResultJSON)) {
+	if toolDefs()["echo"] != EchoToolJSON || !json.Valid([]byte(RawResultJSON)) {
 		t.Error("echo definition or raw result literal is wrong")
 	}
 }

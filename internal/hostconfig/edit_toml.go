@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -45,7 +44,7 @@ func EditTOML(data []byte, set []Member, remove []string) ([]byte, error) {
 	return out, nil
 }
 
-var tomlHeader = regexp.MustCompile(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
+var tomlHeader = lazyRegexp(`^\s*\[\[?\s*([^\]]*?)\s*\]\]?\s*(#.*)?$`)
 
 // cutTables removes the lines of [mcp_servers.NAME] and its subtables,
 // each up to the next table header.
@@ -54,7 +53,7 @@ func cutTables(data []byte, name string) []byte {
 	var out, pending []byte // pending: blank and comment lines while cutting
 	cutting := false
 	for _, l := range lines {
-		if m := tomlHeader.FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
+		if m := tomlHeader().FindSubmatch(bytes.TrimRight(l, "\r\n")); m != nil {
 			was := cutting
 			cutting = isServerTable(string(m[1]), name)
 			if was {
@@ -116,10 +115,10 @@ func splitDotted(key string) []string {
 	return parts
 }
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var bareKey = lazyRegexp(`^[A-Za-z0-9_-]+$`)
 
 func tomlKey(k string) string {
-	if bareKey.MatchString(k) {
+	if bareKey().MatchString(k) {
 		return k
 	}
 	return quote(k)

@@ -63,7 +63,7 @@ func (r *treader) server(t map[string]any) {
 			}
 		case "env_vars":
 			for _, name := range r.strs(k, v) {
-				if !envName.MatchString(name) {
+				if !envName().MatchString(name) {
 					r.fail(skipf("env_vars: %q is not a variable name", name))
 					continue
 				}

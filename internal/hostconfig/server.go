@@ -2,7 +2,6 @@ package hostconfig
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -95,14 +94,14 @@ func contains(list []string, s string) bool {
 // never containing the tool name separator (by default "__").
 const maxName = 48
 
-var badNameRune = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+var badNameRune = lazyRegexp(`[^A-Za-z0-9_-]+`)
 
 // MCPXName returns the name mcpx gives a host's server called name, with
 // sep the tool name separator: name itself when it is valid; else name
 // with each run of other characters made one '-', each separator made '-',
 // and the result shortened to 48 characters.
 func MCPXName(name, sep string) string {
-	n := badNameRune.ReplaceAllString(name, "-")
+	n := badNameRune().ReplaceAllString(name, "-")
 	if sep != "" {
 		n = strings.ReplaceAll(n, sep, "-")
 	}

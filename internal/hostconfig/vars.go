@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Hosts fill in variables in their own syntax; mcpx's config has one:
@@ -32,7 +33,7 @@ func skipf(format string, args ...any) error { return &errSkip{fmt.Sprintf(forma
 // literal escapes a string from a host that expands nothing.
 func literal(s string) string { return strings.ReplaceAll(s, "${", "$${") }
 
-var editorVar = regexp.MustCompile(`\$\{([^}]*)\}`)
+var editorVar = lazyRegexp(`\$\{([^}]*)\}`)
 
 // substEditor maps VS Code's, Cursor's and Windsurf's variables:
 // ${env:NAME} -> ${NAME}; ${input:ID} -> ${ID as an env name};
@@ -40,12 +41,12 @@ var editorVar = regexp.MustCompile(`\$\{([^}]*)\}`)
 // project's folder; ${pathSeparator} and ${/} -> "/".
 func substEditor(s string, c *substCtx) (string, error) {
 	var err error
-	out := editorVar.ReplaceAllStringFunc(s, func(m string) string {
+	out := editorVar().ReplaceAllStringFunc(s, func(m string) string {
 		v := m[2 : len(m)-1]
 		switch {
 		case strings.HasPrefix(v, "env:"):
 			name := v[len("env:"):]
-			if !envName.MatchString(name) {
+			if !envName().MatchString(name) {
 				err = skipf("%s: ${%s} is not a variable name mcpx can read", c.field, v)
 				return m
 			}
@@ -88,7 +89,7 @@ func substEditor(s string, c *substCtx) (string, error) {
 	return out, err
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // inputVar turns an input id into an environment variable name:
 // "github-token" -> GITHUB_TOKEN.
@@ -101,7 +102,7 @@ func inputVar(id string) string {
 	return n
 }
 
-var claudeVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
+var claudeVar = lazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
 // substClaude keeps Claude Code's ${VAR} and ${VAR:-default}, which mean
 // in mcpx what they mean in Claude Code; any other "${" is literal.
@@ -115,7 +116,7 @@ func substClaude(s string, c *substCtx) (string, error) {
 		}
 		b.WriteString(s[:i])
 		s = s[i:]
-		if m := claudeVar.FindStringSubmatch(s); m != nil && strings.HasPrefix(s, m[0]) {
+		if m := claudeVar().FindStringSubmatch(s); m != nil && strings.HasPrefix(s, m[0]) {
 			if m[2] == "" {
 				c.im.addVar(m[1], c.entry.Name, "the host read it from its environment", false)
 			}
@@ -128,7 +129,7 @@ func substClaude(s string, c *substCtx) (string, error) {
 	}
 }
 
-var opencodeVar = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
+var opencodeVar = lazyRegexp(`\{(env|file):([^}]*)\}`)
 
 // substOpencode maps opencode's {env:VAR} to ${VAR}; {file:PATH} has no
 // counterpart (mcpx does not read secrets from files), so a server that
@@ -136,13 +137,13 @@ var opencodeVar = regexp.MustCompile(`\{(env|file):([^}]*)\}`)
 func substOpencode(s string, c *substCtx) (string, error) {
 	var err error
 	s = literal(s)
-	out := opencodeVar.ReplaceAllStringFunc(s, func(m string) string {
-		sm := opencodeVar.FindStringSubmatch(m)
+	out := opencodeVar().ReplaceAllStringFunc(s, func(m string) string {
+		sm := opencodeVar().FindStringSubmatch(m)
 		if sm[1] == "file" {
 			err = skipf("%s: {file:%s}: mcpx does not read values from files; put the value in an environment variable and write ${NAME}", c.field, sm[2])
 			return m
 		}
-		if !envName.MatchString(sm[2]) {
+		if !envName().MatchString(sm[2]) {
 			err = skipf("%s: {env:%s} is not a variable name mcpx can read", c.field, sm[2])
 			return m
 		}
@@ -152,13 +153,13 @@ func substOpencode(s string, c *substCtx) (string, error) {
 	return out, err
 }
 
-var geminiVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var geminiVar = lazyRegexp(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // substGemini maps Gemini CLI's $VAR and ${VAR} to ${VAR}.
 func substGemini(s string, c *substCtx) (string, error) {
 	var b strings.Builder
 	last := 0
-	for _, m := range geminiVar.FindAllStringSubmatchIndex(s, -1) {
+	for _, m := range geminiVar().FindAllStringSubmatchIndex(s, -1) {
 		b.WriteString(literal(s[last:m[0]]))
 		name := ""
 		if m[2] >= 0 {
@@ -176,3 +177,9 @@ func substGemini(s string, c *substCtx) (string, error) {
 
 // substLiteral is for hosts that expand nothing (Claude Desktop, Codex).
 func substLiteral(s string, _ *substCtx) (string, error) { return literal(s), nil }
+
+// lazyRegexp compiles expr on first use: most mcpx processes never read a
+// host's configuration, and all of them would compile it at start-up.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

@@ -9,12 +9,12 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -33,8 +33,8 @@ type Tracer struct {
 
 // New returns a tracer exporting to cfg's OTLP/HTTP endpoint. Nothing is
 // dialled until the first spans are exported.
-func New(ctx context.Context, cfg config.Traces, version string) (*Tracer, error) {
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(strings.TrimSuffix(cfg.Endpoint, "/")+"/v1/traces"))
+func New(_ context.Context, cfg config.Traces, version string) (*Tracer, error) {
+	exp, err := newExporter(strings.TrimSuffix(cfg.Endpoint, "/")+"/v1/traces", os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the OTLP exporter for %s: %w", cfg.Endpoint, err)
 	}

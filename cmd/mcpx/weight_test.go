@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The weight every mcpx process pays, whatever it does: the binary's
+// size and the package inits that run before main (Go runs every linked
+// package's init in every process, so a CLI verb, a shim and a sandbox
+// child pay for all of them). docs/benchmarks.md ("What each dependency
+// costs") has the measurements and `go run ./bench/weight` the table.
+const (
+	binaryBudget    = 51_000_000 // bytes of `go build ./cmd/mcpx`
+	initsBudget     = 195        // packages with init work
+	initHeapBudget  = 800_000    // bytes allocated by package inits
+	initAllocBudget = 6_000      // allocations by package inits
+)
+
+// deniedInits are packages no mcpx process may initialise: they belong
+// to features with a lighter way in (OTLP is mcpx's own protobuf over
+// HTTP), so their coming back means a dependency brought them.
+var deniedInits = []string{
+	"google.golang.org/grpc",
+	"github.com/grpc-ecosystem/",
+	"go.opentelemetry.io/otel/exporters/",
+	"go.opentelemetry.io/proto/",
+	"google.golang.org/genproto/",
+	"golang.org/x/net/trace",
+}
+
+var built = struct {
+	once sync.Once
+	bin  string
+	err  error
+}{}
+
+// binary builds mcpx once for the tests, or returns MCPX_WEIGHT_BIN.
+func binary(t *testing.T) string {
+	if testing.Short() {
+		t.Skip("builds mcpx")
+	}
+	if bin := os.Getenv("MCPX_WEIGHT_BIN"); bin != "" {
+		return bin
+	}
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpx-weight-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "mcpx")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.bin != "" {
+		os.RemoveAll(filepath.Dir(built.bin))
+	}
+	os.Exit(code)
+}
+
+// TestWeight holds mcpx to the budgets above, with `mcpx version` and the
+// shim's verb as the start-up.
+func TestWeight(t *testing.T) {
+	bin := binary(t)
+	st, err := os.Stat(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > binaryBudget {
+		t.Errorf("the binary is %.1f MB, over its budget of %.1f MB", float64(st.Size())/1e6, float64(binaryBudget)/1e6)
+	}
+	for _, verb := range [][]string{{"version"}, {"shim", "--help"}} {
+		cmd := exec.Command(bin, verb...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		_ = cmd.Run() // the shim's usage error exits non-zero; the inits ran before it
+		inits, heap, allocs := 0, 0, 0
+		for line := range strings.SplitSeq(stderr.String(), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 11 || f[0] != "init" || f[6] != "clock," {
+				continue
+			}
+			inits++
+			b, _ := strconv.Atoi(f[7])
+			a, _ := strconv.Atoi(f[9])
+			heap += b
+			allocs += a
+			for _, d := range deniedInits {
+				if strings.HasPrefix(f[1], d) {
+					t.Errorf("mcpx %s initialises %s, which no mcpx process needs", verb[0], f[1])
+				}
+			}
+		}
+		if inits == 0 {
+			t.Fatalf("mcpx %s printed no init trace:\n%s", verb[0], stderr.String())
+		}
+		if inits > initsBudget || heap > initHeapBudget || allocs > initAllocBudget {
+			t.Errorf("mcpx %s: %d package inits allocating %d bytes in %d allocations; budgets %d, %d, %d",
+				verb[0], inits, heap, allocs, initsBudget, initHeapBudget, initAllocBudget)
+		}
+	}
+}
