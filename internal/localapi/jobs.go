@@ -90,11 +90,12 @@ func (h *Handler) serveJobCancel(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, wireJob(j))
 }
 
-// CancelJob cancels any principal's job id for the local user, on behalf
-// of who (the live view's button), as POST PathJobCancel does. An
-// unknown or expired id is a 404.
+// CancelJob cancels job id for the principal ctx carries (the live
+// view's button, for its session's principal), on behalf of who, as
+// POST PathJobCancel does. An unknown or expired id, or another
+// principal's, is a 404.
 func (h *Handler) CancelJob(ctx context.Context, id, who string) (*store.Job, error) {
-	return h.cancelJob(ctx, h.operator(), id, who)
+	return h.cancelJob(ctx, h.relay.Policy(principal.From(ctx)), id, who)
 }
 
 // cancelJob cancels job id if pol may, on behalf of who.

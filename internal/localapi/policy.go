@@ -18,12 +18,6 @@ func (h *Handler) policy(r *http.Request) principal.Policy {
 	return h.relay.Policy(principal.From(r.Context()))
 }
 
-// operator is the local user's policy: the live view's actions, which
-// only the local user can open (its link is minted on the socket).
-func (h *Handler) operator() principal.Policy {
-	return h.relay.Policy(principal.LocalUser())
-}
-
 // refusal turns a policy's refusal into the error the API answers: 404
 // for another principal's job or call (as for one that does not exist),
 // else 403.

@@ -136,11 +136,12 @@ func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Cancel cancels call id for the local user (the live view's button), as
-// POST PathCancel does, with the cause its reason names; the error,
-// errNoSuchCall, answers 404.
-func (h *Handler) Cancel(id uint64, reason string) error {
-	return h.cancelCall(h.operator(), id, reason)
+// Cancel cancels call id for the principal ctx carries (the live view's
+// button, for its session's principal), as POST PathCancel does, with
+// the cause its reason names; the error answers 404 for a call unknown,
+// ended or another principal's.
+func (h *Handler) Cancel(ctx context.Context, id uint64, reason string) error {
+	return h.cancelCall(h.relay.Policy(principal.From(ctx)), id, reason)
 }
 
 // cancelCall cancels call id if pol may: another principal's call is
@@ -184,7 +185,7 @@ func (h *Handler) serveUILink(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.UILink == nil {
 		return statusErr(http.StatusNotImplemented, errors.New("this daemon serves no live view"))
 	}
-	url, err := h.opts.UILink()
+	url, err := h.opts.UILink(principal.From(r.Context()))
 	if err != nil {
 		return err
 	}
