@@ -20,20 +20,20 @@ import (
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	pol := h.policy(r)
-	owners := map[uint64]string{}
-	st := h.status(owners)
+	owners, running := map[uint64]string{}, map[string]principal.Target{}
+	st := h.status(owners, running)
 	return writeJSON(w, statusFor(st, pol, func(id uint64) bool {
 		return pol.Decide(principal.ReadCall, principal.Target{Owner: owners[id]}) == nil
-	}))
+	}, func(id string) principal.Target { return running[id] }))
 }
 
 // Status returns what GET PathStatus answers the local user: the live
 // view reads the daemon through it, as mcpx status does.
-func (h *Handler) Status() apitype.Status { return h.status(nil) }
+func (h *Handler) Status() apitype.Status { return h.status(nil, nil) }
 
 // status is the whole status; owners, if not nil, gains each call's
-// owner by id.
-func (h *Handler) status(owners map[uint64]string) apitype.Status {
+// owner by id, and running what the policy decides each running job by.
+func (h *Handler) status(owners map[uint64]string, running map[string]principal.Target) apitype.Status {
 	st := apitype.Status{
 		PID:       os.Getpid(),
 		Version:   h.opts.Version,
@@ -78,7 +78,7 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 		}
 		st.Calls = append(st.Calls, call)
 	}
-	st.Jobs = h.runningJobs()
+	st.Jobs = h.runningJobs(running)
 	st.Cluster = h.cluster()
 	st.SignIns = h.signIns()
 	if h.opts.Jobs != nil {
