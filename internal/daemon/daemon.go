@@ -125,7 +125,7 @@ func Run(ctx context.Context, opts *Options) error {
 		apiOpts.RefreshFailing = c.refresh.Failing
 	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
-	seen.api = api
+	seen.api, seen.policy = api, c.relay.Policy
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		access := tcpAccess(addr, c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)

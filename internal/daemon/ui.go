@@ -26,7 +26,8 @@ type observing struct {
 	live    *ui.Live
 	obs     *ui.Observer
 	act     *activity
-	api     *localapi.Handler // set before anything is served
+	api     *localapi.Handler                          // set before anything is served
+	policy  func(principal.Principal) principal.Policy // the relay's, set with api
 
 	mu      sync.Mutex
 	view    *ui.View
@@ -59,7 +60,7 @@ func (o *observing) labelFrom(pool *upstream.Pool) {
 // newView returns the live view for a listener bound to addr.
 func (o *observing) newView(addr string) *ui.View {
 	return ui.NewView(ui.ViewOptions{
-		Live: o.live, Cancel: o.api.Cancel, Restart: o.api.Restart, Logger: o.log,
+		Live: o.live, Policy: o.policy, Cancel: o.api.Cancel, Restart: o.api.Restart, Logger: o.log,
 		CancelJob: func(ctx context.Context, id string) error {
 			_, err := o.api.CancelJob(ctx, id, "the live view")
 			return err
@@ -77,9 +78,9 @@ func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hostserver.Ac
 	mux.Handle(apitype.PathMetrics, access.Guard(o.api.Decided(principal.ReadMetrics, o.metrics.Handler())))
 }
 
-// link mints a one-time link to the view, starting its loopback
-// listener first if it has none.
-func (o *observing) link() (string, error) {
+// link mints a one-time link to the view for who (its session acts for
+// who), starting its loopback listener first if it has none.
+func (o *observing) link(who principal.Principal) (string, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.stopped {
@@ -98,7 +99,7 @@ func (o *observing) link() (string, error) {
 		go func() { o.served <- o.srv.Serve(guard.Listener(ln)) }()
 		o.log.Info("serving the live view", "url", o.base+"/ui/")
 	}
-	return o.base + o.view.LinkPath(), nil
+	return o.base + o.view.LinkPath(who), nil
 }
 
 // stop closes the loopback listener, if one was started, and waits for

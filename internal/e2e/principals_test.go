@@ -259,6 +259,22 @@ func TestPrincipalsToolFilter(t *testing.T) {
 	if code := p.alice.json(http.MethodGet, apitype.PathV1Jobs, nil, &list); code != http.StatusOK || len(list.Jobs) != 0 {
 		t.Errorf("alice's list after the reload: %d %+v, want none", code, list.Jobs)
 	}
+
+	// A script's job keeps the filter it ran under: alice, filtered,
+	// reads and lists her own, as her hosts over MCP do (a script job
+	// kept no filter, or another, is hidden from a filtered reader).
+	if code := p.alice.json(http.MethodPost, apitype.PathV1Exec, apitype.ExecRequest{Code: `return 7`, Background: true}, &j); code != http.StatusOK {
+		t.Fatalf("alice's script job: %d %+v", code, j)
+	}
+	if code, body := p.alice.raw(http.MethodGet, "/v1/jobs/"+j.ID+"?wait=20", nil); code != http.StatusOK || !strings.Contains(body, `"completed"`) {
+		t.Errorf("alice reading her script job: %d %s, want it completed", code, body)
+	}
+	if code := p.alice.json(http.MethodGet, apitype.PathV1Jobs, nil, &list); code != http.StatusOK || len(list.Jobs) != 1 || list.Jobs[0].ID != j.ID {
+		t.Errorf("alice's list with her script job: %d %+v, want it alone", code, list.Jobs)
+	}
+	if code, body := p.bob.raw(http.MethodGet, "/v1/jobs/"+j.ID, nil); code != http.StatusNotFound {
+		t.Errorf("bob reading alice's script job: %d %s, want 404", code, body)
+	}
 }
 
 func errorText(ev apitype.CallEvent) string {

@@ -10,6 +10,7 @@ import (
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -128,7 +129,7 @@ func (hs *hostSession) metaJob(ctx context.Context, req *request) {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)
 	}
 	var j *store.Job
-	err := hs.mayReadJob(ctx, req, args.JobID)
+	err := hs.mayReadJob(ctx, req, principal.ReadJob, args.JobID)
 	if err == nil {
 		j, err = hs.srv.opts.Jobs.Wait(ctx, hs.jobPrincipal(), args.JobID, wait)
 	}
@@ -185,7 +186,7 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 		return
 	}
 	var j *store.Job
-	err := hs.mayReadJob(ctx, req, args.JobID)
+	err := hs.mayReadJob(ctx, req, principal.CancelJob, args.JobID)
 	if err == nil {
 		j, err = hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
 	}

@@ -19,7 +19,7 @@ const (
 	policySession    = "none: the host's own session (its requests, its log level)"
 	policyTools      = "tool filter"
 	policyServers    = "server visibility (hostFilter.usesServer)"
-	policyJobs       = "job owner + tool filter (hostSession.readJob, listJobs)"
+	policyJobs       = "job policy: principal.Policy.Decide, ReadJob and CancelJob (hostSession.readJob, listJobs)"
 	policyToolsNames = "tool filter; instructions and mcpx_exec's description: server visibility"
 )
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -131,36 +133,17 @@ func instances(pattern, prefix string) []string {
 	return out
 }
 
-// scriptFilterParams are what a script's job keeps in place of a call's
-// params (a script job is never run again, so it keeps none): the filter
-// the script ran under, by its place in the config, "" for none.
-type scriptFilterParams struct {
-	HostFilter string `json:"hostFilter,omitempty"`
-}
+// scriptJobParams are the params a job of a script this host runs keeps:
+// the filter the script ran under (jobs.ScriptParams).
+func (h hostFilter) scriptJobParams() json.RawMessage { return jobs.ScriptParams(h.pol) }
 
-// scriptJobParams are the params a job of a script this host runs keeps.
-func (h hostFilter) scriptJobParams() json.RawMessage {
-	if h.f == nil {
-		return nil
-	}
-	b, _ := json.Marshal(scriptFilterParams{HostFilter: h.f.Path})
-	return b
-}
-
-// readsJob reports whether the host may see j, a job of its principal:
-// while its filter allows the job's tool. The job of a script (mcpx_exec,
-// no server) is seen by a host with a filter only if the script ran under
-// that same filter (mcpx.hosts.NAME.tools): the tools a script called are
-// not kept, and a script of the local user's CLI, or of another host,
-// may have called any.
-func (h hostFilter) readsJob(j *store.Job) bool {
-	if h.f == nil {
-		return true
-	}
-	if j.Server == "" {
-		var p scriptFilterParams
-		_ = json.Unmarshal(j.Params, &p)
-		return p.HostFilter == h.f.Path
-	}
-	return h.allows(j.Server, j.Tool)
+// readsJob reports whether the host may do op (ReadJob, CancelJob) on j,
+// as its policy decides: j is its principal's, and its filter allows the
+// job's tool. The job of a script (mcpx_exec, no server) is seen by a
+// host with a filter only if the script ran under that same filter
+// (mcpx.hosts.NAME.tools): the tools a script called are not kept, and a
+// script of the local user's CLI, or of another host, may have called
+// any.
+func (h hostFilter) readsJob(op principal.Op, j *store.Job) bool {
+	return h.pol.Decide(op, jobs.Target(j)) == nil
 }

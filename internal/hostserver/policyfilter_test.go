@@ -89,10 +89,13 @@ func TestInstances(t *testing.T) {
 func TestReadsJob(t *testing.T) {
 	filter := hostFilters(t)
 	one, deny, nobody := filter("one"), filter("deny"), filter("nobody")
-	echo := &store.Job{Server: "demo", Tool: "echo"}
-	secret := &store.Job{Server: "secret", Tool: "echo"}
-	cliScript := &store.Job{Tool: scriptJobTool}
-	oneScript := &store.Job{Tool: scriptJobTool, Params: one.scriptJobParams()}
+	// Jobs of the hosts' principal (stream hosts: the local user's).
+	local := principal.LocalID
+	echo := &store.Job{Principal: local, Server: "demo", Tool: "echo"}
+	secret := &store.Job{Principal: local, Server: "secret", Tool: "echo"}
+	cliScript := &store.Job{Principal: local, Tool: scriptJobTool}
+	oneScript := &store.Job{Principal: local, Tool: scriptJobTool, Params: one.scriptJobParams()}
+	othersEcho := &store.Job{Principal: principal.HTTPID, Server: "demo", Tool: "echo"}
 	for _, tc := range []struct {
 		name   string
 		filter hostFilter
@@ -108,9 +111,13 @@ func TestReadsJob(t *testing.T) {
 		{"deny reads one's script", deny, oneScript, false},
 		{"nobody reads one's script", nobody, oneScript, true},
 		{"nobody reads the CLI's script", nobody, cliScript, true},
+		{"one reads another principal's demo job", one, othersEcho, false},
+		{"nobody reads another principal's demo job", nobody, othersEcho, false},
 	} {
-		if got := tc.filter.readsJob(tc.job); got != tc.reads {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.reads)
+		for _, op := range []principal.Op{principal.ReadJob, principal.CancelJob} {
+			if got := tc.filter.readsJob(op, tc.job); got != tc.reads {
+				t.Errorf("%s (%v): %v, want %v", tc.name, op, got, tc.reads)
+			}
 		}
 	}
 	if nobody.scriptJobParams() != nil {

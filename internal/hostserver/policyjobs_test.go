@@ -70,17 +70,17 @@ func TestListJobsFiltered(t *testing.T) {
 	if got, _ := hs.listJobs(ctx, req, 1); len(got) != 1 || got[0].Server != "demo" {
 		t.Errorf("listJobs(1) = %v, want one job of demo's", got)
 	}
-	if _, err := hs.readJob(ctx, req, hidden[0]); !errors.Is(err, store.ErrUnknown) {
+	if _, err := hs.readJob(ctx, req, principal.ReadJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
 		t.Errorf("reading a hidden job: %v, want %v", err, store.ErrUnknown)
 	}
-	if j, err := hs.readJob(ctx, req, older); err != nil || j.ID != older {
+	if j, err := hs.readJob(ctx, req, principal.ReadJob, older); err != nil || j.ID != older {
 		t.Errorf("reading a job of an allowed tool: %v %v", j, err)
 	}
-	if err := hs.mayReadJob(ctx, req, hidden[0]); !errors.Is(err, store.ErrUnknown) {
+	if err := hs.mayReadJob(ctx, req, principal.CancelJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
 		t.Errorf("may read a hidden job: %v, want %v", err, store.ErrUnknown)
 	}
 	hs.clientName = "" // no filter: sees them all
-	if err := hs.mayReadJob(ctx, req, hidden[0]); err != nil {
+	if err := hs.mayReadJob(ctx, req, principal.CancelJob, hidden[0]); err != nil {
 		t.Errorf("may read, without a filter: %v", err)
 	}
 	if all, err := hs.listJobs(ctx, req, 100); err != nil || len(all) != 42 {

@@ -9,6 +9,7 @@ import (
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -229,15 +230,15 @@ func taskError(id string, err error) *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: reading task %q: %v", id, err)
 }
 
-// taskJob reads the job of the task req names; when it cannot, it has
-// answered the host, and returns nil.
-func (hs *hostSession) taskJob(ctx context.Context, req *request) *store.Job {
+// taskJob reads the job of the task req names, for op (ReadJob,
+// CancelJob); when it cannot, it has answered the host, and returns nil.
+func (hs *hostSession) taskJob(ctx context.Context, req *request, op principal.Op) *store.Job {
 	id, rpcErr := taskID(req)
 	if rpcErr != nil {
 		fail(req.sink, req.msg.ID, rpcErr)
 		return nil
 	}
-	j, err := hs.readJob(ctx, req, id)
+	j, err := hs.readJob(ctx, req, op, id)
 	if err != nil {
 		fail(req.sink, req.msg.ID, taskError(id, err))
 		return nil

@@ -13,6 +13,7 @@ import (
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -86,7 +87,7 @@ func (hs *hostSession) taskEnded(id string) {
 }
 
 func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
-	if j := hs.taskJob(ctx, req); j != nil {
+	if j := hs.taskJob(ctx, req, principal.ReadJob); j != nil {
 		hs.replyJSON(req, hs.srv.taskOf(j))
 	}
 }
@@ -99,7 +100,7 @@ var errAsked = errors.New("the task asked its host something")
 // stream; then answers what the call would have: its tool result,
 // tagged with the task, or the JSON-RPC error it failed with.
 func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
-	j := hs.taskJob(ctx, req)
+	j := hs.taskJob(ctx, req, principal.ReadJob)
 	if j == nil {
 		return
 	}
@@ -210,7 +211,7 @@ func decodeCursor(c string) (int, error) {
 // tasksCancel cancels a running task, which reads cancelled in the
 // answer; an ended task is refused with -32602, as the revision says.
 func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
-	j := hs.taskJob(ctx, req)
+	j := hs.taskJob(ctx, req, principal.CancelJob)
 	if j == nil {
 		return
 	}

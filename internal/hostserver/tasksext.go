@@ -9,6 +9,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -159,7 +160,7 @@ func modernTaskHandler(method string) handler {
 }
 
 func (hs *hostSession) extTasksGet(ctx context.Context, req *request) {
-	if j := hs.taskJob(ctx, req); j != nil {
+	if j := hs.taskJob(ctx, req, principal.ReadJob); j != nil {
 		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hs.detailedOf(req, j)))
 	}
 }
@@ -168,7 +169,7 @@ func (hs *hostSession) extTasksGet(ctx context.Context, req *request) {
 // result; a task that has ended is acknowledged alike (the cancel is
 // idempotent), an unknown or foreign id is -32602.
 func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
-	j := hs.taskJob(ctx, req)
+	j := hs.taskJob(ctx, req, principal.CancelJob)
 	if j == nil {
 		return
 	}
@@ -193,7 +194,7 @@ func (hs *hostSession) extTasksUpdate(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs an inputResponses object"))
 		return
 	}
-	j := hs.taskJob(ctx, req)
+	j := hs.taskJob(ctx, req, principal.ReadJob)
 	if j == nil {
 		return
 	}

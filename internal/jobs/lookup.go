@@ -100,6 +100,7 @@ type Live struct {
 	ID, Principal, Server, Tool string
 	Started                     time.Time
 	Progress                    *Progress
+	filter                      string // a script's: Target
 }
 
 // Live returns this manager's running jobs.
@@ -108,7 +109,8 @@ func (m *Manager) Live() []Live {
 	defer m.mu.Unlock()
 	out := make([]Live, 0, len(m.byID))
 	for id, c := range m.byID {
-		l := Live{ID: id, Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Started: c.Start}
+		l := Live{ID: id, Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Started: c.Start,
+			filter: scriptFilter(c.spec.Server, c.spec.Params)}
 		if c.moved {
 			p := c.progress
 			l.Progress = &p

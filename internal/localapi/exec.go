@@ -108,7 +108,8 @@ func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, pol pri
 		id = c.ID()
 	} else {
 		name := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
-		spec := jobs.Spec{Principal: owner, Tool: "mcpx_exec", Key: key}
+		// Its params say which tool filter it ran under (jobs.Target).
+		spec := jobs.Spec{Principal: owner, Tool: "mcpx_exec", Key: key, Params: jobs.ScriptParams(pol)}
 		c, err := m.StartJob(context.WithoutCancel(r.Context()), spec, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			return h.opts.Scripts.Run(ctx, codemode.Script{
 				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name, Allow: scriptAllow(pol),

@@ -80,8 +80,10 @@ type Options struct {
 	// MetaTools lists mcpx's own tools for GET PathV1Tools (mcpx_exec,
 	// run by PathV1Exec); nil: none.
 	MetaTools func() []apitype.Tool
-	// UILink mints a one-time link to the live view; nil: none is served.
-	UILink func() (string, error)
+	// UILink mints a one-time link to the live view for who (the
+	// request's principal: its session acts for who); nil: none is
+	// served.
+	UILink func(who principal.Principal) (string, error)
 	// Scripts runs scripts (PathExec); nil: 404.
 	Scripts *codemode.Engine
 	// OAuth holds the HTTP servers' sign-ins, shown in Status; nil: none.

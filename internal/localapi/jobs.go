@@ -52,9 +52,7 @@ func readJob(ctx context.Context, m *jobs.Manager, pol principal.Policy, op prin
 	return j, nil
 }
 
-func jobTarget(j *store.Job) principal.Target {
-	return principal.Target{ID: j.ID, Owner: j.Principal, Server: j.Server, Tool: j.Tool}
-}
+func jobTarget(j *store.Job) principal.Target { return jobs.Target(j) }
 
 func (h *Handler) serveJob(w http.ResponseWriter, r *http.Request) error {
 	m, err := h.jobs()
@@ -90,11 +88,12 @@ func (h *Handler) serveJobCancel(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, wireJob(j))
 }
 
-// CancelJob cancels any principal's job id for the local user, on behalf
-// of who (the live view's button), as POST PathJobCancel does. An
-// unknown or expired id is a 404.
+// CancelJob cancels job id for the principal ctx carries (the live
+// view's button, for its session's principal), on behalf of who, as
+// POST PathJobCancel does. An unknown or expired id, or another
+// principal's, is a 404.
 func (h *Handler) CancelJob(ctx context.Context, id, who string) (*store.Job, error) {
-	return h.cancelJob(ctx, h.operator(), id, who)
+	return h.cancelJob(ctx, h.relay.Policy(principal.From(ctx)), id, who)
 }
 
 // cancelJob cancels job id if pol may, on behalf of who.
@@ -151,8 +150,9 @@ func wireJob(j *store.Job) apitype.Job {
 	return out
 }
 
-// runningJobs returns the daemon's running jobs, for status.
-func (h *Handler) runningJobs() []apitype.Job {
+// runningJobs returns the daemon's running jobs, for status; targets, if
+// not nil, gains what the policy decides each by.
+func (h *Handler) runningJobs(targets map[string]principal.Target) []apitype.Job {
 	if h.opts.Jobs == nil {
 		return nil
 	}
@@ -161,6 +161,9 @@ func (h *Handler) runningJobs() []apitype.Job {
 		j := apitype.Job{ID: l.ID, Principal: l.Principal, Server: l.Server, Tool: l.Tool, Status: string(store.Running), Created: l.Started}
 		if l.Progress != nil {
 			j.Progress = &apitype.Progress{Progress: l.Progress.Progress, Total: l.Progress.Total, Message: l.Progress.Message}
+		}
+		if targets != nil {
+			targets[l.ID] = l.Target()
 		}
 		out = append(out, j)
 	}

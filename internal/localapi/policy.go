@@ -18,12 +18,6 @@ func (h *Handler) policy(r *http.Request) principal.Policy {
 	return h.relay.Policy(principal.From(r.Context()))
 }
 
-// operator is the local user's policy: the live view's actions, which
-// only the local user can open (its link is minted on the socket).
-func (h *Handler) operator() principal.Policy {
-	return h.relay.Policy(principal.LocalUser())
-}
-
 // refusal turns a policy's refusal into the error the API answers: 404
 // for another principal's job or call (as for one that does not exist),
 // else 403.
@@ -40,8 +34,9 @@ func refusal(err error) error {
 // (mine reports which, by registry id) and running jobs (those whose
 // tool it may still use), the daemon's version and start, and nothing
 // that names another principal, a host, a file or a replica. The
-// upstreams are listed only to a principal without a tool filter.
-func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64) bool) apitype.Status {
+// upstreams are listed only to a principal without a tool filter. job
+// returns what the policy decides a running job by.
+func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64) bool, job func(id string) principal.Target) apitype.Status {
 	if pol.Decide(principal.ReadStatus, principal.Target{}) == nil {
 		return st
 	}
@@ -55,7 +50,7 @@ func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64)
 		}
 	}
 	for _, j := range st.Jobs {
-		if pol.Decide(principal.ReadJob, principal.Target{ID: j.ID, Owner: j.Principal, Server: j.Server, Tool: j.Tool}) == nil {
+		if pol.Decide(principal.ReadJob, job(j.ID)) == nil {
 			out.Jobs = append(out.Jobs, j)
 		}
 	}

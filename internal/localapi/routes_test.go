@@ -1,7 +1,9 @@
 package localapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -144,4 +146,31 @@ func newTestHandlerOpts(t *testing.T, opts *Options) *Handler {
 	pool := upstream.NewPool(cfg, nil)
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
 	return New(r, catalog.New(pool, catalog.Naming{}, nil), opts)
+}
+
+// TestCancelDecidesForItsContext: the live view's cancel button (Cancel)
+// cancels a call for the principal its context carries, the session's:
+// another principal's cancels nothing and reads as a call that does not
+// exist (no principal's is forbidden); the local user's cancels.
+func TestCancelDecidesForItsContext(t *testing.T) {
+	h := newTestHandlerOpts(t, &Options{Version: "test"})
+	ctx, cancel := context.WithCancelCause(t.Context())
+	e, err := h.relay.Registry().AddFor(principal.LocalID, relay.HostKey{Session: "cli-1", ID: "1"}, "tools/call", cancel, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []principal.Principal{principal.DefaultToken(), principal.NamedToken("alice", "t"), principal.SocketHost(), {}} {
+		err := h.Cancel(principal.NewContext(t.Context(), who), e.ID, "user")
+		var se interface{ StatusCode() int }
+		want := http.StatusNotFound
+		if who.IsZero() {
+			want = http.StatusForbidden
+		}
+		if !errors.As(err, &se) || se.StatusCode() != want || ctx.Err() != nil {
+			t.Errorf("cancel by %v: %v, call cancelled: %v; want a %d and the call running", who, err, ctx.Err() != nil, want)
+		}
+	}
+	if err := h.Cancel(principal.NewContext(t.Context(), principal.LocalUser()), e.ID, "user"); err != nil || ctx.Err() == nil {
+		t.Errorf("cancel by the local user: %v, call cancelled: %v", err, ctx.Err() != nil)
+	}
 }

@@ -23,20 +23,20 @@ import (
 
 func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	pol := h.policy(r)
-	owners := map[uint64]string{}
-	st := h.status(owners)
+	owners, running := map[uint64]string{}, map[string]principal.Target{}
+	st := h.status(owners, running)
 	return writeJSON(w, statusFor(st, pol, func(id uint64) bool {
 		return pol.Decide(principal.ReadCall, principal.Target{Owner: owners[id]}) == nil
-	}))
+	}, func(id string) principal.Target { return running[id] }))
 }
 
 // Status returns what GET PathStatus answers the local user: the live
 // view reads the daemon through it, as mcpx status does.
-func (h *Handler) Status() apitype.Status { return h.status(nil) }
+func (h *Handler) Status() apitype.Status { return h.status(nil, nil) }
 
 // status is the whole status; owners, if not nil, gains each call's
-// owner by id.
-func (h *Handler) status(owners map[uint64]string) apitype.Status {
+// owner by id, and running what the policy decides each running job by.
+func (h *Handler) status(owners map[uint64]string, running map[string]principal.Target) apitype.Status {
 	st := apitype.Status{
 		PID:       os.Getpid(),
 		Version:   h.opts.Version,
@@ -78,7 +78,7 @@ func (h *Handler) status(owners map[uint64]string) apitype.Status {
 		}
 		st.Calls = append(st.Calls, call)
 	}
-	st.Jobs = h.runningJobs()
+	st.Jobs = h.runningJobs(running)
 	st.Cluster = h.cluster()
 	if h.opts.Jobs != nil {
 		l := h.opts.Jobs.Leases()
@@ -184,11 +184,12 @@ func (h *Handler) serveCancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Cancel cancels call id for the local user (the live view's button), as
-// POST PathCancel does, with the cause its reason names; the error,
-// errNoSuchCall, answers 404.
-func (h *Handler) Cancel(id uint64, reason string) error {
-	return h.cancelCall(h.operator(), id, reason)
+// Cancel cancels call id for the principal ctx carries (the live view's
+// button, for its session's principal), as POST PathCancel does, with
+// the cause its reason names; the error answers 404 for a call unknown,
+// ended or another principal's.
+func (h *Handler) Cancel(ctx context.Context, id uint64, reason string) error {
+	return h.cancelCall(h.relay.Policy(principal.From(ctx)), id, reason)
 }
 
 // cancelCall cancels call id if pol may: another principal's call is
@@ -232,7 +233,7 @@ func (h *Handler) serveUILink(w http.ResponseWriter, r *http.Request) error {
 	if h.opts.UILink == nil {
 		return statusErr(http.StatusNotImplemented, errors.New("this daemon serves no live view"))
 	}
-	url, err := h.opts.UILink()
+	url, err := h.opts.UILink(principal.From(r.Context()))
 	if err != nil {
 		return err
 	}

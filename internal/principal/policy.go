@@ -70,6 +70,10 @@ type Target struct {
 	// as a script's mcpx_exec, always allowed); Name is the tool as the
 	// principal named it, for messages.
 	Server, Tool, Name string
+	// Filter is, for a job of no server (a script's, whose tools are not
+	// kept), the tool filter the script ran under, by its place in the
+	// config (config.ToolFilter.Path); "" for none.
+	Filter string
 }
 
 // Refusal is why an operation is refused.
@@ -119,7 +123,9 @@ func (p Policy) JobOwner() string {
 // Decide says whether the principal may do op on t: nil, or a *Refusal.
 // It is the one decision of every face: a job or task is the reader's
 // only if it is its principal's (the operator reads every principal's)
-// and its tool is still allowed to the reader; a call is its
+// and its tool is still allowed to the reader (a script's job, whose
+// tools are not known, only if the reader has no tool filter or the one
+// the script ran under); a call is its
 // principal's; the whole status and running the daemon are the
 // operator's; the metrics the operator's and the default token's.
 func (p Policy) Decide(op Op, t Target) error {
@@ -139,6 +145,9 @@ func (p Policy) Decide(op Op, t Target) error {
 	case ReadJob, CancelJob:
 		if !p.mine(t.Owner) {
 			return &Refusal{Op: op, Hidden: true, Why: fmt.Sprintf("job %q: no job has this id", t.ID)}
+		}
+		if t.Server == "" && p.tools != nil && t.Filter != p.tools.Path {
+			return &Refusal{Op: op, Why: fmt.Sprintf("job %q runs a script that did not run under this host's tool filter (%s): the tools it may call are not known", t.ID, p.tools.Path)}
 		}
 		if why := p.toolRefusal(t.Server, t.Tool); why != "" {
 			return &Refusal{Op: op, Why: fmt.Sprintf("job %q runs tool %q, which is not allowed for this host: %s", t.ID, t.Server+p.sep+t.Tool, why)}

@@ -120,6 +120,11 @@ func TestDecide(t *testing.T) {
 		{CancelJob, job(bob.ID(), demo), with(all(hidden), "local user", ok, "bob", ok)},
 		{CancelJob, job("http", demo), with(all(hidden), "local user", ok, "default", ok)},
 		{ReadJob, job("socket", Target{Tool: "mcpx_exec"}), with(all(hidden), "local user", ok, "socket host", ok)},
+		// A script's job: its tools are not kept, so a filtered reader
+		// sees it only if it ran under the reader's filter.
+		{ReadJob, job("local", Target{Tool: "mcpx_exec"}), with(all(hidden), "local user", ok, "stdio host", ok, "filtered", forbidden)},
+		{CancelJob, job("local", Target{Tool: "mcpx_exec", Filter: demoOnly(t).Path}), with(all(hidden), "local user", ok, "stdio host", ok, "filtered", ok)},
+		{ReadJob, job(alice.ID(), Target{Tool: "mcpx_exec", Filter: "mcpx.hosts.other.tools"}), with(all(hidden), "local user", ok, "alice", forbidden)},
 		{ReadCall, Target{Owner: bob.ID()}, with(all(hidden), "local user", ok, "bob", ok)},
 		{CancelCall, Target{Owner: "local"}, with(all(hidden), "local user", ok, "stdio host", ok, "filtered", ok)},
 		{CancelCall, Target{Owner: ""}, with(all(hidden), "local user", ok)},

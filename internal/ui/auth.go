@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"mcpx/internal/principal"
 )
 
 // linkTTL is how long a one-time link stays good if unused.
@@ -30,11 +32,23 @@ const (
 	SessionHeader = "Mcpx-Ui-Session"
 )
 
-// keys are the view's one-time link tokens and session keys.
+// keys are the view's one-time link tokens and session keys, each of
+// the principal the link was minted for: a session acts for whoever
+// asked for its link.
 type keys struct {
 	mu       sync.Mutex
-	links    map[string]time.Time // token -> expiry
-	sessions []string             // session keys, oldest first
+	links    map[string]link // by token
+	sessions []session       // oldest first
+}
+
+type link struct {
+	expiry time.Time
+	who    principal.Principal
+}
+
+type session struct {
+	key string
+	who principal.Principal
 }
 
 func randomKey() string {
@@ -43,56 +57,64 @@ func randomKey() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// mint returns a new one-time link token.
-func (k *keys) mint() string {
+// mint returns a new one-time link token for who.
+func (k *keys) mint(who principal.Principal) string {
 	tok := randomKey()
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.links == nil {
-		k.links = map[string]time.Time{}
+		k.links = map[string]link{}
 	}
-	for t, exp := range k.links {
-		if now.After(exp) {
+	for t, l := range k.links {
+		if now.After(l.expiry) {
 			delete(k.links, t)
 		}
 	}
-	k.links[tok] = now.Add(linkTTL)
+	k.links[tok] = link{expiry: now.Add(linkTTL), who: who}
 	return tok
 }
 
-// redeem spends a link token and returns a new session key; ok is false
-// for a token unknown, spent or expired.
-func (k *keys) redeem(tok string) (session string, ok bool) {
+// redeem spends a link token; ok is false for a token unknown, spent or
+// expired. The caller decides whether who may open a session (open).
+func (k *keys) redeem(tok string) (who principal.Principal, ok bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	exp, found := k.links[tok]
+	l, found := k.links[tok]
 	delete(k.links, tok)
-	if !found || time.Now().After(exp) {
-		return "", false
+	if !found || time.Now().After(l.expiry) {
+		return principal.Principal{}, false
 	}
-	session = randomKey()
+	return l.who, true
+}
+
+// open returns a new session key for who.
+func (k *keys) open(who principal.Principal) string {
+	key := randomKey()
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if len(k.sessions) == maxSessions {
 		k.sessions = k.sessions[1:]
 	}
-	k.sessions = append(k.sessions, session)
-	return session, true
+	k.sessions = append(k.sessions, session{key: key, who: who})
+	return key
 }
 
-// valid reports whether r carries a session key of the view's in
-// SessionHeader.
-func (k *keys) valid(r *http.Request) bool {
+// sessionOf returns the principal of the session whose key r carries in
+// SessionHeader; ok is false for none.
+func (k *keys) sessionOf(r *http.Request) (who principal.Principal, ok bool) {
 	key := r.Header.Get(SessionHeader)
 	if key == "" {
-		return false
+		return principal.Principal{}, false
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	ok := false
 	for _, s := range k.sessions {
-		ok = subtle.ConstantTimeCompare([]byte(s), []byte(key)) == 1 || ok
+		if subtle.ConstantTimeCompare([]byte(s.key), []byte(key)) == 1 {
+			who, ok = s.who, true
+		}
 	}
-	return ok
+	return who, ok
 }
 
 // sameOrigin reports whether a POST (an action, or trading a link for a

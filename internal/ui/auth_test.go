@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"mcpx/internal/principal"
 )
 
 func withSession(v string) *http.Request {
@@ -16,16 +18,34 @@ func withSession(v string) *http.Request {
 	return r
 }
 
-// A link works once; its session key then opens the view, and nothing
-// else does.
+func (k *keys) valid(r *http.Request) bool {
+	_, ok := k.sessionOf(r)
+	return ok
+}
+
+// trade redeems tok and opens a session for the link's principal, as
+// the view does once the policy allows it.
+func (k *keys) trade(tok string) (string, bool) {
+	who, ok := k.redeem(tok)
+	if !ok {
+		return "", false
+	}
+	return k.open(who), true
+}
+
+// A link works once; its session key then opens the view, for the
+// principal the link was minted for, and nothing else does.
 func TestLinkOnce(t *testing.T) {
 	var k keys
-	tok := k.mint()
-	s, ok := k.redeem(tok)
+	tok := k.mint(principal.DefaultToken())
+	s, ok := k.trade(tok)
 	if !ok || s == "" {
 		t.Fatalf("a fresh link was refused")
 	}
-	if _, ok := k.redeem(tok); ok {
+	if who, _ := k.sessionOf(withSession(s)); who != principal.DefaultToken() {
+		t.Errorf("the session acts for %v, want the link's principal %v", who, principal.DefaultToken())
+	}
+	if _, ok := k.trade(tok); ok {
 		t.Errorf("a link worked twice")
 	}
 	if _, ok := k.redeem("made-up"); ok {
@@ -45,7 +65,7 @@ func TestLinkOnce(t *testing.T) {
 func TestLinkExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var k keys
-		early, late := k.mint(), k.mint()
+		early, late := k.mint(principal.LocalUser()), k.mint(principal.LocalUser())
 		time.Sleep(linkTTL - time.Second)
 		if _, ok := k.redeem(early); !ok {
 			t.Errorf("a link was refused before its time")
@@ -62,7 +82,7 @@ func TestSessionsBounded(t *testing.T) {
 	var k keys
 	var first string
 	for i := range maxSessions + 1 {
-		s, _ := k.redeem(k.mint())
+		s, _ := k.trade(k.mint(principal.LocalUser()))
 		if i == 0 {
 			first = s
 		}

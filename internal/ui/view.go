@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
+	"mcpx/internal/principal"
 	"mcpx/internal/sse"
 )
 
@@ -31,13 +31,19 @@ const heartbeat = time.Second
 // ViewOptions configure a View.
 type ViewOptions struct {
 	Live *Live
+	// Policy is what a principal may do under the current config; nil:
+	// the policy without a tool filter. Each route asks the policy of
+	// its session's principal (routes.go).
+	Policy func(principal.Principal) principal.Policy
 	// Cancel and Restart are the CLI's own operations (the local API's):
-	// cancel call id with a reason ("user": a person's interrupt), and
+	// cancel call id with a reason ("user": a person's interrupt), if
+	// the policy of the principal ctx carries lets it (CancelCall); and
 	// restart a server.
-	Cancel  func(id uint64, reason string) error
+	Cancel  func(ctx context.Context, id uint64, reason string) error
 	Restart func(server string) error
 	// CancelJob is mcpx jobs cancel's operation: cancel job id, its
-	// upstream told that the live view did.
+	// upstream told that the live view did, if the policy of the
+	// principal ctx carries lets it (CancelJob).
 	CancelJob func(ctx context.Context, id string) error
 	// CheckRequest returns the HTTP status and reason a request is
 	// refused with for its Host or Origin, as the MCP endpoint on the
@@ -59,22 +65,20 @@ func NewView(opts ViewOptions) *View {
 	if v.opts.Logger == nil {
 		v.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	static, _ := fs.Sub(assets, "assets")
-	files := http.StripPrefix("/ui/", http.FileServerFS(static))
-	v.mux.Handle("GET /ui/", files) // the page, its script and style: no data
-	v.mux.HandleFunc("POST /ui/session", v.login)
-	v.mux.Handle("GET /ui/state", v.session(http.HandlerFunc(v.state)))
-	v.mux.Handle("GET /ui/events", v.session(http.HandlerFunc(v.events)))
-	v.mux.Handle("POST /ui/calls/{id}/cancel", v.session(v.action(v.cancel)))
-	v.mux.Handle("POST /ui/servers/{name}/restart", v.session(v.action(v.restart)))
-	v.mux.Handle("POST /ui/jobs/{id}/cancel", v.session(v.action(v.cancelJob)))
+	if v.opts.Policy == nil {
+		v.opts.Policy = func(who principal.Principal) principal.Policy { return principal.NewPolicy(who, nil, "") }
+	}
+	for _, rt := range v.routes() {
+		v.mux.Handle(rt.pattern, v.decided(rt))
+	}
 	return v
 }
 
-// LinkPath returns the path of a new one-time link (its token in the
-// fragment, which browsers do not send), to be put after the view's
+// LinkPath returns the path of a new one-time link for who (the
+// principal that asked for it: its session acts for who), its token in
+// the fragment, which browsers do not send, to be put after the view's
 // origin.
-func (v *View) LinkPath() string { return "/ui/#t=" + v.keys.mint() }
+func (v *View) LinkPath(who principal.Principal) string { return "/ui/#t=" + v.keys.mint(who) }
 
 // ServeHTTP checks Host and Origin, then routes.
 func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -93,31 +97,26 @@ func (v *View) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // login trades a link's token (LinkHeader) for a session key, once,
-// for a page of the view's own origin.
+// for a page of the view's own origin, if the link's principal may open
+// the view (Operate).
 func (v *View) login(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		http.Error(w, "forbidden: a session is given to the live view's own page only", http.StatusForbidden)
 		return
 	}
-	session, ok := v.keys.redeem(r.Header.Get(LinkHeader))
+	who, ok := v.keys.redeem(r.Header.Get(LinkHeader))
 	if !ok {
 		http.Error(w, "this link was used already or has expired: run `mcpx ui` for a new one", http.StatusForbidden)
 		return
 	}
-	v.opts.Logger.Info("live view opened", "remote", r.RemoteAddr)
+	if err := v.opts.Policy(who).Decide(principal.Operate, principal.Target{}); err != nil {
+		refuse(w, err)
+		return
+	}
+	session := v.keys.open(who)
+	v.opts.Logger.Info("live view opened", "remote", r.RemoteAddr, "principal", who.String())
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{"session": session})
-}
-
-// session admits requests with a session key of the view's.
-func (v *View) session(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !v.keys.valid(r) {
-			http.Error(w, "forbidden: open the live view with the link `mcpx ui` prints", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
 }
 
 // action admits requests that change something only from the view's own
@@ -146,7 +145,7 @@ func (v *View) cancel(r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return v.opts.Cancel(id, "user")
+	return v.opts.Cancel(r.Context(), id, "user")
 }
 
 func (v *View) restart(r *http.Request) error { return v.opts.Restart(r.PathValue("name")) }

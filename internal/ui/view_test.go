@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/sse"
 )
@@ -31,7 +32,7 @@ func TestEventsStream(t *testing.T) {
 	// Trade a one-time link's token for a session key, then open the
 	// stream with it.
 	c := &http.Client{Timeout: 10 * time.Second}
-	session := login(t, c, srv.URL, v.LinkPath())
+	session := login(t, c, srv.URL, v.LinkPath(principal.LocalUser()))
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ui/events", nil)
 	req.Header.Set(SessionHeader, session)
 	resp, err := c.Do(req)
@@ -140,7 +141,7 @@ func TestSessionByHeaderOnly(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
-	link := v.LinkPath()
+	link := v.LinkPath(principal.LocalUser())
 	_, tok, _ := strings.Cut(link, "#t=")
 	if code := do("POST", "/ui/session", map[string]string{LinkHeader: tok}); code != http.StatusForbidden {
 		t.Errorf("trading a link without the view's Origin: %d, want 403", code)
