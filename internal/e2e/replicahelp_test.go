@@ -95,6 +95,10 @@ type clusterOpts struct {
 	// stores, if set, is each replica's own store URL (the same database
 	// reached another way, such as through a proxy); pg is the test's.
 	stores []string
+	// hosts is the replicas' mcpx.hosts block (host tool filters).
+	hosts map[string]any
+	// servers are the replicas' upstreams (nil: the demo alone).
+	servers []mcpxtest.Demo
 }
 
 // startClusterWith starts two replicas and nginx as o says.
@@ -113,6 +117,13 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 	}
 	for i := range 2 {
 		settings := map[string]any{"store": o.pg, "http": map[string]any{"allowedHosts": o.allowedHosts}, "jobs": o.jobs}
+		if o.hosts != nil {
+			settings["hosts"] = o.hosts
+		}
+		servers := o.servers
+		if servers == nil {
+			servers = []mcpxtest.Demo{{Name: "demo"}}
+		}
 		if o.stores != nil {
 			settings["store"] = o.stores[i]
 		}
@@ -121,7 +132,7 @@ func startClusterWith(t *testing.T, o clusterOpts) *cluster {
 			e.Vars["XDG_STATE_HOME"] = c.envs[0].Vars["XDG_STATE_HOME"]
 		}
 		c.envs = append(c.envs, e)
-		cfg := e.WriteConfig(settings, mcpxtest.Demo{Name: "demo"})
+		cfg := e.WriteConfig(settings, servers...)
 		c.cfgs = append(c.cfgs, cfg)
 		if i == 0 {
 			tok, err := config.Token(e.Vars["XDG_STATE_HOME"] + "/mcpx/token")
