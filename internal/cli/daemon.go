@@ -44,7 +44,17 @@ its lease (mcpx.jobs.leaseTerm, default 30s). See docs/replicas.md.`,
 		},
 		run: func(ctx context.Context, env *Env, args []string) (err error) {
 			ready := takeReadyPipe(env)
-			defer func() { ready.done(err) }()
+			defer func() {
+				if ready != nil && err != nil && !errors.Is(err, ErrDaemonRunning) {
+					// The log (stderr) names the error before the starting
+					// command hears of it and points its user there.
+					code := report(env, &command{name: "daemon"}, err)
+					ready.done(err)
+					err = &exitError{code, errSilent}
+					return
+				}
+				ready.done(err)
+			}()
 			if storeURL != "" && !strings.HasPrefix(storeURL, "postgres://") && !strings.HasPrefix(storeURL, "postgresql://") {
 				return usagef("invalid --store: want a PostgreSQL URL, postgres://user:password@host:port/database")
 			}

@@ -74,6 +74,9 @@ func signInServer(env *Env, configPath string, args []string) (*config.Server, *
 	if err != nil {
 		return nil, nil, paths, err
 	}
+	if e, ok := cfg.Unconfigured[args[0]]; ok {
+		return nil, nil, paths, usagef("server %q is not configured: %s", args[0], e.Reason())
+	}
 	srv, ok := cfg.Servers[args[0]]
 	switch {
 	case !ok:

@@ -161,8 +161,8 @@ func (h *lineHost) response(rawID string) *jsonrpc.Message {
 	}
 }
 
-// TestStopBrokenConfig: a config file an edit has broken is refused by
-// mcpx stop like by every verb (exit 2 naming the field), while the daemon
+// TestStopBrokenConfig: a config file an edit has broken as a whole is
+// refused by mcpx stop like by every verb (exit 2 naming the field), while the daemon
 // goes on with the last good version; a test's cleanup still stops that
 // daemon, by its socket.
 func TestStopBrokenConfig(t *testing.T) {
@@ -171,10 +171,12 @@ func TestStopBrokenConfig(t *testing.T) {
 	h := e.StartHost(mcpxtest.Daemon, cfg)
 	h.Initialize("2025-11-25")
 	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 1}}), waitLong)
-	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"demo":{"comand":"x"}}}`), 0o600); err != nil {
+	// A mistake of the file's own (the mcpx block), not of one server's,
+	// which would leave that server unconfigured and the rest working.
+	if err := os.WriteFile(cfg, []byte(`{"mcpx":{"idleTimeot":"5m"},"mcpServers":{"demo":{"command":"x"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, errb, code := e.Run(waitLong, "stop", "--config", cfg); code != 2 || !strings.Contains(errb, "mcpServers.demo.comand: unknown field") {
+	if _, errb, code := e.Run(waitLong, "stop", "--config", cfg); code != 2 || !strings.Contains(errb, "mcpx.idleTimeot: unknown field") {
 		t.Fatalf("mcpx stop of a broken config: exit %d, %q; want 2 naming the field", code, errb)
 	}
 	h.Result(h.Request("tools/call", map[string]any{"name": "demo__echo", "arguments": map[string]any{"x": 2}}), waitLong)
