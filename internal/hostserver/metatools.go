@@ -85,6 +85,9 @@ func (hs *hostSession) search(ctx context.Context, req *request) {
 		text.WriteString("no tools match " + jsonString(args.Query))
 	}
 	for server, why := range snap.Errors {
+		if !filter.usesServer(server) {
+			continue // a server the host may not use is not named to it
+		}
 		text.WriteString("\n(server " + server + " is unavailable: " + why + ")")
 	}
 	res := jsonrpc.MustMarshal(struct {

@@ -133,7 +133,10 @@ func (h *Handler) unconfigured() map[string]string {
 func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 	pol := h.policy(r)
 	snap := h.catalog.Snapshot(r.Context())
-	out := apitype.Tools{Tools: []apitype.Tool{}, Errors: snap.Errors}
+	out := apitype.Tools{Tools: []apitype.Tool{}}
+	if unfiltered(pol) {
+		out.Errors = snap.Errors // a filtered principal is told of no server it may not use
+	}
 	if unconf := h.unconfigured(); len(unconf) > 0 && unfiltered(pol) {
 		out.Errors = maps.Clone(snap.Errors) // the snapshot's is shared
 		if out.Errors == nil {
