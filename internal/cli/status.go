@@ -39,7 +39,7 @@ config file that did not load is shown, with why, until one succeeds.
 
 The PID is the server's own. Each stdio server runs under a supervisor of
 its own, an "mcpx shim" process (it stops everything the server starts when
-the server ends): about 22 MB resident each, most of it the mcpx
+the server ends): about 8 to 12 MB resident each, most of it the mcpx
 executable's pages, shared with the daemon and the other shims (about 3 MB
 are its own).
 
