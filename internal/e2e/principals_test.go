@@ -28,8 +28,14 @@ type principalsDaemon struct {
 
 func startPrincipals(t *testing.T) *principalsDaemon {
 	t.Helper()
+	return startPrincipalsWith(t)
+}
+
+// startPrincipalsWith is startPrincipals with more servers in the config.
+func startPrincipalsWith(t *testing.T, more ...mcpxtest.Demo) *principalsDaemon {
+	t.Helper()
 	e := mcpxtest.NewEnv(t)
-	cfg := writePrincipalsConfig(e, "demo__*")
+	cfg := writePrincipalsConfig(e, []string{"demo__*"}, more...)
 	mint := func(name string) string {
 		out, stderr, code := e.Run(30*time.Second, "token", "--name", name)
 		if code != 0 {
@@ -56,12 +62,12 @@ func startPrincipals(t *testing.T) *principalsDaemon {
 }
 
 // writePrincipalsConfig writes the config of startPrincipals, alice's
-// host filter being aliceTools.
-func writePrincipalsConfig(e *mcpxtest.Env, aliceTools ...string) string {
+// host filter being aliceTools, with more servers beside demo and secret.
+func writePrincipalsConfig(e *mcpxtest.Env, aliceTools []string, more ...mcpxtest.Demo) string {
 	return e.WriteConfig(map[string]any{
 		"http":  map[string]any{"listen": "127.0.0.1:0"},
 		"hosts": map[string]any{"alice": map[string]any{"tools": aliceTools}},
-	}, mcpxtest.Demo{Name: "demo"}, mcpxtest.Demo{Name: "secret"})
+	}, append([]mcpxtest.Demo{{Name: "demo"}, {Name: "secret"}}, more...)...)
 }
 
 // raw sends a request and returns its status and body.
@@ -248,7 +254,7 @@ func TestPrincipalsToolFilter(t *testing.T) {
 	if code := p.alice.json(http.MethodGet, "/v1/jobs/"+j.ID+"?wait=20", nil, &j); code != http.StatusOK || j.Status != "completed" {
 		t.Fatalf("alice reading her echo job: %d %+v", code, j)
 	}
-	writePrincipalsConfig(p.e, "demo__export")
+	writePrincipalsConfig(p.e, []string{"demo__export"})
 	if out, stderr, code := p.e.Run(waitLong, "reload", "--config", p.cfg); code != 0 {
 		t.Fatalf("mcpx reload: exit %d %s %s", code, out, stderr)
 	}
