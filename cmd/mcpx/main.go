@@ -52,7 +52,7 @@ func env() *cli.Env {
 		RunDaemon: func(ctx context.Context, cfg *config.Config, files config.DaemonFiles, log *slog.Logger, ready func()) error {
 			oneProc()
 			supervise.DropStartupPages()
-			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build, Shim: shim, Ready: ready})
+			err := daemon.Run(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Files: files, Build: build, Shim: shim, Ready: ready, Idle: idle})
 			if errors.Is(err, daemon.ErrRunning) {
 				return errors.Join(cli.ErrDaemonRunning, err)
 			}
@@ -120,4 +120,12 @@ func version() string {
 		}
 	}
 	return "dev"
+}
+
+// idle gives back what an idle daemon holds of memory it will need again
+// only when something comes: the heap a collection frees, then the
+// executable's pages its work faulted in (they stay in the page cache).
+func idle() {
+	debug.FreeOSMemory()
+	supervise.DropStartupPages()
 }

@@ -92,11 +92,17 @@ type idleWatch struct {
 	done  chan struct{}
 }
 
+// quietAfter is how long nothing goes on before the daemon's idle
+// callback runs (Options.Idle).
+const quietAfter = 10 * time.Second
+
 // idleTimer starts watching. It fires once nothing has gone on for d
 // (d <= 0: never), or as soon as nothing goes on if stale reports true: the
 // daemon's executable was deleted or replaced (a rebuild, a `go run` that
-// has ended), so no client of this build will come back.
-func (a *activity) idleTimer(d time.Duration, inFlight func() int, stale func() bool) *idleWatch {
+// has ended), so no client of this build will come back. Before that,
+// quiet (if not nil) runs once each time nothing has gone on for
+// quietAfter.
+func (a *activity) idleTimer(d time.Duration, inFlight func() int, stale func() bool, quiet func()) *idleWatch {
 	w := &idleWatch{fired: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{})}
 	tick := 2 * time.Second
 	if d > 0 {
@@ -106,6 +112,7 @@ func (a *activity) idleTimer(d time.Duration, inFlight func() int, stale func() 
 		defer close(w.done)
 		t := time.NewTicker(tick)
 		defer t.Stop()
+		var quieted time.Time // the idle period quiet last ran in
 		for {
 			select {
 			case <-w.quit:
@@ -115,6 +122,10 @@ func (a *activity) idleTimer(d time.Duration, inFlight func() int, stale func() 
 				if idle && (d > 0 && time.Since(since) >= d || stale()) {
 					close(w.fired)
 					return
+				}
+				if idle && quiet != nil && !since.Equal(quieted) && time.Since(since) >= quietAfter {
+					quieted = since
+					quiet()
 				}
 			}
 		}

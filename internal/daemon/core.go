@@ -47,6 +47,10 @@ type Options struct {
 	// executable no longer matches it, the daemon exits as soon as it is
 	// idle. "" disables the check.
 	Build string
+	// Idle, if set, is called once each time the daemon has had no host,
+	// request or call for a while (Run only): its memory can go back to
+	// the system until something comes.
+	Idle func()
 	// Shim is the mcpx executable: it supervises each stdio upstream (see
 	// supervise.Options) and runs each script (see sandbox); "" starts
 	// upstreams directly and leaves scripts (mcpx_exec) out.

@@ -149,7 +149,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		idleExit = 0
 	}
-	idle := act.idleTimer(idleExit, c.relay.Registry().Len, staleBuild(opts.Build))
+	idle := act.idleTimer(idleExit, c.relay.Registry().Len, staleBuild(opts.Build), opts.Idle)
 	defer idle.stop()
 	var runErr error
 	select {
