@@ -20,7 +20,8 @@ type key [maxLabels]string
 // vec is the series of one kept family, S a Counter, Gauge or Histogram.
 // Series are found without a lock: the map is copied on write (a new
 // series is rare, the callers bound label values), and read with one
-// atomic load (BenchmarkObserveParallel).
+// atomic load; with atomic counts, a call's update takes about half the
+// Prometheus client's time, alone or in parallel (BenchmarkObserve*).
 type vec[S any] struct {
 	desc
 	series atomic.Pointer[map[key]*S]
