@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -205,4 +206,61 @@ func (p *parser) groups(n *node, at path) (map[string]*Group, error) {
 		out[m.key] = g
 	}
 	return out, nil
+}
+
+// GroupTools returns the tool filter of a person in groups, and whether
+// one of the groups is an admin group: nil (every tool) if mcpx.auth
+// names no groups, or if one of theirs allows every tool; a filter that
+// refuses every tool if none of theirs is named; else the filter of their
+// one group, or the union of their groups' filters (a tool one allows is
+// allowed).
+func (c *Config) GroupTools(groups []string) (f *ToolFilter, admin bool) {
+	if c.Auth.Groups == nil {
+		return nil, false
+	}
+	var fs []*ToolFilter
+	all := false
+	for _, g := range groups {
+		pol := c.Auth.Groups[g]
+		if pol == nil {
+			continue
+		}
+		admin = admin || pol.Admin
+		if pol.Tools == nil {
+			all = true
+		} else if !slices.Contains(fs, pol.Tools) {
+			fs = append(fs, pol.Tools)
+		}
+	}
+	switch {
+	case all:
+		return nil, admin
+	case len(fs) == 0:
+		return &ToolFilter{Patterns: []string{"!*"}, Path: "mcpx.auth.groups (none of the person's groups is named there)"}, admin
+	case len(fs) == 1:
+		return fs[0], admin
+	}
+	u := &ToolFilter{anyOf: fs}
+	paths := make([]string, len(fs))
+	for i, f := range fs {
+		u.Patterns = append(u.Patterns, f.Patterns...)
+		paths[i] = f.Path
+	}
+	slices.Sort(paths)
+	u.Path = strings.Join(paths, " + ")
+	return u, admin
+}
+
+// anyAllows is Allows of a union: the first of its filters that allows
+// name decides; if none does, why names them all.
+func (f *ToolFilter) anyAllows(name string) (bool, string) {
+	var whys []string
+	for _, g := range f.anyOf {
+		ok, why := g.Allows(name)
+		if ok {
+			return true, why
+		}
+		whys = append(whys, why)
+	}
+	return false, "no group allows it (" + strings.Join(whys, "; ") + ")"
 }
