@@ -34,6 +34,13 @@ const oidcRedirect = "http://127.0.0.1:9/callback"
 // and returns the access token, of scope.
 func personToken(t *testing.T, op *mcpxtest.OIDC, user, scope string) string {
 	t.Helper()
+	access, _ := personTokens(t, op, user, scope)
+	return access
+}
+
+// personTokens is personToken, returning the ID token too.
+func personTokens(t *testing.T, op *mcpxtest.OIDC, user, scope string) (access, id string) {
+	t.Helper()
 	var md struct {
 		AuthorizationEndpoint string `json:"authorization_endpoint"`
 		TokenEndpoint         string `json:"token_endpoint"`
@@ -52,11 +59,11 @@ func personToken(t *testing.T, op *mcpxtest.OIDC, user, scope string) string {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	id := resp.Request.URL.Query().Get("authRequestID")
-	if id == "" {
+	reqID := resp.Request.URL.Query().Get("authRequestID")
+	if reqID == "" {
 		t.Fatalf("the authorization request led to %s, not the login form", resp.Request.URL)
 	}
-	form := url.Values{"username": {user}, "password": {oidcPeople[user].Password}, "id": {id}}
+	form := url.Values{"username": {user}, "password": {oidcPeople[user].Password}, "id": {reqID}}
 	resp, err = c.PostForm(resp.Request.URL.Scheme+"://"+resp.Request.URL.Host+"/login/username", form)
 	if err != nil {
 		t.Fatal(err)
@@ -78,12 +85,13 @@ func personToken(t *testing.T, op *mcpxtest.OIDC, user, scope string) string {
 	defer resp.Body.Close()
 	var tok struct {
 		AccessToken string `json:"access_token"`
+		IDToken     string `json:"id_token"`
 	}
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &tok) != nil || tok.AccessToken == "" {
 		t.Fatalf("the token request of %s: %d %s", user, resp.StatusCode, b)
 	}
-	return tok.AccessToken
+	return tok.AccessToken, tok.IDToken
 }
 
 func getJSONInto(t *testing.T, u string, v any) {
@@ -262,6 +270,23 @@ func TestOIDCPeople(t *testing.T) {
 	resp.Body.Close()
 	if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, `error="invalid_token"`) {
 		t.Errorf("a made-up token: %d %q, want 401 invalid_token", resp.StatusCode, ch)
+	}
+	// The provider's ID token is a JWT it signed, but for its client, not
+	// for mcpx: refused for its audience, which is checked after its
+	// issuer's metadata and keys were fetched and its signature verified;
+	// the same token with another signature is refused for that.
+	_, idTok := personTokens(t, op, "bob", "openid profile")
+	if strings.Count(idTok, ".") != 2 {
+		t.Fatalf("the provider's ID token is no JWT: %q", idTok)
+	}
+	parts := strings.Split(idTok, ".")
+	forged := parts[0] + "." + parts[1] + "." + strings.Repeat("A", len(parts[2]))
+	for _, tc := range []struct{ name, tok, why string }{{"an ID token", idTok, "audience"}, {"a forged signature", forged, "signature"}} {
+		resp = g.v1(t, tc.tok).do(ctx, http.MethodGet, apitype.PathV1Tools, nil, nil)
+		resp.Body.Close()
+		if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, `error="invalid_token"`) || !strings.Contains(ch, tc.why) {
+			t.Errorf("%s: %d %q, want 401 invalid_token for its %s", tc.name, resp.StatusCode, ch, tc.why)
+		}
 	}
 	// The provider goes away: a token mcpx has not seen cannot be
 	// checked, and is refused with 503 (fail closed), and said in the log.
