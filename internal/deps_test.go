@@ -45,6 +45,7 @@ var rules = []rule{
 	{pkg: "config", stdOnly: true, why: "config is a leaf: the standard library only"},
 	{pkg: "sock", stdOnly: true, why: "sock is a leaf: the standard library only"},
 	{pkg: "sse", stdOnly: true, why: "sse (server-sent events, both directions) is a leaf: the standard library only"},
+	{pkg: "authn", stdOnly: true, why: "authn (checking the access tokens people present, as an OAuth resource server) is a leaf: the standard library only, no policy and no request"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "promtext", stdOnly: true, why: "promtext (metrics in Prometheus's text format) is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},

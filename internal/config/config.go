@@ -112,6 +112,10 @@ type Config struct {
 	// Traces is where the daemon sends OpenTelemetry traces; its zero
 	// value means nowhere.
 	Traces Traces
+
+	// Auth makes the HTTP face an OAuth protected resource ("mcpx.auth");
+	// its zero value means bearer tokens alone.
+	Auth Auth
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

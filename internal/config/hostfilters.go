@@ -34,6 +34,10 @@ type ToolFilter struct {
 	// allowList is set when the first pattern allows: then a tool no
 	// pattern matches is refused.
 	allowList bool
+	// anyOf, if set, makes the filter the union of these (a person's
+	// groups, [Config.GroupTools]): a tool is allowed if one of them
+	// allows it; Patterns then holds all of theirs, in order.
+	anyOf []*ToolFilter
 }
 
 // Allows reports whether the filter lets a host use the tool whose full
@@ -41,6 +45,9 @@ type ToolFilter struct {
 func (f *ToolFilter) Allows(name string) (ok bool, why string) {
 	if f == nil {
 		return true, ""
+	}
+	if f.anyOf != nil {
+		return f.anyAllows(name)
 	}
 	for i := len(f.Patterns) - 1; i >= 0; i-- {
 		p := f.Patterns[i]

@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store", "oauth"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store", "oauth", "auth"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -17,6 +17,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"jobs":            func(p *parser, v *node, at path) error { return p.jobs(v, at, &c.Jobs) },
 		"store":           into(&c.Store, (*parser).store),
 		"oauth":           func(p *parser, v *node, at path) error { return p.signInKey(v, at, &c.SignInKey) },
+		"auth":            func(p *parser, v *node, at path) error { return p.auth(v, at, &c.Auth) },
 		"toolNames":       func(p *parser, v *node, at path) error { return p.toolNames(v, at, &c.ToolNames) },
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),

@@ -283,7 +283,10 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
 	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
-	srv := httpServer(mcpMux(face.Handler(access)), log, guard)
+	access.People = people(opts.Config.Auth, log)
+	mux := mcpMux(face.Handler(access))
+	serveMetadata(mux, access)
+	srv := httpServer(mux, log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error

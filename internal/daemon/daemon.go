@@ -129,7 +129,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if tcpLn != nil {
 		addr := tcpLn.Addr().String()
 		access := tcpAccess(addr, c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
+		access.People = people(opts.Config.Auth, log)
 		mux := mcpMux(face.Handler(access))
+		serveMetadata(mux, access)
 		seen.onHTTP(mux, addr, access)
 		mux.Handle("/v1/", api.V1(access.Check))
 		guard := newConnGuard(true)

@@ -28,6 +28,10 @@ type Access struct {
 	// for, lower case: "name" (any port, or none) or "name:port". A
 	// replica behind a load balancer names the balancer here.
 	AllowedHosts []string
+	// People, if not nil, takes people's access tokens too (mcpx.auth):
+	// a bearer token that is a JWT, or one no entry of Tokens opens, is
+	// theirs to check (httppeople.go).
+	People *People
 }
 
 // Tokens says which bearer tokens open the HTTP face, and whose each is.
@@ -62,7 +66,8 @@ type CheckingTokens interface {
 // protocol. Mount it at /mcp.
 func (h *HTTP) Handler(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, msg, who := a.check(r)
+		v := a.decide(r)
+		status, msg, who := v.status, v.msg, v.who
 		if status != 0 {
 			// Never the token: only whether one was sent.
 			level := slog.LevelDebug
@@ -72,12 +77,8 @@ func (h *HTTP) Handler(a Access) http.Handler {
 			// One line per kind of refusal a window: a client sending
 			// wrong tokens cannot flood the log.
 			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
-			if status == http.StatusUnauthorized {
-				v := `Bearer realm="mcpx"`
-				if r.Header.Get("Authorization") != "" {
-					v += `, error="invalid_token"`
-				}
-				w.Header().Set("WWW-Authenticate", v)
+			if v.challenge != "" {
+				w.Header().Set("WWW-Authenticate", v.challenge)
 			}
 			closeUnread(w, r)
 			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
@@ -109,39 +110,70 @@ const refusalDrain = time.Second
 // protection must not depend on a secret the attacker lacks anyway, and
 // conformance suites test it without one).
 func (a Access) check(r *http.Request) (status int, msg string, who principal.Principal) {
+	v := a.decide(r)
+	return v.status, v.msg, v.who
+}
+
+// verdict is what decide makes of a request: 0 and its principal, or
+// the status and reason it is refused with, and the WWW-Authenticate
+// challenge of a 401 or of a 403 for a token lacking a scope ("" for
+// none).
+type verdict struct {
+	status         int
+	msg, challenge string
+	who            principal.Principal
+}
+
+func refused(status int, msg string) verdict { return verdict{status: status, msg: msg} }
+
+// decide is check with the refusal's challenge.
+func (a Access) decide(r *http.Request) verdict {
 	if a.Addr == "" {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
-			return http.StatusForbidden, "forbidden: the unix socket serves no browser", principal.Principal{}
+			return refused(http.StatusForbidden, "forbidden: the unix socket serves no browser")
 		}
-		return 0, "", principal.SocketHost()
+		return verdict{who: principal.SocketHost()}
 	}
 	if !a.hostAllowed(r.Host) {
-		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)", principal.Principal{}
+		return refused(http.StatusForbidden, "forbidden: Host "+quote(r.Host)+" is not this server's address (DNS rebinding protection)")
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server", principal.Principal{}
+		return refused(http.StatusForbidden, "forbidden: Origin "+quote(o)+" may not use this server")
 	}
-	if a.Tokens == nil {
-		return 0, "", principal.DefaultToken()
+	if a.Tokens == nil && a.People == nil {
+		return verdict{who: principal.DefaultToken()}
 	}
 	tok := bearer(r.Header.Get("Authorization"))
+	if a.People != nil && (a.Tokens == nil || looksLikeJWT(tok)) {
+		return a.People.decide(r, tok)
+	}
 	var name string
 	var ok bool
 	if ct, checks := a.Tokens.(CheckingTokens); checks {
 		var err error
-		if name, ok, err = ct.Check(tok); err != nil {
-			return http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: " + err.Error(), principal.Principal{}
+		if name, ok, err = ct.Check(tok); err != nil && a.People == nil {
+			return refused(http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: "+err.Error())
+		} else if err != nil {
+			// Perhaps a person's opaque token: introspection tells.
+			if v := a.People.decide(r, tok); v.status == 0 {
+				return v
+			}
+			return refused(http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: "+err.Error())
 		}
 	} else {
 		name, ok = a.Tokens.Match(tok)
 	}
 	switch {
+	case !ok && a.People != nil && tok != "":
+		return a.People.decide(r, tok)
 	case !ok:
-		return http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)", principal.Principal{}
+		v := refused(http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)")
+		v.challenge = a.challenge(r)
+		return v
 	case name == "":
-		return 0, "", principal.DefaultToken()
+		return verdict{who: principal.DefaultToken()}
 	}
-	return 0, "", principal.NamedToken(name, tok)
+	return verdict{who: principal.NamedToken(name, tok)}
 }
 
 // hostAllowed reports whether a Host header names this listener: its port,
@@ -256,14 +288,15 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 
 // Check applies all of a's checks (Host, Origin, token) for what else the
 // listener serves (the local API's /v1): the request's principal, or the
-// status and reason it is refused with; a request that passes trusts its
+// status and reason it is refused with and the WWW-Authenticate header's
+// value to send with it ("" for none); a request that passes trusts its
 // connection (sock.Trust), as the MCP endpoint's do.
-func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg string) {
-	status, msg, who = a.check(r)
-	if status == 0 {
+func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg, challenge string) {
+	v := a.decide(r)
+	if v.status == 0 {
 		sock.Trust(r.Context())
 	}
-	return who, status, msg
+	return v.who, v.status, v.msg, v.challenge
 }
 
 // Guard returns h behind all of a's checks (Host, Origin, token), for
@@ -271,15 +304,15 @@ func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg
 // principal in its context; a refused request gets a plain-text error.
 func (a Access) Guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, msg, who := a.check(r)
-		if status != 0 {
-			if status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
+		v := a.decide(r)
+		if v.status != 0 {
+			if v.challenge != "" {
+				w.Header().Set("WWW-Authenticate", v.challenge)
 			}
-			http.Error(w, msg, status)
+			http.Error(w, v.msg, v.status)
 			return
 		}
 		sock.Trust(r.Context())
-		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), who)))
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), v.who)))
 	})
 }

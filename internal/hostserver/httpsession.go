@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"mcpx/internal/principal"
@@ -76,12 +77,16 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 // id names no session (404, as for an ended one), so that a host holding
 // another token can neither act in it nor learn that it exists. The
 // spec's security guidance asks for this binding of session ids to the
-// user (a session id is then looked up under its user).
+// user (a session id is then looked up under its user). A person's
+// session is bound to their groups as they were when it began too: a
+// token that says other groups (they joined or left one) finds no
+// session, and its host starts another, under the policy of the groups
+// it now has.
 func (h *HTTP) session(who principal.Principal, sid string) *httpSession {
 	h.mu.Lock()
 	sess := h.sessions[sid]
 	h.mu.Unlock()
-	if sess == nil || sess.hs.who.ID() != who.ID() {
+	if sess == nil || sess.hs.who.ID() != who.ID() || !slices.Equal(sess.hs.who.Groups(), who.Groups()) {
 		return nil
 	}
 	return sess

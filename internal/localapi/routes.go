@@ -62,14 +62,15 @@ func (h *Handler) routes() []route {
 // V1 serves the /v1 routes alone, each request first passing check (the
 // HTTP listener's Host, Origin and token rules), which returns the
 // request's principal (the token's holder), or the status and reason to
-// refuse it with. Refusals are JSON errors.
-func (h *Handler) V1(check func(*http.Request) (who principal.Principal, status int, msg string)) http.Handler {
+// refuse it with and the WWW-Authenticate challenge to send ("" for
+// none). Refusals are JSON errors.
+func (h *Handler) V1(check func(*http.Request) (who principal.Principal, status int, msg, challenge string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(apitype.HeaderVersion, h.opts.Version)
-		who, status, msg := check(r)
+		who, status, msg, challenge := check(r)
 		if status != 0 {
-			if status == http.StatusUnauthorized {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpx"`)
+			if challenge != "" {
+				w.Header().Set("WWW-Authenticate", challenge)
 			}
 			writeError(w, status, msg)
 			return

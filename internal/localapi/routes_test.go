@@ -129,8 +129,8 @@ func TestV1StatusNarrowed(t *testing.T) {
 		}
 		return st
 	}
-	v1 := h.V1(func(*http.Request) (principal.Principal, int, string) {
-		return principal.NamedToken("alice", "t"), 0, ""
+	v1 := h.V1(func(*http.Request) (principal.Principal, int, string, string) {
+		return principal.NamedToken("alice", "t"), 0, "", ""
 	})
 	if st := get(v1); st.Socket != "" || st.Config != "" || len(st.Connected) != 0 || st.Version != "test" {
 		t.Errorf("a named token's status: %+v, want the version alone", st)

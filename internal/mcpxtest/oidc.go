@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"sync"
 	"testing"
 	"time"
 )
@@ -21,6 +22,9 @@ import (
 type OIDC struct {
 	// Issuer is the server's issuer identifier, http://localhost:PORT/.
 	Issuer string
+	// Stop stops the server before the test ends (an identity provider
+	// that goes away); it waits for it.
+	Stop func()
 }
 
 // OIDCUser and OIDCPassword sign in at the example provider's login form.
@@ -37,6 +41,21 @@ var oidcTool = &toolBinary{pkg: "github.com/zitadel/oidc/v3/example/server", nam
 // allowed to redirect to redirectURI; it stops with the test.
 func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 	t.Helper()
+	return StartOIDCEnv(t, redirectURI)
+}
+
+// OIDCUserEntry is a user of a users file (StartOIDCEnv's USERS_FILE=),
+// as the example provider reads it: its ID is the subject of its tokens;
+// its LastName is the claim family_name of the profile scope.
+type OIDCUserEntry struct {
+	ID, Username, Password, FirstName, LastName, Email string
+}
+
+// StartOIDCEnv is StartOIDC with more of the example provider's
+// environment (USERS_FILE=PATH: its users, a JSON object of
+// OIDCUserEntry by ID, in place of the built-in ones).
+func StartOIDCEnv(t testing.TB, redirectURI string, env ...string) *OIDC {
+	t.Helper()
 	bin := oidcTool.path(t)
 	port := FreePort(t)
 	if u, err := url.Parse(redirectURI); err == nil {
@@ -46,7 +65,7 @@ func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(os.Environ(), "PORT="+port, "REDIRECT_URI="+redirectURI)
+	cmd.Env = append(append(os.Environ(), "PORT="+port, "REDIRECT_URI="+redirectURI), env...)
 	logs, err := os.CreateTemp(t.TempDir(), "oidc-*.log")
 	if err != nil {
 		cancel()
@@ -59,8 +78,10 @@ func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	o := &OIDC{Issuer: "http://localhost:" + port + "/"}
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); _ = cmd.Wait() }) }
+	t.Cleanup(stop)
+	o := &OIDC{Issuer: "http://localhost:" + port + "/", Stop: stop}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(o.Issuer + ".well-known/openid-configuration")

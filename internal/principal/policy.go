@@ -95,12 +95,23 @@ type Policy struct {
 	who   Principal
 	tools *config.ToolFilter
 	sep   string
+	// admin: a person whose group makes them one (mcpx.auth.groups.G.admin)
+	// may do what the operator may.
+	admin bool
 }
 
 // NewPolicy returns who's policy with the tool filter tools (nil: every
 // tool), whose patterns name tools as server+sep+tool.
 func NewPolicy(who Principal, tools *config.ToolFilter, sep string) Policy {
 	return Policy{who: who, tools: tools, sep: sep}
+}
+
+// NewPersonPolicy returns the policy of the person who: the union of
+// the tool filters of their groups (nil: every tool), as
+// config.Config.GroupTools makes it, and, if admin (one of their groups
+// is an admin group), what the operator may do.
+func NewPersonPolicy(who Principal, tools *config.ToolFilter, admin bool, sep string) Policy {
+	return Policy{who: who, tools: tools, sep: sep, admin: admin && who.IsPerson()}
 }
 
 // Who is the principal the policy is of.
@@ -114,7 +125,7 @@ func (p Policy) Tools() (*config.ToolFilter, string) { return p.tools, p.sep }
 // or "" (every principal's) for the operator. Each job read is still
 // decided by ReadJob.
 func (p Policy) JobOwner() string {
-	if p.who.operator {
+	if p.operates() {
 		return ""
 	}
 	return p.who.id
@@ -159,12 +170,12 @@ func (p Policy) Decide(op Op, t Target) error {
 		}
 		return nil
 	case ReadStatus, Operate:
-		if !p.who.operator {
-			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, may " + op.String()}
+		if !p.operates() {
+			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, or an admin, may " + op.String()}
 		}
 		return nil
 	case ReadMetrics:
-		if !p.who.operator && p.who.id != HTTPID {
+		if !p.operates() && p.who.id != HTTPID {
 			return &Refusal{Op: op, Why: "forbidden: the metrics are served to the local user and to the default token's holder (mcpx token), not to a named token"}
 		}
 		return nil
@@ -174,7 +185,11 @@ func (p Policy) Decide(op Op, t Target) error {
 
 // mine reports whether what owner owns is the principal's: its own, or,
 // for the operator, anyone's.
-func (p Policy) mine(owner string) bool { return p.who.operator || owner == p.who.id }
+func (p Policy) mine(owner string) bool { return p.operates() || owner == p.who.id }
+
+// operates reports whether the principal may do what the operator may:
+// it is the operator, or an admin.
+func (p Policy) operates() bool { return p.who.operator || p.admin }
 
 // toolRefusal is why the filter refuses server's tool, "" if it allows
 // it (mcpx's own tools, server "", are always allowed).

@@ -8,8 +8,10 @@
 // each named token another (NamedToken); a host on a stream (stdio, or
 // handed to the daemon) is the local user too, but as a host, known by
 // the clientInfo.name it sent for its policy (Host); a host speaking MCP
-// over HTTP on the socket is SocketHost. Replicas sharing a store name
-// the same token the same way. Nothing below the face reads a header or
+// over HTTP on the socket is SocketHost; a person signed in at an
+// authorization server the config names (mcpx.auth) presenting its
+// access token is a Person. Replicas sharing a store name the same token
+// and the same person the same way. Nothing below the face reads a header or
 // a token again.
 //
 // What is decided once, in the core, by Policy.Decide (policy.go), which
@@ -50,6 +52,9 @@ type Principal struct {
 	// operator: the local user on the daemon's socket, who may see and
 	// do everything of the daemon.
 	operator bool
+	// name and groups are a person's readable name and groups (joined
+	// by NUL, so that a Principal stays comparable); see person.go.
+	name, groups string
 }
 
 // LocalUser is the peer of the daemon's unix socket: the user that runs
