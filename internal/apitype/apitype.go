@@ -399,6 +399,19 @@ type Job struct {
 	Note      string          `json:"note,omitempty"`
 	Created   time.Time       `json:"created"`
 	Finished  time.Time       `json:"finished,omitzero"`
+	// Late is the end of an earlier attempt that came after the job was
+	// taken from the mcpx running it (its lease lost): the job's status
+	// is its own, and Note says what happened.
+	Late *LateEnd `json:"late,omitempty"`
+}
+
+// LateEnd is a job's late end: how the call of an earlier attempt ended
+// at the mcpx that had lost its lease.
+type LateEnd struct {
+	Status string          `json:"status"` // completed or failed
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	At     time.Time       `json:"at"`
 }
 
 // Jobs is the reply to GET PathJobs, newest first.
