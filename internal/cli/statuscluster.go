@@ -80,7 +80,7 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		fmt.Fprintf(w, "\njob leases: the last renewal failed (they hold until a lease term passes without one): %s\n", l.Error)
 	}
 	if skew := time.Duration(l.SkewMs) * time.Millisecond; skew.Abs() > time.Second {
-		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases keep to the store's; the times this mcpx stamps are off as much)\n", skew)
+		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases and the store's times keep to the store's; the times this mcpx shows of its own are off as much)\n", skew)
 	}
 }
 

@@ -164,7 +164,7 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 		return
 	}
 	if far, was := skewed(r.skew, m.opts.LeaseTerm), skewed(m.leases.Skew, m.opts.LeaseTerm); far && !was {
-		m.log.Warn("this machine's clock is off the job store's: leases keep to the store's clock, so jobs are safe, but the times this mcpx stamps (a job's start) are off as much",
+		m.log.Warn("this machine's clock is off the job store's: leases and the times the store keeps follow the store's clock, so jobs are safe, but the times this mcpx shows of its own (a running call's start) are off as much",
 			"ahead by", r.skew)
 	} else if was && !far {
 		m.log.Info("this machine's clock keeps to the job store's again", "ahead by", r.skew)
