@@ -153,6 +153,10 @@ type JobLeases struct {
 	// store's (behind if negative), in milliseconds; leases keep to the
 	// store's.
 	SkewMs int64 `json:"skewMs,omitempty"`
+	// Exclusive: the store is this daemon's alone (its SQLite file): no
+	// other mcpx takes its jobs when it loses its leases; their calls
+	// run on, and their ends are written once the store answers.
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 // Cluster is the replicas sharing one store (mcpx.store), as their

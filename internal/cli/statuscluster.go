@@ -72,7 +72,11 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		if !l.Renewed.IsZero() {
 			since = "for " + ago(now, l.Renewed)
 		}
-		fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
+		if l.Exclusive {
+			fmt.Fprintf(w, "\nJOB STORE NOT ANSWERING: it has not answered a renewal of the job leases %s; no other mcpx uses this store, so its jobs run on here, and their progress and ends are written once it answers\n", since)
+		} else {
+			fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
+		}
 		if l.Error != "" {
 			fmt.Fprintf(w, "  last error: %s\n", l.Error)
 		}
@@ -105,9 +109,14 @@ func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, err
 	now := time.Now()
 	c := &apitype.Cluster{LeaseTermMs: lease.Milliseconds(), Read: now, Replicas: []apitype.Replica{}}
 	for _, r := range list {
+		// Ages by the store's clock, shown on this machine's (see jobs.Cluster.Seen).
+		var until time.Time
+		if !r.LeaseUntil.IsZero() {
+			until = now.Add(r.LeaseLeft)
+		}
 		c.Replicas = append(c.Replicas, apitype.Replica{
 			Owner: r.Owner, Address: r.Address, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: r.Seen, Live: now.Sub(r.Seen) < lease, Jobs: r.Jobs, LeaseUntil: r.LeaseUntil,
+			Seen: now.Add(-r.Age), Live: r.Age < lease, Jobs: r.Jobs, LeaseUntil: until,
 		})
 	}
 	return c, nil

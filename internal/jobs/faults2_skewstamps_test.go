@@ -113,3 +113,17 @@ func skewedStamps(t *testing.T, skew time.Duration) {
 		t.Errorf("B's job ended seconds ago, kept for an hour, after A started: %v %v", j, err)
 	}
 }
+
+// A manager whose store is its own says so with its lease state, for
+// mcpx status to word a lost lease as what it is there.
+func TestLeasesExclusive(t *testing.T) {
+	h := start(t, t.TempDir()+"/jobs.db", nil)
+	defer h.stop()
+	if !h.m.Leases().Exclusive {
+		t.Error("an exclusive manager's lease state does not say so")
+	}
+	b := replica(t, storetest.PostgresURL(t), time.Second, nil)
+	if b.m.Leases().Exclusive {
+		t.Error("a replica's lease state says exclusive")
+	}
+}

@@ -44,13 +44,18 @@ type LeaseState struct {
 	// (behind if negative), as the last renewal measured it; zero for a
 	// store that is this machine's.
 	Skew time.Duration
+	// Exclusive: no other manager uses the store (Options.Exclusive), so
+	// none takes this one's jobs when it loses their leases.
+	Exclusive bool
 }
 
 // Leases returns whether this manager holds its jobs' leases.
 func (m *Manager) Leases() LeaseState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.leases
+	l := m.leases
+	l.Exclusive = m.opts.Exclusive
+	return l
 }
 
 // renewal is what one renewal found.

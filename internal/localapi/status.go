@@ -82,7 +82,7 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 	st.Cluster = h.cluster()
 	if h.opts.Jobs != nil {
 		l := h.opts.Jobs.Leases()
-		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds()}
+		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds(), Exclusive: l.Exclusive}
 		if l.Err != nil {
 			st.JobLeases.Error = l.Err.Error()
 		}
