@@ -157,6 +157,10 @@ type JobLeases struct {
 	// other mcpx takes its jobs when it loses its leases; their calls
 	// run on, and their ends are written once the store answers.
 	Exclusive bool `json:"exclusive,omitempty"`
+	// FileLost: the last renewal was refused because the store's file
+	// was removed, replaced, truncated or overwritten while the daemon
+	// ran (Error says which); nothing more is written to it.
+	FileLost bool `json:"fileLost,omitempty"`
 }
 
 // Cluster is the replicas sharing one store (mcpx.store), as their

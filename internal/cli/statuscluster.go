@@ -67,6 +67,8 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		return
 	}
 	switch {
+	case l.FileLost:
+		fmt.Fprintf(w, "\nJOB STORE FILE LOST: %s\n  running jobs keep their ends in memory until mcpx stops; new jobs are refused\n", l.Error)
 	case l.Lost:
 		since := "since it started"
 		if !l.Renewed.IsZero() {

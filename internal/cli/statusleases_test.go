@@ -23,6 +23,8 @@ func TestPrintJobLeases(t *testing.T) {
 		{"lost, shared store", &apitype.JobLeases{Lost: true, Renewed: now.Add(-40 * time.Second), Error: "renewing job leases: context deadline exceeded", SkewMs: 3000}},
 		{"lost, its own store", &apitype.JobLeases{Lost: true, Exclusive: true, Renewed: now.Add(-40 * time.Second), Error: "renewing job leases: database or disk is full"}},
 		{"lost since start, its own store", &apitype.JobLeases{Lost: true, Exclusive: true}},
+		{"the store's file truncated", &apitype.JobLeases{Lost: true, Exclusive: true, FileLost: true, Renewed: now.Add(-40 * time.Second),
+			Error: "renewing job leases: the job store file /home/u/.local/state/mcpx/jobs.db was truncated to 0 bytes (it had 12288) while mcpx ran: jobs can no longer be kept (restart mcpx to make a new store)"}},
 		{"a renewal failed", &apitype.JobLeases{Renewed: now.Add(-5 * time.Second), Error: "renewing job leases: context deadline exceeded"}},
 		{"held", &apitype.JobLeases{Renewed: now}},
 		{"held, exclusive", &apitype.JobLeases{Renewed: now, Exclusive: true}},

@@ -18,6 +18,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
+	"mcpx/internal/store"
 	"mcpx/internal/upstream"
 )
 
@@ -85,6 +86,8 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds(), Exclusive: l.Exclusive}
 		if l.Err != nil {
 			st.JobLeases.Error = l.Err.Error()
+			var gone *store.FileGoneError
+			st.JobLeases.FileLost = errors.As(l.Err, &gone)
 		}
 	}
 	st.SignIns = h.signIns()

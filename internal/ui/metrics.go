@@ -153,6 +153,7 @@ var (
 	hostsDesc = prometheus.NewDesc("mcpx_hosts_connected", "Hosts connected, by transport (stdio: host streams through mcpx serve; http: open legacy HTTP sessions).", []string{"transport"}, nil)
 	upDesc    = prometheus.NewDesc("mcpx_upstream_up", "1 when the upstream server has a live session, else 0, by server.", []string{"server"}, nil)
 	skewDesc  = prometheus.NewDesc("mcpx_job_store_clock_skew_seconds", "How far this daemon's clock is ahead of the shared job store's (behind if negative), at the last lease renewal.", nil, nil)
+	fileDesc  = prometheus.NewDesc("mcpx_job_store_file_lost", "1 when the job store's file was removed, replaced, truncated or overwritten while mcpx ran (its last write was refused for it: restart mcpx), else 0.", nil, nil)
 	leaseDesc = prometheus.NewDesc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (with a shared store, another replica may take its jobs), else 0.", nil, nil)
 )
 
@@ -161,6 +162,7 @@ func (s *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upDesc
 	ch <- leaseDesc
 	ch <- skewDesc
+	ch <- fileDesc
 }
 
 func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -185,5 +187,10 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, lost)
 		ch <- prometheus.MustNewConstMetric(skewDesc, prometheus.GaugeValue, float64(l.SkewMs)/1000)
+		gone := 0.0
+		if l.FileLost {
+			gone = 1
+		}
+		ch <- prometheus.MustNewConstMetric(fileDesc, prometheus.GaugeValue, gone)
 	}
 }
