@@ -153,7 +153,6 @@ func (s *soak) report() {
 			interrupted++
 		}
 	}
-	_ = interrupted
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
@@ -163,7 +162,7 @@ func (s *soak) report() {
 	fmt.Fprintf(&b, "| jobs acknowledged (task created) | %d (%d starts refused or unanswered) |\n", len(s.jobs), s.startFails)
 	fmt.Fprintf(&b, "| jobs completed with their own result | %d |\n", completed)
 	fmt.Fprintf(&b, "| jobs with a late result kept (an earlier attempt's end, after the job was taken) | %d |\n", lateKept)
-	fmt.Fprintf(&b, "| jobs failed/interrupted whose call died with its replica (kill -9) or was ended at a lost lease | %d |\n", failed+interrupted)
+	fmt.Fprintf(&b, "| jobs ended failed or interrupted (the call died with a killed replica, or was cut off with it; some keep a late result) | %d |\n", failed+interrupted)
 	fmt.Fprintf(&b, "| idempotent jobs run again (once) | %d |\n", reruns)
 	fmt.Fprintf(&b, "| **results lost** (reached a live replica, kept nowhere) | **%d** |\n", lost)
 	fmt.Fprintf(&b, "| **plain jobs run twice** | **%d** |\n", ranTwice)
