@@ -153,6 +153,14 @@ type JobLeases struct {
 	// store's (behind if negative), in milliseconds; leases keep to the
 	// store's.
 	SkewMs int64 `json:"skewMs,omitempty"`
+	// Exclusive: the store is this daemon's alone (its SQLite file): no
+	// other mcpx takes its jobs when it loses its leases; their calls
+	// run on, and their ends are written once the store answers.
+	Exclusive bool `json:"exclusive,omitempty"`
+	// FileLost: the last renewal was refused because the store's file
+	// was removed, replaced, truncated or overwritten while the daemon
+	// ran (Error says which); nothing more is written to it.
+	FileLost bool `json:"fileLost,omitempty"`
 }
 
 // Cluster is the replicas sharing one store (mcpx.store), as their
@@ -399,6 +407,19 @@ type Job struct {
 	Note      string          `json:"note,omitempty"`
 	Created   time.Time       `json:"created"`
 	Finished  time.Time       `json:"finished,omitzero"`
+	// Late is the end of an earlier attempt that came after the job was
+	// taken from the mcpx running it (its lease lost): the job's status
+	// is its own, and Note says what happened.
+	Late *LateEnd `json:"late,omitempty"`
+}
+
+// LateEnd is a job's late end: how the call of an earlier attempt ended
+// at the mcpx that had lost its lease.
+type LateEnd struct {
+	Status string          `json:"status"` // completed or failed
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	At     time.Time       `json:"at"`
 }
 
 // Jobs is the reply to GET PathJobs, newest first.

@@ -168,6 +168,9 @@ func printJobOutcome(env *Env, j *apitype.Job) error {
 	if why == "" {
 		why = "no result"
 	}
+	if l := j.Late; l != nil {
+		why += fmt.Sprintf(" (its call went on and ended %s after that: mcpx jobs show %s has its late result)", l.Status, j.ID)
+	}
 	return &exitError{ExitToolError, fmt.Errorf("job %s %s: %s", j.ID, j.Status, why)}
 }
 
@@ -205,7 +208,11 @@ func printJobs(env *Env, jobs []apitype.Job, now time.Time) {
 		if j.Status == "running" || j.Progress != nil {
 			prog = progressSanitize(jobProgress(j.Progress))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.ID, j.Status, jobName(&j), now.Sub(j.Created).Round(time.Second), prog)
+		status := j.Status
+		if j.Late != nil {
+			status += " (late " + j.Late.Status + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", j.ID, status, jobName(&j), now.Sub(j.Created).Round(time.Second), prog)
 	}
 	tw.Flush()
 }
@@ -233,6 +240,7 @@ func printJob(env *Env, j *apitype.Job) {
 		}
 		printJobResult(env.Stdout, j)
 	}
+	printLateEnd(env, j)
 }
 
 // printStatusJobs prints the daemon's running jobs, for status.

@@ -28,6 +28,12 @@ func TestJobOutput(t *testing.T) {
 			Result: json.RawMessage(`{"content":[{"type":"text","text":"it broke"}],"isError":true}`)},
 		{ID: "job_failed", Server: "demo", Tool: "wait", Status: "interrupted", Created: created, Error: "the daemon stopped during the call"},
 		{ID: "job_running", Server: "demo", Tool: "export", Status: "running", Created: created, Progress: &apitype.Progress{Progress: 2, Total: &total, Message: "part 2"}},
+		{ID: "job_late", Server: "demo", Tool: "wait", Status: "interrupted", Attempt: 2, Created: created, Finished: created.Add(4 * time.Second),
+			Error: "its mcpx stopped renewing its lease", Note: "Attempt 1 of this call went on at the mcpx that lost its lease (mcpx-a) and ended there at 2026-07-28T12:00:09Z as completed: that end is kept with the job as its late result.",
+			Late: &apitype.LateEnd{Status: "completed", At: created.Add(9 * time.Second), Result: json.RawMessage(`{"content":[{"type":"text","text":"waited 9s"}]}`)}},
+		{ID: "job_rerun", Server: "demo", Tool: "sleep_then", Status: "completed", Attempt: 2, Created: created, Finished: created.Add(8 * time.Second),
+			Result: json.RawMessage(`{"content":[{"type":"text","text":"slept 6s (attempt 2)"}]}`),
+			Late:   &apitype.LateEnd{Status: "failed", At: created.Add(5 * time.Second), Error: "upstream closed the connection"}},
 	}
 	var all bytes.Buffer
 	for i := range jobs {
@@ -46,7 +52,7 @@ func TestJobOutput(t *testing.T) {
 	printJobs(env, jobs, created.Add(time.Minute))
 	fmt.Fprintf(&all, "$ mcpx jobs\n%s", out)
 	env, out, _ = fakeEnv(nil)
-	printStatusJobs(env, jobs[5:], created.Add(time.Minute))
+	printStatusJobs(env, jobs[5:6], created.Add(time.Minute))
 	fmt.Fprintf(&all, "$ mcpx status (jobs)\n%s", out)
 	golden(t, "jobs-output", all.String())
 }

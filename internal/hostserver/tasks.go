@@ -171,13 +171,18 @@ func (s *Server) taskOf(j *store.Job) taskJSON {
 	default:
 		t.Status, t.StatusMessage = "failed", "mcpx does not know the job status "+string(j.Status)
 	}
+	if j.Status.Final() {
+		t.StatusMessage = withLateMessage(t.StatusMessage, j)
+	}
 	return t
 }
 
 // failure is the JSON-RPC error an ended task that has no result answers
 // with: a failed call's own (its code kept in the job's row), else one
-// saying how the task ended.
-func failure(j *store.Job) *jsonrpc.Error {
+// saying how the task ended; either tells of its late end (withLate).
+func failure(j *store.Job) *jsonrpc.Error { return withLate(failureOf(j), j) }
+
+func failureOf(j *store.Job) *jsonrpc.Error {
 	switch j.Status {
 	case store.Failed:
 		var e jsonrpc.Error

@@ -125,12 +125,12 @@ func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
 			d.Status, d.InputRequests = "input_required", q
 		}
 	case store.Completed:
-		d.Status, d.StatusMessage = "completed", ""
+		d.Status, d.StatusMessage = "completed", lateMessage(j)
 		d.Result = hs.toolResult(req, j.Result)
 	case store.Failed:
 		d.Error = failure(j)
 	case store.Interrupted:
-		d.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: t.StatusMessage}
+		d.Error = withLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
 	}
 	return d
 }

@@ -44,6 +44,9 @@ type Call struct {
 	res    json.RawMessage // set before done closes
 	err    error
 	Start  time.Time
+	// began is when it began on this process's monotonic clock: the
+	// store stamps the job's start with its own clock less the time since.
+	began time.Time
 	// attempt is the job's attempt this call runs (1 unless it runs a
 	// claimed orphan again): with the manager's owner, its lease.
 	attempt int
@@ -67,7 +70,7 @@ func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.
 
 func (m *Manager) start(spec Spec, id string, attempt int, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: m.opts.Clock(), id: id, attempt: attempt}
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: m.opts.Clock(), began: time.Now(), id: id, attempt: attempt}
 	m.mu.Lock()
 	if !m.running {
 		m.mu.Unlock()
@@ -216,7 +219,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	j := &store.Job{
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
-		Attempt: c.attempt, Created: c.Start,
+		Attempt: c.attempt, Created: c.began,
 	}
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)
@@ -384,7 +387,7 @@ func (m *Manager) HasJobs() bool {
 // spec's Describe runs first, if set. cancel ends the call; the caller
 // must call Finish with its outcome.
 func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started, attempt: 1}
+	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started, began: started, attempt: 1}
 	m.mu.Lock()
 	if !m.running {
 		m.mu.Unlock()

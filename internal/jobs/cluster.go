@@ -15,9 +15,11 @@ const forgetReplicasAfter = time.Hour
 type Cluster struct {
 	Self      string // this manager's owner
 	LeaseTerm time.Duration
-	Replicas  []store.Replica
-	Read      time.Time // when they were read
-	Err       error     // why they could not be (Replicas are the last read)
+	// Replicas' times are the store's clock's; their Age and LeaseLeft
+	// are what a reader compares (Live, Seen).
+	Replicas []store.Replica
+	Read     time.Time // when they were read, by this machine's clock
+	Err      error     // why they could not be (Replicas are the last read)
 }
 
 // Cluster returns the replicas sharing the store as last read (each
@@ -52,7 +54,7 @@ func (m *Manager) beat(ctx context.Context) {
 	r := *m.opts.Replica
 	r.Owner, r.Started = m.owner, m.created
 	m.writes.Add(1)
-	err := rs.Beat(ctx, r, time.Now().Add(-forgetReplicasAfter))
+	err := rs.Beat(ctx, r, forgetReplicasAfter)
 	var list []store.Replica
 	if err == nil {
 		list, err = rs.Replicas(ctx)
@@ -62,7 +64,7 @@ func (m *Manager) beat(ctx context.Context) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c := &Cluster{Self: m.owner, LeaseTerm: m.opts.LeaseTerm, Read: time.Now(), Err: err, Replicas: list}
+	c := &Cluster{Self: m.owner, LeaseTerm: m.opts.LeaseTerm, Read: m.opts.Clock(), Err: err, Replicas: list}
 	if err != nil && m.cluster != nil {
 		c.Replicas = m.cluster.Replicas
 	}
@@ -74,4 +76,20 @@ func (m *Manager) leave(ctx context.Context) {
 	if rs := m.replicas(); rs != nil {
 		m.write(func() error { return rs.Leave(ctx, m.owner) })
 	}
+}
+
+// Live reports whether r has written a heartbeat within the last lease
+// term, by the store's clock.
+func (c *Cluster) Live(r store.Replica) bool { return r.Age < c.LeaseTerm }
+
+// Seen returns when r last wrote a heartbeat, and until when its jobs'
+// leases run (zero without), as times of this machine's clock: the
+// store's ages and durations from when the cluster was read, so that a
+// skew between the two clocks does not show a live replica as lapsed.
+func (c *Cluster) Seen(r store.Replica) (seen, leaseUntil time.Time) {
+	seen = c.Read.Add(-r.Age)
+	if !r.LeaseUntil.IsZero() {
+		leaseUntil = c.Read.Add(r.LeaseLeft)
+	}
+	return seen, leaseUntil
 }

@@ -270,8 +270,7 @@ func (m *Manager) stop(ctx context.Context) {
 }
 
 func (m *Manager) expire(ctx context.Context) {
-	now := m.opts.Clock()
-	n, err := m.st.Expire(ctx, now.Add(-m.opts.Retention), now.Add(-forgetAfter*m.opts.Retention))
+	n, err := m.st.Expire(ctx, m.opts.Retention, forgetAfter*m.opts.Retention) // ages, by the store's clock
 	m.writes.Add(1)
 	if err != nil {
 		m.log.Warn("expiring job results", "err", err)

@@ -44,13 +44,18 @@ type LeaseState struct {
 	// (behind if negative), as the last renewal measured it; zero for a
 	// store that is this machine's.
 	Skew time.Duration
+	// Exclusive: no other manager uses the store (Options.Exclusive), so
+	// none takes this one's jobs when it loses their leases.
+	Exclusive bool
 }
 
 // Leases returns whether this manager holds its jobs' leases.
 func (m *Manager) Leases() LeaseState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.leases
+	l := m.leases
+	l.Exclusive = m.opts.Exclusive
+	return l
 }
 
 // renewal is what one renewal found.
@@ -164,7 +169,7 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 		return
 	}
 	if far, was := skewed(r.skew, m.opts.LeaseTerm), skewed(m.leases.Skew, m.opts.LeaseTerm); far && !was {
-		m.log.Warn("this machine's clock is off the job store's: leases keep to the store's clock, so jobs are safe, but the times this mcpx stamps (a job's start) are off as much",
+		m.log.Warn("this machine's clock is off the job store's: leases and the times the store keeps follow the store's clock, so jobs are safe, but the times this mcpx shows of its own (a running call's start) are off as much",
 			"ahead by", r.skew)
 	} else if was && !far {
 		m.log.Info("this machine's clock keeps to the job store's again", "ahead by", r.skew)

@@ -25,9 +25,10 @@ func apiCluster(c *jobs.Cluster) *apitype.Cluster {
 		out.Error = c.Err.Error()
 	}
 	for _, r := range c.Replicas {
+		seen, lease := c.Seen(r)
 		out.Replicas = append(out.Replicas, apitype.Replica{
 			Owner: r.Owner, Address: r.Address, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: r.Seen, Live: c.Read.Sub(r.Seen) < c.LeaseTerm, Jobs: r.Jobs, LeaseUntil: r.LeaseUntil,
+			Seen: seen, Live: c.Live(r), Jobs: r.Jobs, LeaseUntil: lease,
 		})
 	}
 	return out

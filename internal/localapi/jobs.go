@@ -147,6 +147,9 @@ func wireJob(j *store.Job) apitype.Job {
 			out.Progress = &p
 		}
 	}
+	if l := j.Late; l != nil {
+		out.Late = &apitype.LateEnd{Status: string(l.Status), Result: l.Result, Error: l.Error, At: l.At}
+	}
 	return out
 }
 

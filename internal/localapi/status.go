@@ -18,6 +18,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
+	"mcpx/internal/store"
 	"mcpx/internal/upstream"
 )
 
@@ -82,9 +83,11 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 	st.Cluster = h.cluster()
 	if h.opts.Jobs != nil {
 		l := h.opts.Jobs.Leases()
-		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds()}
+		st.JobLeases = &apitype.JobLeases{Lost: l.Lost, Renewed: l.Since, SkewMs: l.Skew.Milliseconds(), Exclusive: l.Exclusive}
 		if l.Err != nil {
 			st.JobLeases.Error = l.Err.Error()
+			var gone *store.FileGoneError
+			st.JobLeases.FileLost = errors.As(l.Err, &gone)
 		}
 	}
 	st.SignIns = h.signIns()

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	// modernc.org/sqlite is SQLite compiled to Go: no cgo, so mcpx stays
@@ -24,8 +25,9 @@ type SQLite struct {
 	jobsSQL
 	db      *sql.DB
 	path    string
-	file    os.FileInfo // the file as opened: see checkFile
-	cancels cancels     // this process's watchers of cancels
+	file    os.FileInfo  // the file as opened: see checkFile
+	size    atomic.Int64 // the largest size checkFile has seen it have
+	cancels cancels      // this process's watchers of cancels
 }
 
 // FileName is the store's file name in the state directory.
@@ -97,12 +99,20 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
+	// The schema into the file itself, out of the WAL: from now on the
+	// file holds SQLite's header and never shrinks (see checkFile).
+	if _, err := db.Exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store: %w", err)
 	}
-	return &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path, file: fi}, nil
+	s := &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path, file: fi}
+	s.size.Store(fi.Size())
+	return s, nil
 }
 
 // FileGoneError says the store's file was removed or replaced under the
@@ -111,11 +121,18 @@ func OpenSQLite(path string) (*SQLite, error) {
 type FileGoneError struct {
 	Path string
 	Err  error // why it is gone: the stat's error, or nil for another file
+	// Damage, if set, says how the file itself was cut or overwritten
+	// (it is still the file opened): "truncated to 0 bytes (it had
+	// 12288)", "overwritten: it no longer starts with SQLite's header".
+	Damage string
 }
 
 func (e *FileGoneError) Error() string {
 	what := "replaced by another file"
-	if e.Err != nil {
+	switch {
+	case e.Damage != "":
+		what = e.Damage
+	case e.Err != nil:
 		what = "removed (" + e.Err.Error() + ")"
 	}
 	return fmt.Sprintf("the job store file %s was %s while mcpx ran: jobs can no longer be kept (restart mcpx to make a new store)", e.Path, what)
@@ -123,8 +140,14 @@ func (e *FileGoneError) Error() string {
 func (e *FileGoneError) Unwrap() error { return e.Err }
 
 // checkFile refuses a write to a store whose file is no longer the one
-// opened: SQLite would go on writing to the open, unlinked file, and the
-// jobs written would be lost at the next start with no word.
+// opened, or was cut or overwritten under it: SQLite would go on writing
+// to the open, unlinked file, or serve and write pages from its cache
+// and WAL over a file whose pages are gone, and the jobs written would
+// be lost at the next start with no word. SQLite's file never shrinks
+// (no VACUUM, no auto_vacuum: freed pages are reused), so one smaller
+// than it was is one cut by someone else; and it starts with SQLite's
+// header. A stat and a read of 16 bytes: no PRAGMA quick_check, which
+// reads every page, on the way of each write.
 func (s *SQLite) checkFile() error {
 	fi, err := os.Stat(s.path)
 	switch {
@@ -133,8 +156,26 @@ func (s *SQLite) checkFile() error {
 	case !os.SameFile(fi, s.file):
 		return &FileGoneError{Path: s.path}
 	}
+	if was := s.size.Load(); fi.Size() < was {
+		return &FileGoneError{Path: s.path, Damage: fmt.Sprintf("truncated to %d bytes (it had %d)", fi.Size(), was)}
+	}
+	s.size.Store(fi.Size()) // one connection: the writes that check come one at a time
+	if fi.Size() > 0 {
+		f, err := os.Open(s.path)
+		if err != nil {
+			return &FileGoneError{Path: s.path, Err: err}
+		}
+		defer f.Close()
+		head := make([]byte, len(sqliteHeader))
+		if n, _ := f.ReadAt(head, 0); n < len(head) || string(head) != sqliteHeader {
+			return &FileGoneError{Path: s.path, Damage: "overwritten: it no longer starts with SQLite's header"}
+		}
+	}
 	return nil
 }
+
+// sqliteHeader is how every SQLite database file starts.
+const sqliteHeader = "SQLite format 3\x00"
 
 // Create, Finish and Renew check the file first (see checkFile): a job
 // is not started, ended nor kept alive in a file that is gone.

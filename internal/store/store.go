@@ -32,7 +32,10 @@
 //     close as interrupted or claim to run again (Orphans, Claim).
 //   - Leases are times of the store's own clock (the database's), given
 //     and compared there: the gateways' clocks, which may be skewed,
-//     never decide whether a lease has lapsed.
+//     never decide whether a lease has lapsed. So are the other times a
+//     row holds (a job's start, end and updates, a replica's heartbeat)
+//     and the ages compared with them (retention): gateways give
+//     durations, never times.
 //   - The end of a call made under a lease another owner took meanwhile
 //     (a gateway cut off from the store while its call ran on) is not
 //     lost: KeepLate keeps it beside the job's own end, as its late end.
@@ -120,7 +123,9 @@ type Late struct {
 type Store interface {
 	// Create inserts j, which must be Running, with a fresh id, and a
 	// lease for its owner of term from now by the store's clock
-	// (j.LeaseUntil is not read).
+	// (j.LeaseUntil is not read). j.Created, if set, is when its call
+	// began by this process's clock: the row's is the store's now less
+	// the time since.
 	Create(ctx context.Context, j *Job, term time.Duration) error
 	// Get returns principal's job id; "" as principal reads any job (the
 	// local user's CLI). Errors: ErrUnknown, ErrForeign, ErrExpired.
@@ -161,10 +166,11 @@ type Store interface {
 	// still is prev and ended at least lapsedFor ago; ok is false if
 	// another owner claimed, renewed or ended it first.
 	Claim(ctx context.Context, id string, prev Lease, self string, term, lapsedFor time.Duration, note string) (ok bool, err error)
-	// Expire removes the results of jobs that ended before finishedBefore
-	// (their ids then read ErrExpired), and forgets those ids once they
-	// ended before forgetBefore. It returns how many jobs it expired.
-	Expire(ctx context.Context, finishedBefore, forgetBefore time.Time) (int, error)
+	// Expire removes the results of jobs that ended more than keep ago
+	// by the store's clock (their ids then read ErrExpired), and forgets
+	// those ids once they ended more than forget ago (0: forgets none).
+	// It returns how many jobs it expired.
+	Expire(ctx context.Context, keep, forget time.Duration) (int, error)
 	// Close releases the store.
 	Close() error
 }

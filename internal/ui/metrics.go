@@ -150,7 +150,7 @@ func registerState(r *promtext.Registry, status func() apitype.Status) {
 			emit(b2f(u.State == "ready"), u.Name)
 		}
 	})
-	r.GaugeFunc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (another replica may take its jobs), else 0.", nil, func(emit promtext.Emit) {
+	r.GaugeFunc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (with a shared store, another replica may take its jobs), else 0.", nil, func(emit promtext.Emit) {
 		if l := st.JobLeases; l != nil {
 			emit(b2f(l.Lost))
 		}
@@ -158,6 +158,11 @@ func registerState(r *promtext.Registry, status func() apitype.Status) {
 	r.GaugeFunc("mcpx_job_store_clock_skew_seconds", "How far this daemon's clock is ahead of the shared job store's (behind if negative), at the last lease renewal.", nil, func(emit promtext.Emit) {
 		if l := st.JobLeases; l != nil {
 			emit(float64(l.SkewMs) / 1000)
+		}
+	})
+	r.GaugeFunc("mcpx_job_store_file_lost", "1 when the job store's file was removed, replaced, truncated or overwritten while mcpx ran (its last write was refused for it: restart mcpx), else 0.", nil, func(emit promtext.Emit) {
+		if l := st.JobLeases; l != nil {
+			emit(b2f(l.FileLost))
 		}
 	})
 }

@@ -108,7 +108,7 @@ func testIDErrors(t *testing.T, s store.Store) {
 	if ok, err := s.Finish(ctx, "mine", lease("owner-a"), store.Completed, []byte(`{}`), ""); !ok || err != nil {
 		t.Fatalf("Finish: %v %v", ok, err)
 	}
-	if _, err := s.Expire(ctx, time.Now().Add(time.Second), time.Time{}); err != nil {
+	if _, err := s.Expire(ctx, -time.Second, 0); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Get(ctx, "alice", "mine")
@@ -199,7 +199,7 @@ func testList(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	for i := range 3 {
 		j := newJob(fmt.Sprint("a", i), "alice")
-		j.Created = time.Now().Add(time.Duration(i) * time.Second)
+		j.Created = time.Now().Add(time.Duration(i-3) * time.Second) // read as ages: distinct, in the past
 		create(t, s, j)
 	}
 	create(t, s, newJob("b0", "bob"))
@@ -293,7 +293,7 @@ func testExpire(t *testing.T, s store.Store) {
 	create(t, s, newJob("old", "alice"))
 	create(t, s, newJob("running", "alice"))
 	s.Finish(ctx, "old", lease("owner-a"), store.Completed, []byte(`{}`), "")
-	n, err := s.Expire(ctx, time.Now().Add(time.Second), time.Time{})
+	n, err := s.Expire(ctx, -time.Second, 0)
 	if err != nil || n != 1 {
 		t.Fatalf("Expire = %d, %v", n, err)
 	}
@@ -304,7 +304,7 @@ func testExpire(t *testing.T, s store.Store) {
 		t.Fatalf("List after expiry: %v", ids(all))
 	}
 	// Forgotten: the id is then unknown.
-	if _, err := s.Expire(ctx, time.Now().Add(time.Second), time.Now().Add(time.Second)); err != nil {
+	if _, err := s.Expire(ctx, -time.Second, -time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Get(ctx, "alice", "old"); !errors.Is(err, store.ErrUnknown) {
