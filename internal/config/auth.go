@@ -56,6 +56,12 @@ type Group struct {
 	// and cancel every principal's jobs and calls, read the whole
 	// status, operate the daemon.
 	Admin bool
+	// Background (default true): the group's members may start jobs and
+	// tasks. A person is allowed if one of their groups allows it (or
+	// is an admin group); refused, a job asked for is refused, and a
+	// call that would become one past its host's timer stays a plain
+	// call (config.Config.GroupBackground).
+	Background bool
 }
 
 // Default claims.
@@ -188,11 +194,11 @@ func (p *parser) groups(n *node, at path) (map[string]*Group, error) {
 		if m.key == "" {
 			return nil, p.errorf(m.off, at, "must name a group as the groups claim does")
 		}
-		f, err := p.object(m.val, at, []string{"tools", "admin"})
+		f, err := p.object(m.val, at, []string{"tools", "admin", "background"})
 		if err != nil {
 			return nil, err
 		}
-		g := &Group{}
+		g := &Group{Background: true}
 		if v, ok := f["tools"]; ok {
 			if g.Tools, err = p.toolFilter(v, at.key("tools")); err != nil {
 				return nil, err
@@ -203,9 +209,29 @@ func (p *parser) groups(n *node, at path) (map[string]*Group, error) {
 				return nil, err
 			}
 		}
+		if v, ok := f["background"]; ok {
+			if g.Background, err = p.boolean(v, at.key("background")); err != nil {
+				return nil, err
+			}
+		}
 		out[m.key] = g
 	}
 	return out, nil
+}
+
+// GroupBackground reports whether a person in groups may start jobs and
+// tasks: yes if mcpx.auth names no groups, else if one of theirs that it
+// names allows background.
+func (c *Config) GroupBackground(groups []string) bool {
+	if c.Auth.Groups == nil {
+		return true
+	}
+	for _, g := range groups {
+		if pol := c.Auth.Groups[g]; pol != nil && pol.Background {
+			return true
+		}
+	}
+	return false
 }
 
 // GroupTools returns the tool filter of a person in groups, and whether

@@ -37,12 +37,35 @@ func TestAuth(t *testing.T) {
 		{`{"issuers":["https://i"],"audience":"https://m/mcp","groups":{"eng":{"tools":[]}}}`, "mcpx.auth.groups.eng.tools", "is empty"},
 		{`{"issuers":["https://i"],"audience":"https://m/mcp","groups":{"eng":{"admn":true}}}`, "mcpx.auth.groups.eng.admn", "did you mean \"admin\""},
 		{`{"issuers":["https://i"],"audience":"https://m/mcp","issuer":"x"}`, "mcpx.auth.issuer", "unknown field"},
+		{`{"issuers":["https://i"],"audience":"https://m/mcp","groups":{"eng":{"background":"no"}}}`, "mcpx.auth.groups.eng.background", ""},
 	} {
 		_, err := Parse([]byte(`{"mcpServers":{},"mcpx":{"auth":`+tc.auth+`}}`), "", nil)
 		var e *Error
 		if err == nil || !asError(err, &e) || e.Field != tc.field || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("auth %s: %v; want %s: ...%s...", tc.auth, err, tc.field, tc.msg)
 		}
+	}
+}
+
+// TestGroupBackground: a group may start jobs unless it says
+// background: false; a person may if one of their named groups may.
+func TestGroupBackground(t *testing.T) {
+	c, err := Parse([]byte(`{"mcpServers":{},"mcpx":{"auth":{"issuers":["https://i"],"audience":"https://m/mcp",
+		"groups":{"eng":{"tools":["a__*"]},"guests":{"background":false},"ops":{"admin":true,"background":false}}}}}`), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		groups []string
+		want   bool
+	}{{[]string{"eng"}, true}, {[]string{"guests"}, false}, {[]string{"guests", "eng"}, true}, {[]string{"other"}, false}, {nil, false}, {[]string{"ops"}, false}} {
+		if got := c.GroupBackground(tc.groups); got != tc.want {
+			t.Errorf("groups %q: background %v, want %v", tc.groups, got, tc.want)
+		}
+	}
+	none, _ := Parse([]byte(`{"mcpServers":{},"mcpx":{"auth":{"issuers":["https://i"],"audience":"https://m/mcp"}}}`), "", nil)
+	if !none.GroupBackground(nil) {
+		t.Error("with no groups named, a person may not start jobs")
 	}
 }
 

@@ -23,6 +23,13 @@ const (
 	tokenLookups = 4
 	// tokenWait bounds a lookup, its wait for a turn included.
 	tokenWait = 2 * time.Second
+	// tokenUnknown is how long a token the store does not have is
+	// refused without asking it again (a person's access token, which
+	// goes to the authorization server next, is presented on every
+	// request); at most tokenUnknownMax are remembered. A named token is
+	// random and new when minted: none is presented before it exists.
+	tokenUnknown    = 10 * time.Second
+	tokenUnknownMax = 10000
 )
 
 // sharedTokens are a replica's bearer tokens: the default token (a file,
@@ -41,6 +48,8 @@ type sharedTokens struct {
 
 	mu    sync.Mutex
 	known map[[32]byte]knownToken
+	// unknown are tokens the store did not have, by when it said so.
+	unknown map[[32]byte]time.Time
 }
 
 // knownToken is a named token the store had when last asked.
@@ -56,7 +65,7 @@ var errNoSharedStore = errors.New("the shared store named by mcpx.store is not o
 
 func newSharedTokens(def *config.HostTokens, st store.Tokens) *sharedTokens {
 	return &sharedTokens{def: def.DefaultOnly(), st: st, recheck: tokenRecheck, stale: tokenStale,
-		turns: make(chan struct{}, tokenLookups), known: map[[32]byte]knownToken{}}
+		turns: make(chan struct{}, tokenLookups), known: map[[32]byte]knownToken{}, unknown: map[[32]byte]time.Time{}}
 }
 
 // Match is Check, taking "cannot tell" for no.
@@ -80,9 +89,13 @@ func (t *sharedTokens) Check(tok string) (string, bool, error) {
 	now := time.Now()
 	t.mu.Lock()
 	k, found := t.known[hash]
+	at, unknown := t.unknown[hash]
 	t.mu.Unlock()
 	if found && now.Sub(k.checked) < t.recheck {
 		return k.name, true, nil
+	}
+	if unknown && now.Sub(at) < tokenUnknown {
+		return "", false, nil
 	}
 	name, ok, err := t.lookup(hash[:])
 	t.mu.Lock()
@@ -94,6 +107,7 @@ func (t *sharedTokens) Check(tok string) (string, bool, error) {
 		return "", false, err
 	case !ok:
 		delete(t.known, hash)
+		t.noteUnknownLocked(hash, now)
 		return "", false, nil
 	}
 	t.known[hash] = knownToken{name: name, checked: now}
@@ -103,6 +117,26 @@ func (t *sharedTokens) Check(tok string) (string, bool, error) {
 		}
 	}
 	return name, true, nil
+}
+
+// noteUnknownLocked remembers that the store has no token of hash,
+// forgetting those past tokenUnknown once tokenUnknownMax are kept, and,
+// if as many are still recent, any one of them.
+func (t *sharedTokens) noteUnknownLocked(hash [32]byte, now time.Time) {
+	if len(t.unknown) >= tokenUnknownMax {
+		for h, at := range t.unknown {
+			if now.Sub(at) >= tokenUnknown {
+				delete(t.unknown, h)
+			}
+		}
+		for h := range t.unknown {
+			if len(t.unknown) < tokenUnknownMax {
+				break
+			}
+			delete(t.unknown, h)
+		}
+	}
+	t.unknown[hash] = now
 }
 
 // lookup asks the store for hash, waiting its turn among tokenLookups.

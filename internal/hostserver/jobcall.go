@@ -10,6 +10,7 @@ import (
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -68,7 +69,10 @@ type candidate struct {
 // for jobs), and when the link must be told to Promote (zero: never by
 // time). A background call is a job before it runs: attached is true if
 // it could not become one (req is answered with why). onOff (nil: none)
-// is called as the host stops hearing of the call.
+// is called as the host stops hearing of the call. Whether the call may
+// become a job is the principal's policy's (StartJob): refused, a job
+// asked for (background, a 2025-11-25 task) is refused, and any other
+// call is relayed as a plain one.
 func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage, onOff func()) (l *jobLink, promoteAt time.Time, attached bool) {
 	m := hs.srv.opts.Jobs
 	if req.task != nil {
@@ -89,6 +93,22 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 	gone := hostGone(req.sink)
 	if cd.timer <= 0 && !cd.background && req.task == nil && gone == nil {
 		return nil, time.Time{}, false
+	}
+	if err := hs.toolFilter(req).pol.Decide(principal.StartJob, principal.Target{Server: cd.server, Tool: cd.tool}); err != nil {
+		if !cd.background && req.task == nil {
+			// A call that would become a job past its host's timer, or
+			// as its host leaves: a plain call, which that timer may end.
+			return nil, time.Time{}, false
+		}
+		if onOff != nil {
+			onOff()
+		}
+		if req.task != nil {
+			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", err.Error()))
+		} else {
+			hs.replyToolError(req, err.Error())
+		}
+		return nil, time.Time{}, true
 	}
 	l = &jobLink{hs: hs, req: req, cd: cd, onOff: onOff}
 	req.job.Store(l)

@@ -21,6 +21,9 @@ const (
 	policyServers    = "server visibility (hostFilter.usesServer)"
 	policyJobs       = "job policy: principal.Policy.Decide, ReadJob and CancelJob (hostSession.readJob, listJobs)"
 	policyToolsNames = "tool filter; instructions and mcpx_exec's description: server visibility"
+	// A call or script that may become a job or task asks StartJob once,
+	// in becomeCandidate (a 2026-07-28 task: modernTaskCall).
+	policyToolsJobs = policyTools + "; a job or task: principal.Policy.Decide, StartJob (becomeCandidate)"
 )
 
 // methodPolicies is every MCP method mcpx answers or takes from a host,
@@ -34,7 +37,7 @@ var methodPolicies = map[string]string{
 	"notifications/cancelled":   policySession, // a request of its own session only
 	"logging/setLevel":          policySession, // the messages it admits: server visibility (deliverLog)
 	"tools/list":                policyToolsNames,
-	"tools/call":                policyTools, // the meta-tools: metaToolPolicies
+	"tools/call":                policyToolsJobs, // the meta-tools: metaToolPolicies
 	"tasks/get":                 policyJobs,
 	"tasks/result":              policyJobs,
 	"tasks/list":                policyJobs,
@@ -55,9 +58,9 @@ var methodPolicies = map[string]string{
 // the host may do with it.
 var metaToolPolicies = map[string]string{
 	"mcpx_search":     policyTools,
-	"mcpx_call":       policyTools,
+	"mcpx_call":       policyToolsJobs,
 	"mcpx_describe":   policyTools,
-	"mcpx_exec":       policyToolsNames, // tools.*, mcpx.call, mcpx.search: Script.Allow
+	"mcpx_exec":       policyToolsNames + "; " + policyToolsJobs, // tools.*, mcpx.call, mcpx.search: Script.Allow
 	"mcpx_job":        policyJobs,
 	"mcpx_job_cancel": policyJobs,
 }

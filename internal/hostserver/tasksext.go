@@ -85,6 +85,16 @@ func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrp
 	req.params.Delete("task")
 	ts := hs.srv.taskSupport(server, tool)
 	takes := takesTasks(req.caps)
+	if takes && ts != config.TaskForbidden {
+		// A person who may start no task: a plain call, refused only
+		// for a tool that runs only as a task.
+		if err := hs.toolFilter(req).pol.Decide(principal.StartJob, principal.Target{Server: server, Tool: tool}); err != nil {
+			if ts == config.TaskRequired {
+				return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", err.Error())
+			}
+			return nil
+		}
+	}
 	switch {
 	case ts == config.TaskRequired && !takes:
 		return needsTasks("the tool " + tool + ", which runs only as a task,")

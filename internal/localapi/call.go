@@ -78,8 +78,10 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request) error {
 	if req.JobAfterMs < 0 {
 		return statusErr(http.StatusBadRequest, errors.New("jobAfterMs must not be negative"))
 	}
-	// A daemon that keeps no jobs runs such a call as any other.
-	if m := h.opts.Jobs; req.JobAfterMs > 0 && m != nil {
+	// A daemon that keeps no jobs runs such a call as any other, as it
+	// does for a principal who may start none: the client's timer may
+	// end it.
+	if m := h.opts.Jobs; req.JobAfterMs > 0 && m != nil && startRefusal(h.policy(r), req.Tool, server, tool) == nil {
 		return h.serveCallJob(w, r, m, req, server, tool, params)
 	}
 

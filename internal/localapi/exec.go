@@ -101,6 +101,9 @@ func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, pol pri
 	if err != nil {
 		return err
 	}
+	if err := startRefusal(pol, "mcpx_exec", "", "mcpx_exec"); err != nil {
+		return err
+	}
 	key := jobs.Key("", "mcpx_exec", mustJSON(map[string]any{"code": req.Code, "timeoutMs": req.TimeoutMs}))
 	id := ""
 	owner := pol.Who().ID()

@@ -185,6 +185,9 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := startRefusal(h.policy(r), req.Tool, server, tool); err != nil {
+		return err
+	}
 	owner := principal.From(r.Context()).ID()
 	spec := jobs.Spec{
 		Principal: owner, Server: server, Tool: tool, Params: params.Bytes(),

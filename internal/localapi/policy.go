@@ -75,3 +75,13 @@ func (h *Handler) Decided(op principal.Op, next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// startRefusal is why pol's principal may not start a job of server's
+// tool (named name; "" server: a script), as the API answers it (403),
+// nil if it may. Every route that starts a job asks it first.
+func startRefusal(pol principal.Policy, name, server, tool string) error {
+	if err := pol.Decide(principal.StartJob, principal.Target{Name: name, Server: server, Tool: tool}); err != nil {
+		return refusal(err)
+	}
+	return nil
+}

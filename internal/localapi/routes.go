@@ -42,7 +42,7 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: apitype.PathUILink, op: principal.Operate, fn: h.serveUILink},
 		{method: "GET", path: apitype.PathStdio, op: principal.Operate, fn: h.serveStdio},
 		{method: "GET", path: apitype.PathJobs, op: principal.ReadJob, fn: h.serveJobs},
-		{method: "POST", path: apitype.PathJobs, op: principal.CallTool, fn: h.serveStartJob},
+		{method: "POST", path: apitype.PathJobs, op: principal.StartJob, fn: h.serveStartJob},
 		{method: "GET", path: apitype.PathJob, op: principal.ReadJob, fn: h.serveJob},
 		{method: "POST", path: apitype.PathJobCancel, op: principal.CancelJob, fn: h.serveJobCancel},
 
@@ -52,7 +52,7 @@ func (h *Handler) routes() []route {
 		{method: "POST", path: apitype.PathV1Exec, op: principal.CallTool, fn: h.serveExec, v1: true, in: apitype.ExecRequest{}, out: apitype.CallEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1Cancel, op: principal.CancelCall, fn: h.serveV1Cancel, v1: true, in: apitype.CancelCall{}},
 		{method: "GET", path: apitype.PathV1Jobs, op: principal.ReadJob, fn: h.serveJobs, v1: true, out: apitype.Jobs{}},
-		{method: "POST", path: apitype.PathV1Jobs, op: principal.CallTool, fn: h.serveStartJob, v1: true, in: apitype.CallRequest{}, out: apitype.Job{}},
+		{method: "POST", path: apitype.PathV1Jobs, op: principal.StartJob, fn: h.serveStartJob, v1: true, in: apitype.CallRequest{}, out: apitype.Job{}},
 		{method: "GET", path: apitype.PathV1Job, op: principal.ReadJob, fn: h.serveJob, v1: true, out: apitype.Job{}},
 		{method: "GET", path: apitype.PathV1JobWait, op: principal.ReadJob, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1JobCancel, op: principal.CancelJob, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},

@@ -27,7 +27,10 @@ import (
 // CallTool the tool (403 if refused); ReadJob and CancelJob the job
 // (404 for another principal's, 403 if its tool is refused); CancelCall
 // the call (404 for another principal's); ReadStatus narrows the status
-// to the principal's own calls and jobs.
+// to the principal's own calls and jobs; StartJob the tool, then whether
+// the principal may start a job (403). A route that may start a job
+// besides its own operation (a call past JobAfterMs, a background
+// script) asks StartJob too.
 var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathStatus:       principal.ReadStatus,
 	"GET " + apitype.PathTools:        principal.CallTool,
@@ -40,7 +43,7 @@ var routePolicies = map[string]principal.Op{
 	"POST " + apitype.PathUILink:      principal.Operate,
 	"GET " + apitype.PathStdio:        principal.Operate,
 	"GET " + apitype.PathJobs:         principal.ReadJob,
-	"POST " + apitype.PathJobs:        principal.CallTool,
+	"POST " + apitype.PathJobs:        principal.StartJob,
 	"GET " + apitype.PathJob:          principal.ReadJob,
 	"POST " + apitype.PathJobCancel:   principal.CancelJob,
 	"GET " + apitype.PathV1Status:     principal.ReadStatus,
@@ -49,7 +52,7 @@ var routePolicies = map[string]principal.Op{
 	"POST " + apitype.PathV1Exec:      principal.CallTool,
 	"POST " + apitype.PathV1Cancel:    principal.CancelCall,
 	"GET " + apitype.PathV1Jobs:       principal.ReadJob,
-	"POST " + apitype.PathV1Jobs:      principal.CallTool,
+	"POST " + apitype.PathV1Jobs:      principal.StartJob,
 	"GET " + apitype.PathV1Job:        principal.ReadJob,
 	"GET " + apitype.PathV1JobWait:    principal.ReadJob,
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,

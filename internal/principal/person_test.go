@@ -74,3 +74,34 @@ func TestPersonPolicy(t *testing.T) {
 		t.Error("admin given to a principal that is not a person")
 	}
 }
+
+// TestPersonJobs: a person refused background may start no job (its
+// tool refused first), an admin may; WithoutJobs binds people alone.
+func TestPersonJobs(t *testing.T) {
+	who := Person("https://i", "u1", "", []string{"guests"})
+	echo := Target{Server: "demo", Tool: "echo"}
+	var r *Refusal
+	if err := NewPersonPolicy(who, nil, false, "__").Decide(StartJob, echo); err != nil {
+		t.Errorf("a person allowed background: %v", err)
+	}
+	no := NewPersonPolicy(who, nil, false, "__").WithoutJobs()
+	if err := no.Decide(StartJob, echo); !errors.As(err, &r) || r.Op != StartJob || r.Hidden || !strings.Contains(r.Why, "background") {
+		t.Errorf("a person refused background starts a job: %v", err)
+	}
+	if err := no.Decide(StartJob, Target{Tool: "mcpx_exec"}); err == nil {
+		t.Error("a person refused background starts a script's job")
+	}
+	if err := no.Decide(CallTool, echo); err != nil {
+		t.Errorf("a person refused background may not call: %v", err)
+	}
+	if err := NewPersonPolicy(who, nil, true, "__").WithoutJobs().Decide(StartJob, echo); err != nil {
+		t.Errorf("an admin refused a job: %v", err)
+	}
+	if err := NewPolicy(DefaultToken(), nil, "__").WithoutJobs().Decide(StartJob, echo); err != nil {
+		t.Errorf("a token's holder refused a job: %v", err)
+	}
+	f := &config.ToolFilter{Patterns: []string{"!*"}, Path: "p"}
+	if err := NewPersonPolicy(who, f, false, "__").Decide(StartJob, echo); !errors.As(err, &r) || r.Op != StartJob || !strings.Contains(r.Why, "not allowed") {
+		t.Errorf("a job of a refused tool: %v", err)
+	}
+}

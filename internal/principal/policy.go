@@ -38,11 +38,18 @@ const (
 	// Operate runs the daemon: shutdown, reload, restarts, the live
 	// view and its link, carrying a host's stdio stream.
 	Operate
+	// StartJob starts a job (or task) of Target.Server's Target.Tool
+	// (Target.Name as asked for; "" Server: a script): one asked for
+	// (POST /v1/jobs, a background call or script, a task), or a call
+	// that would become one past its host's timer. Refused, the call
+	// asked for is refused; the call past a timer stays a plain call.
+	StartJob
 	opEnd
 )
 
 var opNames = [...]string{opNone: "none", CallTool: "call a tool", ReadJob: "read a job", CancelJob: "cancel a job",
-	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon"}
+	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon",
+	StartJob: "start a job"}
 
 func (o Op) String() string {
 	if o <= opNone || o >= opEnd {
@@ -98,6 +105,9 @@ type Policy struct {
 	// admin: a person whose group makes them one (mcpx.auth.groups.G.admin)
 	// may do what the operator may.
 	admin bool
+	// noJobs: a person none of whose groups allows background
+	// (mcpx.auth.groups.G.background) may start no job.
+	noJobs bool
 }
 
 // NewPolicy returns who's policy with the tool filter tools (nil: every
@@ -112,6 +122,13 @@ func NewPolicy(who Principal, tools *config.ToolFilter, sep string) Policy {
 // is an admin group), what the operator may do.
 func NewPersonPolicy(who Principal, tools *config.ToolFilter, admin bool, sep string) Policy {
 	return Policy{who: who, tools: tools, sep: sep, admin: admin && who.IsPerson()}
+}
+
+// WithoutJobs returns p refusing StartJob to a person who is no admin:
+// none of their groups allows background (config.Config.GroupBackground).
+func (p Policy) WithoutJobs() Policy {
+	p.noJobs = p.who.IsPerson()
+	return p
 }
 
 // Who is the principal the policy is of.
@@ -172,6 +189,14 @@ func (p Policy) Decide(op Op, t Target) error {
 	case ReadStatus, Operate:
 		if !p.operates() {
 			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, or an admin, may " + op.String()}
+		}
+		return nil
+	case StartJob:
+		if err := p.Decide(CallTool, t); err != nil {
+			return &Refusal{Op: op, Why: err.Error()}
+		}
+		if p.noJobs && !p.operates() {
+			return &Refusal{Op: op, Why: "forbidden: no group of this person's in mcpx.auth.groups allows background: it may not start a job or task"}
 		}
 		return nil
 	case ReadMetrics:

@@ -131,6 +131,9 @@ func TestDecide(t *testing.T) {
 		{ReadStatus, Target{}, with(all(forbidden), "local user", ok)},
 		{Operate, Target{}, with(all(forbidden), "local user", ok)},
 		{ReadMetrics, Target{}, with(all(forbidden), "local user", ok, "default", ok)},
+		{StartJob, demo, all(ok)},
+		{StartJob, secret, with(all(ok), "filtered", forbidden, "alice", forbidden)},
+		{StartJob, Target{Tool: "mcpx_exec"}, all(ok)},
 	}
 	seen := map[Op]bool{}
 	for _, r := range rows {

@@ -20,7 +20,7 @@ func (r *Relay) HostTools(names ...string) (f *config.ToolFilter, sep string) {
 // Policy returns what who may do under the current config: its tool
 // filter is the one mcpx.hosts gives its named token's name, else its
 // clientInfo.name; a person's is their groups' (mcpx.auth.groups), which
-// may make them an admin. Every face decides every operation with it.
+// may make them an admin, and may refuse them jobs. Every face decides every operation with it.
 func (r *Relay) Policy(who principal.Principal) principal.Policy {
 	if who.IsPerson() {
 		cfg := r.cfg.Load()
@@ -28,7 +28,11 @@ func (r *Relay) Policy(who principal.Principal) principal.Policy {
 			return principal.NewPersonPolicy(who, &config.ToolFilter{Patterns: []string{"!*"}, Path: "no config"}, false, config.DefaultSeparator)
 		}
 		f, admin := cfg.GroupTools(who.Groups())
-		return principal.NewPersonPolicy(who, f, admin, cfg.ToolNames.Separator)
+		pol := principal.NewPersonPolicy(who, f, admin, cfg.ToolNames.Separator)
+		if !cfg.GroupBackground(who.Groups()) {
+			pol = pol.WithoutJobs()
+		}
+		return pol
 	}
 	f, sep := r.HostTools(who.Token(), who.Client())
 	return principal.NewPolicy(who, f, sep)
