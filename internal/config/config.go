@@ -112,6 +112,10 @@ type Config struct {
 	// Traces is where the daemon sends OpenTelemetry traces; its zero
 	// value means nowhere.
 	Traces Traces
+
+	// Audit is the audit log ("mcpx.audit"); its zero value records
+	// nothing.
+	Audit Audit
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

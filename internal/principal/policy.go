@@ -95,6 +95,7 @@ type Policy struct {
 	who   Principal
 	tools *config.ToolFilter
 	sep   string
+	audit Auditor // nil: none (audit.go)
 }
 
 // NewPolicy returns who's policy with the tool filter tools (nil: every
@@ -120,15 +121,14 @@ func (p Policy) JobOwner() string {
 	return p.who.id
 }
 
-// Decide says whether the principal may do op on t: nil, or a *Refusal.
-// It is the one decision of every face: a job or task is the reader's
+// decide is the rules of Decide (audit.go): a job or task is the reader's
 // only if it is its principal's (the operator reads every principal's)
 // and its tool is still allowed to the reader (a script's job, whose
 // tools are not known, only if the reader has no tool filter or the one
 // the script ran under); a call is its
 // principal's; the whole status and running the daemon are the
 // operator's; the metrics the operator's and the default token's.
-func (p Policy) Decide(op Op, t Target) error {
+func (p Policy) decide(op Op, t Target) error {
 	if p.who.IsZero() {
 		return &Refusal{Op: op, Why: "forbidden: no principal was decided for this request"}
 	}
