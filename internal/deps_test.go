@@ -107,6 +107,7 @@ var rules = []rule{
 		allowed: []string{},
 		why:     "store is an engine that knows nothing of MCP: it imports nothing of mcpx",
 	},
+	{pkg: "audit", allowed: []string{"principal", "config", "store"}, why: "audit is an engine: its records, queue and sinks (a file, the store's table) know the principals and nothing of MCP, the core or the edges"},
 	{pkg: "jobs", never: slices.Concat([]string{"runner", "hostserver", "localapi"}, roots), optional: true, why: "jobs is the core: it builds on relay and store, never on the edges or the roots; jobs and runner never import each other"},
 	{pkg: "runner", never: []string{"jobs"}, optional: true, why: "jobs and runner never import each other"},
 	{

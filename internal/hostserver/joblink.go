@@ -148,7 +148,7 @@ func (l *jobLink) stopHostLocked() {
 // calls never do.
 func (l *jobLink) spec() jobs.Spec {
 	hs, cd := l.hs, l.cd
-	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key}
+	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key, Who: hs.who.WithClient(clientName(hs, l.req))}
 	if cd.script {
 		// Never run again, not idempotent: its params say only which
 		// filter it ran under (policyfilter.go).

@@ -172,6 +172,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Asker:       hs.asker(req),
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
+		Who:         hs.who.WithClient(clientName(hs, req)),
 		Host:        hs.id,
 		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),

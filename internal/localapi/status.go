@@ -26,7 +26,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	owners, running := map[uint64]string{}, map[string]principal.Target{}
 	st := h.status(owners, running)
 	return writeJSON(w, statusFor(st, pol, func(id uint64) bool {
-		return pol.Decide(principal.ReadCall, principal.Target{Owner: owners[id]}) == nil
+		return pol.Allows(principal.ReadCall, principal.Target{Owner: owners[id]})
 	}, func(id string) principal.Target { return running[id] }))
 }
 
@@ -151,7 +151,7 @@ func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 		return statusErr(http.StatusBadRequest, fmt.Errorf("searching tools: %w", err))
 	}
 	for _, t := range found {
-		if pol.Decide(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) != nil {
+		if !pol.Allows(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) {
 			continue
 		}
 		out.Tools = append(out.Tools, apitype.Tool{

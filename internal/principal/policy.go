@@ -38,11 +38,13 @@ const (
 	// Operate runs the daemon: shutdown, reload, restarts, the live
 	// view and its link, carrying a host's stdio stream.
 	Operate
+	// ReadAudit reads the audit log: every principal's records.
+	ReadAudit
 	opEnd
 )
 
 var opNames = [...]string{opNone: "none", CallTool: "call a tool", ReadJob: "read a job", CancelJob: "cancel a job",
-	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon"}
+	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon", ReadAudit: "read the audit log"}
 
 func (o Op) String() string {
 	if o <= opNone || o >= opEnd {
@@ -158,7 +160,7 @@ func (p Policy) decide(op Op, t Target) error {
 			return &Refusal{Op: op, Hidden: true, Why: "no such call in flight"}
 		}
 		return nil
-	case ReadStatus, Operate:
+	case ReadStatus, Operate, ReadAudit:
 		if !p.who.operator {
 			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, may " + op.String()}
 		}

@@ -22,5 +22,9 @@ func (r *Relay) HostTools(names ...string) (f *config.ToolFilter, sep string) {
 // clientInfo.name. Every face decides every operation with it.
 func (r *Relay) Policy(who principal.Principal) principal.Policy {
 	f, sep := r.HostTools(who.Token(), who.Client())
-	return principal.NewPolicy(who, f, sep)
+	pol := principal.NewPolicy(who, f, sep)
+	if r.audit != nil {
+		pol = pol.WithAuditor(r.audit)
+	}
+	return pol
 }
