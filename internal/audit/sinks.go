@@ -102,3 +102,7 @@ func (s *File) Close() error {
 	s.w, s.f = nil, nil
 	return err
 }
+
+// LazyFile is a sink of JSON lines appended to path, opened at its
+// first write (and again after a failed one).
+func LazyFile(path string) *File { return &File{path: path} }

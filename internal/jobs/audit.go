@@ -53,3 +53,6 @@ func causeDetail(err error) string {
 	}
 	return ""
 }
+
+// SetAudit makes l the manager's audit log. It is called before Run.
+func (m *Manager) SetAudit(l *audit.Log) { m.opts.Audit = l }

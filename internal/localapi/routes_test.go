@@ -53,6 +53,7 @@ var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathV1Job:        principal.ReadJob,
 	"GET " + apitype.PathV1JobWait:    principal.ReadJob,
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,
+	"GET " + apitype.PathV1Audit:      principal.ReadAudit,
 }
 
 func TestEveryRouteHasItsPolicy(t *testing.T) {

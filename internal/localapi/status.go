@@ -48,6 +48,10 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 		// Goroutines: what a leak check reads.
 		Goroutines: runtime.NumGoroutine(),
 	}
+	if a := h.opts.Audit; a != nil {
+		s := a.Stats()
+		st.Audit = &apitype.AuditStats{Written: s.Written, Lost: s.Lost, Failures: s.Failures, Queued: s.Queued, Failing: s.Failing}
+	}
 	for _, c := range h.catalog.Collisions() {
 		st.ToolNameCollisions = append(st.ToolNameCollisions, c.String())
 	}

@@ -150,10 +150,14 @@ type stateCollector struct {
 }
 
 var (
-	hostsDesc = prometheus.NewDesc("mcpx_hosts_connected", "Hosts connected, by transport (stdio: host streams through mcpx serve; http: open legacy HTTP sessions).", []string{"transport"}, nil)
-	upDesc    = prometheus.NewDesc("mcpx_upstream_up", "1 when the upstream server has a live session, else 0, by server.", []string{"server"}, nil)
-	skewDesc  = prometheus.NewDesc("mcpx_job_store_clock_skew_seconds", "How far this daemon's clock is ahead of the shared job store's (behind if negative), at the last lease renewal.", nil, nil)
-	leaseDesc = prometheus.NewDesc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (another replica may take its jobs), else 0.", nil, nil)
+	hostsDesc         = prometheus.NewDesc("mcpx_hosts_connected", "Hosts connected, by transport (stdio: host streams through mcpx serve; http: open legacy HTTP sessions).", []string{"transport"}, nil)
+	upDesc            = prometheus.NewDesc("mcpx_upstream_up", "1 when the upstream server has a live session, else 0, by server.", []string{"server"}, nil)
+	skewDesc          = prometheus.NewDesc("mcpx_job_store_clock_skew_seconds", "How far this daemon's clock is ahead of the shared job store's (behind if negative), at the last lease renewal.", nil, nil)
+	auditWrittenDesc  = prometheus.NewDesc("mcpx_audit_records_written_total", "Audit records the writer is done with.", nil, nil)
+	auditLostDesc     = prometheus.NewDesc("mcpx_audit_records_lost_total", "Audit records dropped: failing open, a full queue, or left unwritten at a stop.", nil, nil)
+	auditFailuresDesc = prometheus.NewDesc("mcpx_audit_write_failures_total", "Failed writes of the audit log to one of its sinks.", nil, nil)
+	auditFailingDesc  = prometheus.NewDesc("mcpx_audit_failing", "1 while the audit log cannot be written (failing closed, no tool call is admitted meanwhile), else 0.", nil, nil)
+	leaseDesc         = prometheus.NewDesc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (another replica may take its jobs), else 0.", nil, nil)
 )
 
 func (s *stateCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -161,6 +165,10 @@ func (s *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upDesc
 	ch <- leaseDesc
 	ch <- skewDesc
+	ch <- auditWrittenDesc
+	ch <- auditLostDesc
+	ch <- auditFailuresDesc
+	ch <- auditFailingDesc
 }
 
 func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
@@ -185,5 +193,15 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, lost)
 		ch <- prometheus.MustNewConstMetric(skewDesc, prometheus.GaugeValue, float64(l.SkewMs)/1000)
+	}
+	if a := st.Audit; a != nil {
+		failing := 0.0
+		if a.Failing {
+			failing = 1
+		}
+		ch <- prometheus.MustNewConstMetric(auditWrittenDesc, prometheus.CounterValue, float64(a.Written))
+		ch <- prometheus.MustNewConstMetric(auditLostDesc, prometheus.CounterValue, float64(a.Lost))
+		ch <- prometheus.MustNewConstMetric(auditFailuresDesc, prometheus.CounterValue, float64(a.Failures))
+		ch <- prometheus.MustNewConstMetric(auditFailingDesc, prometheus.GaugeValue, failing)
 	}
 }
