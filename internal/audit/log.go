@@ -33,7 +33,10 @@ type Options struct {
 	Replica string
 	// Retry is how long a failed write waits before the next try (0:
 	// one second).
-	Retry  time.Duration
+	Retry time.Duration
+	// Drain is how long Run tries to write what is left once ctx ends
+	// (0: 5 s).
+	Drain  time.Duration
 	Logger *slog.Logger
 }
 
@@ -70,6 +73,9 @@ func New(opts Options) *Log {
 	}
 	if opts.Retry <= 0 {
 		opts.Retry = time.Second
+	}
+	if opts.Drain <= 0 {
+		opts.Drain = 5 * time.Second
 	}
 	log := opts.Logger
 	if log == nil {
@@ -150,34 +156,40 @@ func (l *Log) drop(n int, why error) {
 }
 
 // Run writes queued records until ctx ends, then writes what is left
-// (for at most 5 s) and returns nil.
+// (for at most Options.Drain), counts what it could not as lost, and
+// returns nil.
 func (l *Log) Run(ctx context.Context) error {
 	var b batch
 	for {
 		select {
 		case <-l.wake:
 		case <-ctx.Done():
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.opts.Drain)
 			defer cancel()
-			for l.write(dctx, &b) && dctx.Err() == nil {
+			for l.write(dctx, &b) && l.wait(dctx) {
 			}
 			if n := l.queued.Load(); n > 0 {
 				l.drop(int(n), fmt.Errorf("mcpx stopped before they could be written: %w", l.lastErr()))
 			}
 			return nil
 		}
-		for l.write(ctx, &b) {
-			if l.failing.Load() != nil {
-				select {
-				case <-time.After(l.opts.Retry):
-				case <-ctx.Done():
-				}
-				if ctx.Err() != nil {
-					break
-				}
-			}
+		for l.write(ctx, &b) && l.wait(ctx) {
 		}
 	}
+}
+
+// wait waits before the next write: the retry interval after a failed
+// one, no time after a good one. It reports whether ctx is still live.
+func (l *Log) wait(ctx context.Context) bool {
+	if l.failing.Load() != nil {
+		t := time.NewTimer(l.opts.Retry)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err() == nil
 }
 
 func (l *Log) lastErr() error {
