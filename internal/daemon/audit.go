@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/audit"
+	"mcpx/internal/audit/auditstore"
 	"mcpx/internal/store"
 )
 
@@ -19,11 +20,13 @@ const pruneEvery = 10 * time.Minute
 type auditing struct {
 	l       *audit.Log
 	st      store.Audit // the table, nil for none
-	cfgMu   sync.Mutex
-	stopF   func()
-	file    *audit.File
+	file    *audit.File // the file, nil for none
+	logger  *slog.Logger
 	maxAge  time.Duration
 	maxRows int
+
+	mu    sync.Mutex
+	stopF func() // set by run
 }
 
 // openAudit makes c's audit log of the config's mcpx.audit, over c's
@@ -35,7 +38,7 @@ func (c *core) openAudit(opts *Options, log *slog.Logger) {
 	if !cfg.Enabled || opts.LookOnly {
 		return
 	}
-	a := &auditing{maxAge: cfg.MaxAge, maxRows: cfg.MaxRows}
+	a := &auditing{maxAge: cfg.MaxAge, maxRows: cfg.MaxRows, logger: log}
 	var sinks []audit.Sink
 	if cfg.File != "" {
 		f, err := audit.OpenFile(cfg.File)
@@ -49,7 +52,7 @@ func (c *core) openAudit(opts *Options, log *slog.Logger) {
 	if cfg.Store {
 		if st, ok := c.store.(store.Audit); ok {
 			a.st = st
-			sinks = append(sinks, audit.NewStore(st))
+			sinks = append(sinks, auditstore.NewSink(st))
 		} else {
 			log.Error("the audit log names the store, and this daemon has none: its records cannot be written there")
 			sinks = append(sinks, noStore{})
@@ -100,9 +103,9 @@ func (a *auditing) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = a.l.Run(ctx) })
 	if a.st != nil {
-		wg.Go(func() { _ = a.l.Prune(ctx, a.st, a.maxAge, a.maxRows, pruneEvery) })
+		wg.Go(func() { _ = auditstore.Prune(ctx, a.logger, a.st, a.maxAge, a.maxRows, pruneEvery) })
 	}
-	a.cfgMu.Lock()
+	a.mu.Lock()
 	a.stopF = sync.OnceFunc(func() {
 		cancel()
 		wg.Wait()
@@ -110,16 +113,16 @@ func (a *auditing) run(ctx context.Context) {
 			a.file.Close()
 		}
 	})
-	a.cfgMu.Unlock()
+	a.mu.Unlock()
 }
 
 func (a *auditing) stop() {
 	if a == nil {
 		return
 	}
-	a.cfgMu.Lock()
+	a.mu.Lock()
 	f := a.stopF
-	a.cfgMu.Unlock()
+	a.mu.Unlock()
 	if f != nil {
 		f()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/audit"
+	"mcpx/internal/audit/auditstore"
 	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
@@ -33,7 +34,7 @@ func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := apitype.AuditRecords{Records: make([]apitype.AuditRecord, len(rows))}
 	for i, row := range rows {
-		rec := audit.FromRow(row)
+		rec := auditstore.FromRow(row)
 		out.Records[i] = apitype.AuditRecord{Time: rec.Time, Kind: string(rec.Kind), Principal: rec.Principal, Name: rec.Name,
 			Groups: rec.Groups, Host: rec.Host, Face: rec.Face, Server: rec.Server, Tool: rec.Tool, Action: rec.Action,
 			Outcome: rec.Outcome, Detail: rec.Detail, DurationMS: rec.DurationMS, Job: rec.Job, Replica: rec.Replica, ArgsSHA256: rec.ArgsSHA256}

@@ -1,7 +1,9 @@
-package audit
+package auditstore
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -25,10 +27,12 @@ func TestPrune(t *testing.T) {
 	if err := st.AppendAudit(t.Context(), rows); err != nil {
 		t.Fatal(err)
 	}
-	l := New(Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = l.Prune(ctx, st, 24*time.Hour, 3, time.Hour) }()
+	go func() {
+		defer close(done)
+		_ = Prune(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), st, 24*time.Hour, 3, time.Hour)
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	var got []store.AuditRow
 	for {
