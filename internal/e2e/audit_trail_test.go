@@ -17,7 +17,8 @@ import (
 )
 
 // The audit trail: a real daemon and the demo upstream run a matrix of
-// calls, jobs, a cancel, refusals, a host's calls and admin actions,
+// calls, jobs, a cancel, refusals, a host's calls and background job and
+// admin actions,
 // and the audit log holds exactly their lines, in its file and in the
 // store's table (SQLite, and PostgreSQL), which mcpx audit queries.
 
@@ -57,6 +58,8 @@ func auditTrail(t *testing.T, pg string) {
 	h.Initialize("2025-06-18")
 	ok := h.Request("tools/call", map[string]any{"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 0, "text": "host"}})
 	h.Result(ok, relayWait)
+	bg := h.Request("tools/call", map[string]any{"name": "mcpx_call", "arguments": map[string]any{"background": true, "name": "demo__sleep_then", "arguments": map[string]any{"seconds": 0, "text": "host bg"}}})
+	hostJob := jobOf(t, h.Result(bg, relayWait)).JobID
 	refused := h.Request("tools/call", map[string]any{"name": "demo__wait", "arguments": map[string]any{"seconds": 1}})
 	if m := h.Response(refused, relayWait); !strings.Contains(string(m.Encode()), "not allowed for this host") {
 		t.Fatalf("a filtered tool's call: %s", m.Encode())
@@ -76,9 +79,12 @@ func auditTrail(t *testing.T, pg string) {
 		{"job.end", "socket", "", "wait", "cancelled", "long"},
 		{"call", "stdio", "mcpxtest", "sleep_then", "ok", ""},
 		{"refusal", "stdio", "mcpxtest", "wait", "refused", ""},
+		{"job.promote", "stdio", "mcpxtest", "sleep_then", "running", "host"},
+		{"call", "stdio", "mcpxtest", "sleep_then", "ok", "host"},
+		{"job.end", "stdio", "mcpxtest", "sleep_then", "completed", "host"},
 		{"admin", "socket", "", "", "ok", ""},
 	}
-	jobName := map[string]string{done: "done", long: "long"}
+	jobName := map[string]string{done: "done", long: "long", hostJob: "host"}
 	lines := func(recs []audit.Record) []string {
 		var out []string
 		for _, r := range recs {

@@ -240,3 +240,14 @@ func (l *jobLink) Refusal(method string, params json.RawMessage) *jsonrpc.Error 
 	}
 	return l.jobRefusal(c, method, params)
 }
+
+// JobID is the id of the job the call became, "" while none (the
+// relay's JobNamer: the call's audit record names it).
+func (l *jobLink) JobID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.job == nil {
+		return ""
+	}
+	return l.job.ID()
+}
