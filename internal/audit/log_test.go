@@ -251,3 +251,48 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Every operation of the policy table leaves one line when refused,
+// naming it.
+func TestEveryOperationRefusedLeavesItsLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.jsonl")
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := New(Options{Sinks: []Sink{f}})
+	run(t, l)
+	bob := principal.NamedToken("bob", "b")
+	pol := principal.NewPolicy(bob, nil, "__").WithAuditor(l)
+	var want []string
+	for _, op := range principal.Ops() {
+		var target principal.Target
+		switch op {
+		case principal.CallTool:
+			pol := principal.NewPolicy(principal.Principal{}, nil, "__").WithAuditor(l) // no one may
+			if pol.Decide(op, principal.Target{Server: "demo", Tool: "echo"}) == nil {
+				t.Fatal("no one called a tool")
+			}
+			want = append(want, op.String())
+			continue
+		case principal.ReadJob, principal.CancelJob, principal.ReadCall, principal.CancelCall:
+			target = principal.Target{ID: "x", Owner: "local"}
+		}
+		if pol.Decide(op, target) == nil {
+			t.Fatalf("%v: a named token's holder was allowed", op)
+		}
+		want = append(want, op.String())
+	}
+	eventually(t, "records", func() bool { return l.Stats().Written == int64(len(want)) })
+	var got []string
+	for _, r := range readLines(t, path) {
+		if r.Kind != KindRefusal {
+			t.Errorf("not a refusal: %+v", r)
+		}
+		got = append(got, r.Action)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("refusals %v, want %v", got, want)
+	}
+}
