@@ -172,7 +172,6 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Asker:       hs.asker(req),
 		Holdable:    req.modern,
 		Principal:   hs.principal(),
-		Who:         hs.who.WithClient(clientName(hs, req)),
 		Host:        hs.id,
 		SessionKey:  hs.sessionKey(),
 		Resume:      resumeOf(req),
@@ -180,6 +179,9 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	}
 	if req.entry != nil {
 		call.HostSince = req.entry.Started
+	}
+	if hs.srv.relay.Audit() != nil { // who, for its record: read only then
+		call.Who = hs.who.WithClient(clientName(hs, req))
 	}
 	if ctx == req.ctx {
 		call.Cancel = req.cancel // run cancels it after this returns
