@@ -109,6 +109,8 @@ var rules = []rule{
 		allowed: []string{},
 		why:     "store is an engine that knows nothing of MCP: it imports nothing of mcpx",
 	},
+	{pkg: "audit", allowed: []string{"principal", "config"}, why: "audit is an engine the core records in: its records, queue and file sink know the principals and nothing of MCP, the core, the edges or the store"},
+	{pkg: "audit/auditstore", allowed: []string{"audit", "principal", "config", "store"}, why: "auditstore keeps the audit log in the store's table: audit and store alone, so that the core never reaches the store through audit"},
 	{pkg: "jobs", never: slices.Concat([]string{"runner", "hostserver", "localapi"}, roots), optional: true, why: "jobs is the core: it builds on relay and store, never on the edges or the roots; jobs and runner never import each other"},
 	{pkg: "runner", never: []string{"jobs"}, optional: true, why: "jobs and runner never import each other"},
 	{

@@ -138,6 +138,8 @@ type Status struct {
 	// ReloadFailure, while the latest reload of the config file failed,
 	// says why; the daemon runs the config before it.
 	ReloadFailure *ReloadFailure `json:"reloadFailure,omitempty"`
+	// Audit is the audit log's writer, when there is one.
+	Audit *AuditStats `json:"audit,omitempty"`
 }
 
 // JobLeases is whether a daemon holds its jobs' leases: it renews them

@@ -78,7 +78,7 @@ type command struct {
 }
 
 func commands() []*command {
-	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdImport(), cmdInstall(), cmdUninstall(), cmdDoctor(), cmdDemo(), cmdVersion()}
+	return []*command{cmdCall(), cmdExec(), cmdTools(), cmdStatus(), cmdJobs(), cmdAudit(), cmdServe(), cmdDaemon(), cmdStop(), cmdReload(), cmdRestart(), cmdUI(), cmdLogin(), cmdLogout(), cmdToken(), cmdImport(), cmdInstall(), cmdUninstall(), cmdDoctor(), cmdDemo(), cmdVersion()}
 }
 
 // usageError is a mistake in the command line: exit 2, with one line

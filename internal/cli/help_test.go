@@ -180,6 +180,10 @@ func TestUsageErrors(t *testing.T) {
 		{"login of an unknown server", []string{"login", "nosuch"}, `mcpx login: no server "nosuch" in the config`},
 		{"login of a stdio server", []string{"login", "demo"}, `mcpx login: "demo" is a stdio server: it takes its credentials from its environment, not a sign-in`},
 		{"logout of two servers", []string{"logout", "a", "b"}, "mcpx logout: want one SERVER"},
+		{"audit takes no argument", []string{"audit", "alice"}, `mcpx audit: unexpected argument "alice"`},
+		{"audit bad since", []string{"audit", "--since", "yesterday"}, `mcpx audit: --since: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration back from now (24h), not "yesterday"`},
+		{"audit bad until", []string{"audit", "--until", "-5m"}, `mcpx audit: --until: want an RFC 3339 time (2026-01-02T15:04:05Z) or a duration back from now (24h), not "-5m"`},
+		{"audit zero limit", []string{"audit", "--limit", "0"}, "mcpx audit: --limit must be at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errb, code := run(t, vars, tc.args...)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/sandbox"
 )
@@ -67,6 +68,9 @@ type Script struct {
 	// and find it with mcpx.search: its host's tool filter. The error is
 	// what the script's call throws.
 	Allow func(server, tool string) error
+	// Who is the principal the script runs for, for the audit log's
+	// records of its inner calls.
+	Who principal.Principal
 }
 
 // Outcome is how a script ended, short of its caller giving up.

@@ -116,6 +116,10 @@ type Config struct {
 	// Auth makes the HTTP face an OAuth protected resource ("mcpx.auth");
 	// its zero value means bearer tokens alone.
 	Auth Auth
+
+	// Audit is the audit log ("mcpx.audit"); its zero value records
+	// nothing.
+	Audit Audit
 }
 
 // Names returns the names of all servers, disabled ones included, sorted.

@@ -6,7 +6,7 @@ import "time"
 func (p *parser) settings(n *node, at path, c *Config) error {
 	if _, err := p.object(n, at, []string{"idleTimeout", "maxTimeout", "startupTimeout", "probeTimeout",
 		"toolNames", "maxMessageBytes", "daemonIdleExit", "maxConcurrentCalls", "queueLength", "queueTimeout",
-		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store", "oauth", "auth"}); err != nil {
+		"maxCallsPerHost", "idleStop", "inputTimeout", "http", "hosts", "traces", "codeMode", "jobs", "store", "oauth", "auth", "audit"}); err != nil {
 		return err
 	}
 	set := map[string]setter{
@@ -22,6 +22,7 @@ func (p *parser) settings(n *node, at path, c *Config) error {
 		"http":            func(p *parser, v *node, at path) error { return p.hostHTTP(v, at, &c.HTTP) },
 		"hosts":           into(&c.Hosts, (*parser).hosts),
 		"traces":          func(p *parser, v *node, at path) error { return p.traces(v, at, &c.Traces) },
+		"audit":           func(p *parser, v *node, at path) error { return p.audit(v, at, &c.Audit) },
 	}
 	c.inheritedFields().add(set)
 	return p.members(n, at, set)

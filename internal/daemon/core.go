@@ -98,6 +98,7 @@ type core struct {
 	jobs         *jobs.Manager    // nil: no job store
 	store        store.Store
 	unlock       func() // the job store's lock, if this core holds it
+	audit        *auditing
 }
 
 // newCore builds a core; obs, if not nil, observes its calls and
@@ -150,6 +151,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
 	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
 	c.openJobs(opts, r, jobsObserver(obs), log)
+	c.openAudit(opts, log)
 	if opts.Shim != "" {
 		c.sandbox = sandbox.NewPool(sandbox.PoolOptions{Executable: opts.Shim})
 		c.scripts = codemode.New(codemode.Options{Relay: r, Catalog: cat, Pool: c.sandbox})
@@ -158,7 +160,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		Scripts: c.scripts, Jobs: c.jobs, TaskMaxTTL: cfg.Jobs.TaskMaxTTL, TaskPollInterval: cfg.Jobs.TaskPollInterval})
 	face.Store(c.hosts)
 	if recs != nil {
-		c.signIns = &oauth.SignIns{Store: recs, Log: log}
+		c.signIns = &oauth.SignIns{Store: recs, Log: log, Ended: c.audit.signInEnded}
 		if !opts.LookOnly { // a core that only looks refreshes nothing ahead
 			c.refresh = c.refresher(recs)
 		}
@@ -186,6 +188,7 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		<-done
+		c.audit.stop() // its last records go to the store before it closes
 		c.store.Close()
 		if c.unlock != nil {
 			c.unlock()
@@ -246,6 +249,7 @@ func (c *core) runPool(ctx context.Context) (stop func()) {
 // returned stop is called, which stops them in the reverse order and
 // exports the last spans.
 func (c *core) run(ctx context.Context, opts *Options) (stop func()) {
+	c.audit.run(ctx)
 	stopPool := c.runPool(ctx)
 	stopJobs := c.runJobs(ctx)
 	stopWatch := c.watchConfig(ctx, opts)
@@ -253,6 +257,7 @@ func (c *core) run(ctx context.Context, opts *Options) (stop func()) {
 		stopWatch()
 		stopJobs()
 		stopPool()
+		c.audit.stop()
 		c.hosts.Close()
 		c.stopTracing()
 	}

@@ -72,6 +72,7 @@ func Run(ctx context.Context, opts *Options) error {
 	c := newCore(opts, seen.obs)
 	seen.labelFrom(c.pool)
 	defer c.stopTracing()
+	c.audit.run(ctx)
 	stopPool := c.runPool(ctx)
 	stopJobs := c.runJobs(ctx)
 	rl := newReloader(c, opts.Config, log)
@@ -124,6 +125,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if c.refresh != nil {
 		apiOpts.RefreshFailing = c.refresh.Failing
 	}
+	apiOpts.Audit, apiOpts.AuditStore = c.audit.log(), c.audit.table()
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	seen.api, seen.policy = api, c.relay.Policy
 	if tcpLn != nil {
@@ -189,6 +191,7 @@ func Run(ctx context.Context, opts *Options) error {
 	api.Wait()
 	stopJobs() // before the upstreams stop: its calls tell them why they end
 	stopPool()
+	c.audit.stop()
 	c.hosts.Close()
 	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
 		return runErr

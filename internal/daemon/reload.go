@@ -187,7 +187,10 @@ func (r *reloader) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		fi, err := os.Stat(r.cfg.File)
+		r.mu.Lock()
+		file := r.cfg.File // applyLocked replaces r.cfg
+		r.mu.Unlock()
+		fi, err := os.Stat(file)
 		r.mu.Lock()
 		changed := err == nil && (r.stamp == nil || fi.Size() != r.stamp.Size() || !fi.ModTime().Equal(r.stamp.ModTime()))
 		r.mu.Unlock()

@@ -102,6 +102,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		Name:       hs.id + "/" + req.msg.ID.String(),
 		Host:       hs.id,
 		SessionKey: hs.sessionKey(),
+		Who:        hs.who.WithClient(clientName(hs, req)),
 	}
 	if filter := hs.toolFilter(req); filter.f != nil {
 		s.Allow = func(server, tool string) error {

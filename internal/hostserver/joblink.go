@@ -148,7 +148,7 @@ func (l *jobLink) stopHostLocked() {
 // calls never do.
 func (l *jobLink) spec() jobs.Spec {
 	hs, cd := l.hs, l.cd
-	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key}
+	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key, Who: hs.who.WithClient(clientName(hs, l.req))}
 	if cd.script {
 		// Never run again, not idempotent: its params say only which
 		// filter it ran under (policyfilter.go).
@@ -239,4 +239,15 @@ func (l *jobLink) Refusal(method string, params json.RawMessage) *jsonrpc.Error 
 		return nil
 	}
 	return l.jobRefusal(c, method, params)
+}
+
+// JobID is the id of the job the call became, "" while none (the
+// relay's JobNamer: the call's audit record names it).
+func (l *jobLink) JobID() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.job == nil {
+		return ""
+	}
+	return l.job.ID()
 }

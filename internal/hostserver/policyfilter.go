@@ -147,3 +147,9 @@ func (h hostFilter) scriptJobParams() json.RawMessage { return jobs.ScriptParams
 func (h hostFilter) readsJob(op principal.Op, j *store.Job) bool {
 	return h.pol.Decide(op, jobs.Target(j)) == nil
 }
+
+// sees reports whether a list of jobs shows j to the host: a filter,
+// which records no refusal (readsJob decides one read).
+func (h hostFilter) sees(j *store.Job) bool {
+	return h.pol.Allows(principal.ReadJob, jobs.Target(j))
+}

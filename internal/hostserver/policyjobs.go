@@ -63,7 +63,7 @@ func (hs *hostSession) listJobs(ctx context.Context, req *request, limit int) ([
 		}
 		seen := make([]*store.Job, 0, min(len(all), limit))
 		for _, j := range all {
-			if len(seen) < limit && filter.readsJob(principal.ReadJob, j) {
+			if len(seen) < limit && filter.sees(j) {
 				seen = append(seen, j)
 			}
 		}

@@ -40,7 +40,7 @@ func clientName(hs *hostSession, req *request) string {
 
 // allows reports whether the host may see and call server's tool.
 func (h hostFilter) allows(server, tool string) bool {
-	return h.pol.Decide(principal.CallTool, principal.Target{Server: server, Tool: tool}) == nil
+	return h.pol.Allows(principal.CallTool, principal.Target{Server: server, Tool: tool})
 }
 
 // refusal returns why the host may not call server's tool (exposed to

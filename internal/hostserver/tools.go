@@ -180,6 +180,9 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	if req.entry != nil {
 		call.HostSince = req.entry.Started
 	}
+	if hs.srv.relay.Audit() != nil { // who, for its record: read only then
+		call.Who = hs.who.WithClient(clientName(hs, req))
+	}
 	if ctx == req.ctx {
 		call.Cancel = req.cancel // run cancels it after this returns
 	}

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -25,6 +27,13 @@ type Spec struct {
 	// call becomes one (Params, Key, Idempotent): a call that never does
 	// pays nothing for them. It runs on Promote's goroutine.
 	Describe func(*Spec)
+	// Who is the principal the job is for, as the face that started it
+	// decided (zero for a stored job run again: Principal names it),
+	// for the audit log.
+	Who principal.Principal
+	// started: StartJob made it a job from the start (job.start), not
+	// its host's timer (job.promote).
+	started bool
 }
 
 // Progress is a call's last progress.
@@ -236,6 +245,7 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	m.byKey[c.spec.Principal+"\x00"+c.spec.Key] = c
 	// Under m.mu: the job's end, which takes it, is heard after.
 	m.opts.Observer.JobStarted(c.spec.Server, c.spec.Tool)
+	m.record(c, jobStartKind(c.spec), c.id, "running", "", nil)
 	return c.id, true, nil
 }
 
@@ -291,7 +301,10 @@ func (c *Call) AfterEnd(f func()) {
 
 // finish writes a job's end, and tells the observer.
 func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
-	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, m.writeEnd(c, id, res, err))
+	status := m.writeEnd(c, id, res, err)
+	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, status)
+	took := time.Since(c.Start)
+	m.record(c, audit.KindJobEnd, id, string(status), causeDetail(err), &took)
 }
 
 // writeEnd writes a job's end and returns the status it ended with.

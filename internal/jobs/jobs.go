@@ -59,6 +59,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
@@ -122,6 +123,9 @@ type Options struct {
 	// and Version (the manager fills Owner and Started). It heartbeats
 	// with each lease renewal; see Cluster.
 	Replica *store.Replica
+	// Audit, if set, records each job's start (or promotion), end and
+	// cancel (audit.go).
+	Audit *audit.Log
 }
 
 // Observer hears of a manager's jobs. Its methods must not block nor

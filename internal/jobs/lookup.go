@@ -82,6 +82,7 @@ func (m *Manager) CancelJob(ctx context.Context, principal, id, who string) (*st
 	if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
 		return nil, err
 	}
+	m.recordCancel(j, who)
 	m.mu.Lock()
 	c := m.byID[id]
 	m.mu.Unlock()

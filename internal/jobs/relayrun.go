@@ -32,6 +32,7 @@ func RelayRunner(r *relay.Relay) Runner {
 			Progress:  ProgressTo(c),
 			Principal: j.Principal,
 			Host:      "job:" + j.ID,
+			Job:       j.ID,
 		})
 	}
 }
@@ -51,7 +52,7 @@ func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, i
 	c, err := m.StartJob(ctx, spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
 		return r.CallTool(ctx, nil, relay.Call{
 			Server: spec.Server, Tool: spec.Tool, Params: params, HostToken: jobToken, Progress: ProgressTo(c),
-			Principal: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max,
+			Principal: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max, Job: c.ID(), Who: spec.Who,
 		})
 	})
 	if err != nil {
@@ -65,6 +66,7 @@ func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, i
 // cannot be written, run never starts and StartJob fails.
 func (m *Manager) StartJob(ctx context.Context, spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
 	written := make(chan struct{})
+	spec.started = true
 	c, err := m.Start(spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
 		<-written
 		if err := context.Cause(ctx); err != nil {

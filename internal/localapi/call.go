@@ -127,6 +127,7 @@ func (h *Handler) apiCall(who principal.Principal, req apitype.CallRequest, serv
 		Progress:    st.set,
 		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
 		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,
+		Who:         who,
 	}, st, nil
 }
 

@@ -24,7 +24,7 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 	kept := params.Bytes()
 	who := principal.From(r.Context())
 	spec := jobs.Spec{
-		Principal: who.ID(), Server: server, Tool: tool, Params: kept,
+		Principal: who.ID(), Server: server, Tool: tool, Params: kept, Who: who,
 		Key: jobs.Key(server, tool, req.Arguments),
 		Describe: func(sp *jobs.Spec) {
 			sp.Idempotent = jobs.Idempotent(context.WithoutCancel(r.Context()), h.relay, server, tool)

@@ -35,12 +35,14 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/audit"
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/jobs"
 	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
+	"mcpx/internal/store"
 )
 
 // Options configure a Handler.
@@ -91,6 +93,10 @@ type Options struct {
 	// RefreshFailing says whether a server's background refresh is
 	// failing, shown in Status; nil: none is.
 	RefreshFailing func(server string) (oauth.RefreshFailure, bool)
+	// Audit is the audit log the operator's actions are recorded in, and
+	// AuditStore the table GET PathV1Audit reads; nil: none.
+	Audit      *audit.Log
+	AuditStore store.Audit
 }
 
 // Handler serves the local API.
@@ -176,13 +182,17 @@ func (h *Handler) wrap(rt route) http.Handler {
 	fn := rt.fn
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var err error
-		if rt.op == principal.Operate {
+		if rt.op == principal.Operate || rt.op == principal.ReadAudit {
 			err = h.policy(r).Decide(rt.op, principal.Target{})
 		}
 		if err != nil {
 			err = refusal(err)
 		} else {
+			start := time.Now()
 			err = fn(w, r)
+			if rt.op == principal.Operate {
+				h.recordAdmin(r, rt, start, err)
+			}
 		}
 		if err == nil {
 			return

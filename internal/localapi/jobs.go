@@ -31,7 +31,7 @@ func (h *Handler) serveJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := apitype.Jobs{Jobs: []apitype.Job{}}
 	for _, j := range list {
-		if pol.Decide(principal.ReadJob, jobTarget(j)) == nil {
+		if pol.Allows(principal.ReadJob, jobTarget(j)) {
 			out.Jobs = append(out.Jobs, wireJob(j))
 		}
 	}
@@ -188,9 +188,10 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 	if err := startRefusal(h.policy(r), req.Tool, server, tool); err != nil {
 		return err
 	}
-	owner := principal.From(r.Context()).ID()
+	who := principal.From(r.Context())
+	owner := who.ID()
 	spec := jobs.Spec{
-		Principal: owner, Server: server, Tool: tool, Params: params.Bytes(),
+		Principal: owner, Server: server, Tool: tool, Params: params.Bytes(), Who: who,
 		Key: jobs.Key(server, tool, req.Arguments), Idempotent: jobs.Idempotent(r.Context(), h.relay, server, tool),
 	}
 	id, err := m.StartRelayed(context.WithoutCancel(r.Context()), h.relay, spec,

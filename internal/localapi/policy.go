@@ -37,7 +37,7 @@ func refusal(err error) error {
 // upstreams are listed only to a principal without a tool filter. job
 // returns what the policy decides a running job by.
 func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64) bool, job func(id string) principal.Target) apitype.Status {
-	if pol.Decide(principal.ReadStatus, principal.Target{}) == nil {
+	if pol.Allows(principal.ReadStatus, principal.Target{}) {
 		return st
 	}
 	out := apitype.Status{
@@ -50,7 +50,7 @@ func statusFor(st apitype.Status, pol principal.Policy, mine func(callID uint64)
 		}
 	}
 	for _, j := range st.Jobs {
-		if pol.Decide(principal.ReadJob, job(j.ID)) == nil {
+		if pol.Allows(principal.ReadJob, job(j.ID)) {
 			out.Jobs = append(out.Jobs, j)
 		}
 	}

@@ -56,6 +56,7 @@ func (h *Handler) routes() []route {
 		{method: "GET", path: apitype.PathV1Job, op: principal.ReadJob, fn: h.serveJob, v1: true, out: apitype.Job{}},
 		{method: "GET", path: apitype.PathV1JobWait, op: principal.ReadJob, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1JobCancel, op: principal.CancelJob, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
+		{method: "GET", path: apitype.PathV1Audit, op: principal.ReadAudit, fn: h.serveAudit, v1: true, out: apitype.AuditRecords{}},
 	}
 }
 

@@ -56,6 +56,7 @@ var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathV1Job:        principal.ReadJob,
 	"GET " + apitype.PathV1JobWait:    principal.ReadJob,
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,
+	"GET " + apitype.PathV1Audit:      principal.ReadAudit,
 }
 
 func TestEveryRouteHasItsPolicy(t *testing.T) {
@@ -85,7 +86,8 @@ func fill(path string) string {
 	return r.Replace(path)
 }
 
-// TestOperateRoutesAreTheLocalUsers: every Operate route, asked by a
+// TestOperateRoutesAreTheLocalUsers: every Operate and ReadAudit route
+// (the audit log is the operator's), asked by a
 // principal other than the local user (the holders of the default and
 // of a named token, a host), is a 403 JSON error before its handler
 // runs; the local user's request reaches the handler.
@@ -93,7 +95,7 @@ func TestOperateRoutesAreTheLocalUsers(t *testing.T) {
 	shutdowns := 0
 	h := newTestHandlerOpts(t, &Options{Version: "test", Shutdown: func() { shutdowns++ }})
 	for _, rt := range h.routes() {
-		if rt.op != principal.Operate {
+		if rt.op != principal.Operate && rt.op != principal.ReadAudit {
 			continue
 		}
 		for _, who := range []principal.Principal{principal.DefaultToken(), principal.NamedToken("alice", "t"), principal.Host("h"), principal.SocketHost(), {}} {

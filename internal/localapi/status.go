@@ -27,7 +27,7 @@ func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request) error {
 	owners, running := map[uint64]string{}, map[string]principal.Target{}
 	st := h.status(owners, running)
 	return writeJSON(w, statusFor(st, pol, func(id uint64) bool {
-		return pol.Decide(principal.ReadCall, principal.Target{Owner: owners[id]}) == nil
+		return pol.Allows(principal.ReadCall, principal.Target{Owner: owners[id]})
 	}, func(id string) principal.Target { return running[id] }))
 }
 
@@ -48,6 +48,10 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 		Connected: []apitype.ConnectedHost{},
 		// Goroutines: what a leak check reads.
 		Goroutines: runtime.NumGoroutine(),
+	}
+	if a := h.opts.Audit; a != nil {
+		s := a.Stats()
+		st.Audit = &apitype.AuditStats{Written: s.Written, Lost: s.Lost, Failures: s.Failures, Queued: s.Queued, Failing: s.Failing}
 	}
 	for _, c := range h.catalog.Collisions() {
 		st.ToolNameCollisions = append(st.ToolNameCollisions, c.String())
@@ -154,7 +158,7 @@ func (h *Handler) serveTools(w http.ResponseWriter, r *http.Request) error {
 		return statusErr(http.StatusBadRequest, fmt.Errorf("searching tools: %w", err))
 	}
 	for _, t := range found {
-		if pol.Decide(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) != nil {
+		if !pol.Allows(principal.CallTool, principal.Target{Name: t.Name, Server: t.Server, Tool: t.Tool}) {
 			continue
 		}
 		out.Tools = append(out.Tools, apitype.Tool{

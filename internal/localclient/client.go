@@ -258,3 +258,14 @@ func (c *Client) UILink(ctx context.Context) (string, error) {
 	err := c.do(ctx, http.MethodPost, apitype.PathUILink, nil, &res)
 	return res.URL, err
 }
+
+// Audit returns the audit log's records that query selects (its keys
+// are GET apitype.PathV1Audit's), newest first.
+func (c *Client) Audit(ctx context.Context, query url.Values) (*apitype.AuditRecords, error) {
+	var a apitype.AuditRecords
+	path := apitype.PathV1Audit
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
+	return &a, c.do(ctx, http.MethodGet, path, nil, &a)
+}

@@ -23,6 +23,9 @@ type SignIns struct {
 	HTTP    *http.Client  // nil: http.DefaultClient
 	Timeout time.Duration // how long one waits for the user; 0: 5 minutes
 	Log     *slog.Logger
+	// Ended, if set, is told of each sign-in's end: err is nil when it
+	// completed (the audit log).
+	Ended func(server string, err error)
 
 	mu      sync.Mutex
 	closed  bool
@@ -120,6 +123,9 @@ func (s *SignIns) run(ctx context.Context, srv *config.Server, browser Browser) 
 	c := &Client{HTTP: s.HTTP}
 	_, err = c.SignIn(ctx, LoginRequest{Server: srv.Name, URL: srv.URL, Settings: SettingsOf(srv.OAuth), Previous: prev, Browser: browser},
 		func(r *Record) error { return s.Store.Save(ctx, r) })
+	if s.Ended != nil {
+		s.Ended(srv.Name, err)
+	}
 	if s.Log != nil {
 		if err != nil {
 			s.Log.Info("a sign-in started for a host did not complete", "server", srv.Name, "err", err)

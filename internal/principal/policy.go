@@ -44,12 +44,14 @@ const (
 	// that would become one past its host's timer. Refused, the call
 	// asked for is refused; the call past a timer stays a plain call.
 	StartJob
+	// ReadAudit reads the audit log: every principal's records.
+	ReadAudit
 	opEnd
 )
 
 var opNames = [...]string{opNone: "none", CallTool: "call a tool", ReadJob: "read a job", CancelJob: "cancel a job",
 	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon",
-	StartJob: "start a job"}
+	StartJob: "start a job", ReadAudit: "read the audit log"}
 
 func (o Op) String() string {
 	if o <= opNone || o >= opEnd {
@@ -108,6 +110,7 @@ type Policy struct {
 	// noJobs: a person none of whose groups allows background
 	// (mcpx.auth.groups.G.background) may start no job.
 	noJobs bool
+	audit  Auditor // nil: none (audit.go)
 }
 
 // NewPolicy returns who's policy with the tool filter tools (nil: every
@@ -148,15 +151,14 @@ func (p Policy) JobOwner() string {
 	return p.who.id
 }
 
-// Decide says whether the principal may do op on t: nil, or a *Refusal.
-// It is the one decision of every face: a job or task is the reader's
+// decide is the rules of Decide (audit.go): a job or task is the reader's
 // only if it is its principal's (the operator reads every principal's)
 // and its tool is still allowed to the reader (a script's job, whose
 // tools are not known, only if the reader has no tool filter or the one
 // the script ran under); a call is its
 // principal's; the whole status and running the daemon are the
 // operator's; the metrics the operator's and the default token's.
-func (p Policy) Decide(op Op, t Target) error {
+func (p Policy) decide(op Op, t Target) error {
 	if p.who.IsZero() {
 		return &Refusal{Op: op, Why: "forbidden: no principal was decided for this request"}
 	}
@@ -186,13 +188,13 @@ func (p Policy) Decide(op Op, t Target) error {
 			return &Refusal{Op: op, Hidden: true, Why: "no such call in flight"}
 		}
 		return nil
-	case ReadStatus, Operate:
+	case ReadStatus, Operate, ReadAudit:
 		if !p.operates() {
 			return &Refusal{Op: op, Why: "forbidden: only the local user, on the daemon's socket, or an admin, may " + op.String()}
 		}
 		return nil
 	case StartJob:
-		if err := p.Decide(CallTool, t); err != nil {
+		if err := p.decide(CallTool, t); err != nil {
 			return &Refusal{Op: op, Why: err.Error()}
 		}
 		if p.noJobs && !p.operates() {

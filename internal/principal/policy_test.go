@@ -130,6 +130,7 @@ func TestDecide(t *testing.T) {
 		{CancelCall, Target{Owner: ""}, with(all(hidden), "local user", ok)},
 		{ReadStatus, Target{}, with(all(forbidden), "local user", ok)},
 		{Operate, Target{}, with(all(forbidden), "local user", ok)},
+		{ReadAudit, Target{}, with(all(forbidden), "local user", ok)},
 		{ReadMetrics, Target{}, with(all(forbidden), "local user", ok, "default", ok)},
 		{StartJob, demo, all(ok)},
 		{StartJob, secret, with(all(ok), "filtered", forbidden, "alice", forbidden)},

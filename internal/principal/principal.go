@@ -14,7 +14,8 @@
 // and the same person the same way. Nothing below the face reads a header or
 // a token again.
 //
-// What is decided once, in the core, by Policy.Decide (policy.go), which
+// What is decided once, in the core, by Policy.Decide (policy.go; each
+// refusal recorded in the audit log, audit.go), which
 // every operation of every face goes through.
 //
 // A principal's ID is the owner its jobs are stored under ("local",

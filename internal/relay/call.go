@@ -12,6 +12,7 @@ import (
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/principal"
 	"mcpx/internal/upstream"
 )
 
@@ -85,6 +86,11 @@ type Call struct {
 	// idempotent and settle that race itself.
 	PromoteAt time.Time
 	Promoter  Promoter
+	// Who is the principal the call acts for, as its face decided, and
+	// Job the job it runs for (""; none), for the audit log; a call of a
+	// stored job run again has no Who, and is recorded under Principal.
+	Who principal.Principal
+	Job string
 
 	asTask bool // asks a 2025-11-25 server for a task (callAsTask)
 }
@@ -157,7 +163,7 @@ func shorter(a, b time.Duration) time.Duration {
 func (r *Relay) CallTool(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
 	r.countCall(c.Server, 1)
 	defer r.countCall(c.Server, -1)
-	if r.obs == nil && r.tracer == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
+	if r.obs == nil && r.tracer == nil && r.audit == nil && !r.log.Enabled(ctx, slog.LevelDebug) {
 		return r.callToolHoldable(ctx, e, c)
 	}
 	o := r.begin(e, &c)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/jsonrpc"
 )
 
@@ -108,6 +109,9 @@ type observation struct {
 	info    CallInfo
 	start   time.Time
 	endSpan func(Outcome, error) // nil without a tracer
+	audited bool                 // rec is kept: the relay has an audit log
+	rec     audit.Record
+	jobOf   Promoter // the call's, which may name the job it became
 }
 
 // begin observes a call as it starts (and starts its span, with a
@@ -123,6 +127,9 @@ func (r *Relay) begin(e *Entry, c *Call) observation {
 	if r.obs != nil {
 		r.obs.CallStarted(o.info)
 	}
+	if r.audit != nil {
+		o.audited, o.rec, o.jobOf = true, callRecord(c), c.Promoter
+	}
 	return o
 }
 
@@ -135,6 +142,9 @@ func (r *Relay) end(o *observation, res json.RawMessage, err error) {
 	}
 	if o.endSpan != nil {
 		o.endSpan(outcome, err)
+	}
+	if o.audited {
+		r.recordCall(&o.rec, o.jobOf, outcome, took, err)
 	}
 	if r.log.Enabled(context.Background(), slog.LevelDebug) {
 		args := []any{"callId", o.info.ID, "server", o.info.Server, "tool", o.info.Tool, "outcome", string(outcome), "took", took}

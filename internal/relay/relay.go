@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/config"
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/upstream"
@@ -18,8 +19,9 @@ type Relay struct {
 	reg    *Registry
 	lim    *limiter
 	log    *slog.Logger
-	obs    Observer // nil: nobody listens (observe.go)
-	tracer Tracer   // nil: no traces (trace.go)
+	obs    Observer   // nil: nobody listens (observe.go)
+	tracer Tracer     // nil: no traces (trace.go)
+	audit  *audit.Log // nil: no audit log (audit.go)
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
 

@@ -35,5 +35,9 @@ func (r *Relay) Policy(who principal.Principal) principal.Policy {
 		return pol
 	}
 	f, sep := r.HostTools(who.Token(), who.Client())
-	return principal.NewPolicy(who, f, sep)
+	pol := principal.NewPolicy(who, f, sep)
+	if r.audit != nil {
+		pol = pol.WithAuditor(r.audit)
+	}
+	return pol
 }

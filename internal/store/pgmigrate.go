@@ -77,6 +77,30 @@ var migrations = []string{
 		ADD COLUMN late_result bytea,
 		ADD COLUMN late_error text NOT NULL DEFAULT '',
 		ADD COLUMN late_at bigint NOT NULL DEFAULT 0;`,
+	// 7: the audit log (see Audit).
+	`CREATE TABLE audit (
+		id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		at          bigint NOT NULL,
+		kind        text NOT NULL,
+		principal   text NOT NULL,
+		name        text NOT NULL,
+		groups      text NOT NULL,
+		host        text NOT NULL,
+		face        text NOT NULL,
+		server      text NOT NULL,
+		tool        text NOT NULL,
+		action      text NOT NULL,
+		outcome     text NOT NULL,
+		detail      text NOT NULL,
+		duration_ms bigint NOT NULL,
+		job         text NOT NULL,
+		replica     text NOT NULL,
+		args_sha256 text NOT NULL
+	);
+	CREATE INDEX audit_at ON audit (at);
+	CREATE INDEX audit_principal ON audit (principal, at);
+	CREATE INDEX audit_name ON audit (name, at);
+	CREATE INDEX audit_tool ON audit (tool, at);`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.

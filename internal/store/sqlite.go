@@ -61,6 +61,29 @@ CREATE TABLE IF NOT EXISTS jobs (
 );
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (status, principal, key);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished);
+CREATE TABLE IF NOT EXISTS audit (
+	id          INTEGER PRIMARY KEY,
+	at          INTEGER NOT NULL,
+	kind        TEXT NOT NULL,
+	principal   TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	groups      TEXT NOT NULL,
+	host        TEXT NOT NULL,
+	face        TEXT NOT NULL,
+	server      TEXT NOT NULL,
+	tool        TEXT NOT NULL,
+	action      TEXT NOT NULL,
+	outcome     TEXT NOT NULL,
+	detail      TEXT NOT NULL,
+	duration_ms INTEGER NOT NULL,
+	job         TEXT NOT NULL,
+	replica     TEXT NOT NULL,
+	args_sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_at ON audit (at);
+CREATE INDEX IF NOT EXISTS audit_principal ON audit (principal, at);
+CREATE INDEX IF NOT EXISTS audit_name ON audit (name, at);
+CREATE INDEX IF NOT EXISTS audit_tool ON audit (tool, at);
 `
 
 // OpenSQLite opens (creating it if need be) the store in file path; its

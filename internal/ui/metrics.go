@@ -165,6 +165,21 @@ func registerState(r *promtext.Registry, status func() apitype.Status) {
 			emit(b2f(l.FileLost))
 		}
 	})
+	auditCounter := func(name, help string, read func(a *apitype.AuditStats) float64) {
+		r.CounterFunc(name, help, nil, func(emit promtext.Emit) {
+			if a := st.Audit; a != nil {
+				emit(read(a))
+			}
+		})
+	}
+	auditCounter("mcpx_audit_records_written_total", "Audit records the writer is done with.", func(a *apitype.AuditStats) float64 { return float64(a.Written) })
+	auditCounter("mcpx_audit_records_lost_total", "Audit records dropped: failing open, a full queue, or left unwritten at a stop.", func(a *apitype.AuditStats) float64 { return float64(a.Lost) })
+	auditCounter("mcpx_audit_write_failures_total", "Failed writes of the audit log to one of its sinks.", func(a *apitype.AuditStats) float64 { return float64(a.Failures) })
+	r.GaugeFunc("mcpx_audit_failing", "1 while the audit log cannot be written (failing closed, no tool call is admitted meanwhile), else 0.", nil, func(emit promtext.Emit) {
+		if a := st.Audit; a != nil {
+			emit(b2f(a.Failing))
+		}
+	})
 }
 
 func b2f(b bool) float64 {

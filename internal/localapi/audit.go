@@ -1,0 +1,88 @@
+package localapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"mcpx/internal/apitype"
+	"mcpx/internal/audit"
+	"mcpx/internal/audit/auditstore"
+	"mcpx/internal/principal"
+	"mcpx/internal/store"
+)
+
+// defaultAuditLimit is how many records GET PathV1Audit answers with
+// when the query names no limit.
+const defaultAuditLimit = 100
+
+// serveAudit answers GET PathV1Audit from the store's audit table, for
+// the operator alone (the route's ReadAudit, decided before it runs).
+func (h *Handler) serveAudit(w http.ResponseWriter, r *http.Request) error {
+	if h.opts.AuditStore == nil {
+		return statusErr(http.StatusNotFound, errors.New("this daemon keeps no audit log in a store (mcpx.audit, with a job store)"))
+	}
+	q, err := auditQuery(r)
+	if err != nil {
+		return statusErr(http.StatusBadRequest, err)
+	}
+	rows, err := h.opts.AuditStore.QueryAudit(r.Context(), q)
+	if err != nil {
+		return statusErr(http.StatusServiceUnavailable, err)
+	}
+	out := apitype.AuditRecords{Records: make([]apitype.AuditRecord, len(rows))}
+	for i, row := range rows {
+		rec := auditstore.FromRow(row)
+		out.Records[i] = apitype.AuditRecord{Time: rec.Time, Kind: string(rec.Kind), Principal: rec.Principal, Name: rec.Name,
+			Groups: rec.Groups, Host: rec.Host, Face: rec.Face, Server: rec.Server, Tool: rec.Tool, Action: rec.Action,
+			Outcome: rec.Outcome, Detail: rec.Detail, DurationMS: rec.DurationMS, Job: rec.Job, Replica: rec.Replica, ArgsSHA256: rec.ArgsSHA256}
+	}
+	return writeJSON(w, out)
+}
+
+// auditQuery reads GET PathV1Audit's query.
+func auditQuery(r *http.Request) (store.AuditQuery, error) {
+	v := r.URL.Query()
+	q := store.AuditQuery{Principal: v.Get("principal"), Tool: v.Get("tool"), Server: v.Get("server"),
+		Outcome: v.Get("outcome"), Kind: v.Get("kind"), Limit: defaultAuditLimit}
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"since", &q.Since}, {"until", &q.Until}} {
+		if s := v.Get(t.name); s != "" {
+			at, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return q, fmt.Errorf("%s: want an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", t.name, s)
+			}
+			*t.to = at
+		}
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return q, fmt.Errorf("limit: want a positive number, not %q", s)
+		}
+		q.Limit = n
+	}
+	return q, nil
+}
+
+// recordAdmin records an operator's action on the daemon (an Operate
+// route), allowed and run; err is how it ended. A host's stdio stream,
+// which the route carries, is no action: its calls are recorded.
+func (h *Handler) recordAdmin(r *http.Request, rt route, start time.Time, err error) {
+	if h.opts.Audit == nil || rt.path == apitype.PathStdio {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindAdmin, Action: rt.method + " " + rt.path, Outcome: "ok", DurationMS: time.Since(start).Milliseconds()}
+	if rt.path == apitype.PathRestart {
+		rec.Server = r.PathValue("name")
+	}
+	if err != nil {
+		rec.Outcome, rec.Detail = "failed", err.Error()
+	}
+	rec.Who(principal.From(r.Context()))
+	h.opts.Audit.Add(rec)
+}
