@@ -79,7 +79,10 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns   // nil when there is no place for sign-ins
+	signIns *oauth.SignIns // nil when there is no place for sign-ins
+	// people are the per-person sign-ins, through the HTTP face; nil
+	// with signIns, or when no HTTP listener serves their pages.
+	people  *oauth.Gateway
 	refresh *oauth.Refresher // keeps signIns fresh; nil with them
 	// closeSignIns releases the sign-ins' store.
 	closeSignIns func()
@@ -159,6 +162,11 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 			c.refresh = c.refresher(recs)
 		}
 		r.SetSignIns(c.signIns)
+		// The daemon's HTTP listener serves the sign-in pages (Run).
+		if opts.httpAddr != "" && opts.Files.Socket != "" && !opts.LookOnly {
+			c.people = c.gateway(recs, opts.httpAddr)
+			r.SetPersonSignIns(c.people)
+		}
 	}
 	return c
 }

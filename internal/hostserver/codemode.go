@@ -102,6 +102,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		Name:       hs.id + "/" + req.msg.ID.String(),
 		Host:       hs.id,
 		SessionKey: hs.sessionKey(),
+		Person:     hs.who.ID(),
 	}
 	if filter := hs.toolFilter(req); filter.f != nil {
 		s.Allow = func(server, tool string) error {

@@ -91,6 +91,9 @@ type Options struct {
 	// RefreshFailing says whether a server's background refresh is
 	// failing, shown in Status; nil: none is.
 	RefreshFailing func(server string) (oauth.RefreshFailure, bool)
+	// SignIns runs the per-person sign-ins whose pages SignInPages
+	// serves; nil: none.
+	SignIns *oauth.Gateway
 }
 
 // Handler serves the local API.
@@ -101,6 +104,7 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux // every route, for the socket
 	v1      *http.ServeMux // the /v1 routes, for the HTTP listener (V1)
+	pages   *http.ServeMux // the browser's routes (SignInPages)
 	streams sync.WaitGroup // host streams' goroutines (stdio.go)
 }
 
@@ -114,11 +118,15 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		h.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h.log = h.opts.Logger
-	h.v1 = http.NewServeMux()
+	h.v1, h.pages = http.NewServeMux(), http.NewServeMux()
 	for _, rt := range h.routes() {
 		pattern := rt.method + " " + rt.path
 		if rt.op == 0 {
 			panic("localapi: route " + pattern + " has no policy decision")
+		}
+		if rt.page != nil {
+			h.pages.Handle(pattern, h.wrapPage(rt))
+			continue
 		}
 		h.mux.Handle(pattern, h.wrap(rt))
 		if rt.v1 {

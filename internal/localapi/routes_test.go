@@ -12,6 +12,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
+	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
@@ -27,7 +28,10 @@ import (
 // CallTool the tool (403 if refused); ReadJob and CancelJob the job
 // (404 for another principal's, 403 if its tool is refused); CancelCall
 // the call (404 for another principal's); ReadStatus narrows the status
-// to the principal's own calls and jobs.
+// to the principal's own calls and jobs. RevokeSignIn decides whose
+// sign-in (404 for another principal's, but for the local user); SignIn
+// is the browser's pages, whose principal is the one their sign-in state
+// was bound to (signin.go).
 var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathStatus:       principal.ReadStatus,
 	"GET " + apitype.PathTools:        principal.CallTool,
@@ -53,6 +57,9 @@ var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathV1Job:        principal.ReadJob,
 	"GET " + apitype.PathV1JobWait:    principal.ReadJob,
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,
+	"DELETE " + apitype.PathV1SignIn:  principal.RevokeSignIn,
+	"GET " + oauth.StartPath:          principal.SignIn,
+	"GET " + oauth.CallbackPath:       principal.SignIn,
 }
 
 func TestEveryRouteHasItsPolicy(t *testing.T) {

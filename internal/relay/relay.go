@@ -14,6 +14,8 @@ import (
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
 	pool   *upstream.Pool
+	// personSignIns starts per-person sign-ins (signin.go); nil: none.
+	personSignIns PersonSignInStarter
 	cfg    atomic.Pointer[config.Config]
 	reg    *Registry
 	lim    *limiter
