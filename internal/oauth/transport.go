@@ -47,10 +47,10 @@ type Transport struct {
 	// own sign-in the transport sends; "" sends the server's shared one.
 	Principal string
 	URL       string // the configured URL: the token goes to its origin only
-	Settings Settings
-	Store    Records
-	Client   *Client
-	Base     http.RoundTripper
+	Settings  Settings
+	Store     Records
+	Client    *Client
+	Base      http.RoundTripper
 	// Browser, when set, lets the transport run the authorization flow
 	// itself when the server asks (headless sign-in: tests, the
 	// conformance suite). Unset, such a request fails with a *SignInError.
