@@ -76,7 +76,7 @@ func TestPerPersonUpstream(t *testing.T) {
 	if !strings.HasPrefix(link, base+"/oauth/start?s=") {
 		t.Fatalf("alice's sign-in link %q is not on the daemon's HTTP listener", link)
 	}
-	if _, err := signInAs(link, "test-user@localhost"); err != nil {
+	if err := signInAs(link, "test-user@localhost"); err != nil {
 		t.Fatalf("alice signing in: %v", err)
 	}
 	if text, err := callWhoami(alice); err != nil || text != "you are test-user@localhost" {
@@ -97,10 +97,21 @@ func TestPerPersonUpstream(t *testing.T) {
 	if blink == link {
 		t.Fatal("bob was handed alice's link")
 	}
-	// Another browser (no cookie from the start) cannot complete it:
-	// the start binds the redirect to the browser that opened it.
-	if _, err := signInAs(blink, "test-user2"); err != nil {
-		t.Fatalf("bob signing in: %v", err)
+	// The redirect is taken only from the browser that opened the link:
+	// another one that learnt the login step (with no cookie from the
+	// start) is refused, and the sign-in waits on for bob's.
+	bobs := newBrowser()
+	id, err := bobs.open(blink)
+	if err != nil {
+		t.Fatalf("bob opening his link: %v", err)
+	}
+	other := newBrowser()
+	other.origin = bobs.origin
+	if code, body, err := other.login(id, "test-user@localhost"); err != nil || code != http.StatusForbidden || !strings.Contains(body, "does not come from the browser") {
+		t.Fatalf("another browser completing bob's sign-in: %d %s %v, want 403", code, body, err)
+	}
+	if code, body, err := bobs.login(id, "test-user2"); err != nil || code != http.StatusOK || !strings.Contains(body, "is signed in to secure for you") {
+		t.Fatalf("bob signing in: %d %s %v", code, body, err)
 	}
 	if text, err := callWhoami(bob); err != nil || text != "you are test-user2" {
 		t.Fatalf("bob's call after his sign-in: %q, %v", text, err)

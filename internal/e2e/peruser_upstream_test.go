@@ -93,31 +93,58 @@ func (pu *personUpstream) last(t *testing.T) personCall {
 
 // signInAs is a person at their browser: it opens the sign-in link mcpx
 // gave their host, signs in at the provider's login form as user, and
-// follows the redirects back to mcpx's HTTP face; it returns the jar
-// holding the browser's cookies.
-func signInAs(link, user string) (*cookiejar.Jar, error) {
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 20 * time.Second}
-	resp, err := c.Get(link)
+// follows the redirects back to mcpx's HTTP face.
+func signInAs(link, user string) error {
+	b := newBrowser()
+	id, err := b.open(link)
 	if err != nil {
-		return jar, err
+		return err
+	}
+	code, body, err := b.login(id, user)
+	if err == nil && (code != http.StatusOK || !strings.Contains(body, "is signed in to secure for you")) {
+		err = fmt.Errorf("the sign-in ended with HTTP %d: %s", code, body)
+	}
+	return err
+}
+
+// browser is a user agent with its own cookies.
+type browser struct {
+	c      *http.Client
+	origin string // the provider's, once the link led there
+}
+
+func newBrowser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{c: &http.Client{Jar: jar, Timeout: 20 * time.Second}}
+}
+
+// open follows the link to the provider's login form and returns the
+// form's authorization request id.
+func (b *browser) open(link string) (string, error) {
+	resp, err := b.c.Get(link)
+	if err != nil {
+		return "", err
 	}
 	resp.Body.Close()
 	id := resp.Request.URL.Query().Get("authRequestID")
 	if id == "" {
-		return jar, fmt.Errorf("the sign-in link led to %s (HTTP %d), not the login form", resp.Request.URL.Redacted(), resp.StatusCode)
+		return "", fmt.Errorf("the sign-in link led to %s (HTTP %d), not the login form", resp.Request.URL.Redacted(), resp.StatusCode)
 	}
+	b.origin = resp.Request.URL.Scheme + "://" + resp.Request.URL.Host
+	return id, nil
+}
+
+// login submits the login form of request id as user, follows the
+// redirects back to mcpx, and returns the last page.
+func (b *browser) login(id, user string) (int, string, error) {
 	form := url.Values{"username": {user}, "password": {mcpxtest.OIDCPassword}, "id": {id}}
-	resp, err = c.PostForm(resp.Request.URL.Scheme+"://"+resp.Request.URL.Host+"/login/username", form)
+	resp, err := b.c.PostForm(b.origin+"/login/username", form)
 	if err != nil {
-		return jar, err
+		return 0, "", err
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "is signed in to secure for you") {
-		return jar, fmt.Errorf("the sign-in ended at %s with HTTP %d: %s", resp.Request.URL.Redacted(), resp.StatusCode, body)
-	}
-	return jar, nil
+	return resp.StatusCode, string(body), nil
 }
 
 // signInLink finds the sign-in link in a tool error's text.
