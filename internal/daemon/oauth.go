@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
@@ -89,7 +90,7 @@ func (o *Options) authorizer(recs oauth.Records, log *slog.Logger) func(*config.
 // comes back to the config's mcpx.http.publicUrl, else the listener's
 // own address.
 func (c *core) gateway(recs oauth.Records, httpAddr string) *oauth.Gateway {
-	g := &oauth.Gateway{Records: recs, Pending: &oauth.MemBlobs{}, Log: c.log, BaseURL: func() string {
+	g := &oauth.Gateway{Records: recs, Pending: &oauth.MemBlobs{TTL: time.Hour}, Log: c.log, BaseURL: func() string {
 		if cfg := c.relay.Config(); cfg != nil && cfg.HTTP.PublicURL != "" {
 			return cfg.HTTP.PublicURL
 		}

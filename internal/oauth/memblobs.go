@@ -4,13 +4,19 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 )
 
 // MemBlobs are [Blobs] in this process's memory: the pending sign-ins of
-// a gateway that shares no store.
+// a gateway that shares no store. With a TTL, a value written longer ago
+// than that is dropped as the next one is written, so that sign-ins
+// nobody completes do not pile up.
 type MemBlobs struct {
+	TTL time.Duration // 0: values stay until deleted
+
 	mu    sync.Mutex // UpdateBlob holds it through fn
 	blobs map[string][]byte
+	at    map[string]time.Time
 }
 
 var _ Blobs = (*MemBlobs)(nil)
@@ -32,9 +38,18 @@ func (m *MemBlobs) PutBlob(_ context.Context, name string, v []byte) error {
 
 func (m *MemBlobs) putLocked(name string, v []byte) {
 	if m.blobs == nil {
-		m.blobs = map[string][]byte{}
+		m.blobs, m.at = map[string][]byte{}, map[string]time.Time{}
 	}
-	m.blobs[name] = v
+	now := time.Now()
+	if m.TTL > 0 {
+		for k, at := range m.at {
+			if now.Sub(at) > m.TTL {
+				delete(m.blobs, k)
+				delete(m.at, k)
+			}
+		}
+	}
+	m.blobs[name], m.at[name] = v, now
 }
 
 // DeleteBlob implements [Blobs].
@@ -42,6 +57,7 @@ func (m *MemBlobs) DeleteBlob(_ context.Context, name string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.blobs, name)
+	delete(m.at, name)
 	return nil
 }
 
