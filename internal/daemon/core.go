@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/localapi"
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
@@ -162,8 +163,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 			c.refresh = c.refresher(recs)
 		}
 		r.SetSignIns(c.signIns)
-		// The daemon's HTTP listener serves the sign-in pages (Run).
-		if opts.httpAddr != "" && opts.Files.Socket != "" && !opts.LookOnly {
+		// The HTTP listener serves the sign-in pages (Run, ServeHTTP).
+		if opts.httpAddr != "" && !opts.LookOnly {
 			c.people = c.gateway(recs, opts.httpAddr)
 			r.SetPersonSignIns(c.people)
 		}
@@ -287,7 +288,15 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
 	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
-	srv := httpServer(mcpMux(face.Handler(access)), log, guard)
+	mux := mcpMux(face.Handler(access))
+	if c.people != nil {
+		// The per-person sign-in pages, alone of the local API: a
+		// person's browser may be sent to any replica.
+		pages := localapi.New(c.relay, c.catalog, &localapi.Options{Logger: log, Version: opts.Version, SignIns: c.people}).SignInPages()
+		mux.Handle(oauth.StartPath, pages)
+		mux.Handle(oauth.CallbackPath, pages)
+	}
+	srv := httpServer(mux, log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()
 	var err error
