@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -137,11 +138,15 @@ func TestPerPersonUpstream(t *testing.T) {
 	if text, err := callWhoami(alice); err != nil || text != "you are test-user@localhost" {
 		t.Fatalf("alice after bob's try: %q, %v", text, err)
 	}
-	// alice revokes her own: revoked at the provider, forgotten, and her
+	// alice revokes her own with mcpx logout against the gateway, as the
+	// holder of her token: revoked at the provider, forgotten, and her
 	// next call asks her to sign in again.
-	var out, byOperator apitype.SignOut
-	if code := aliceAPI.json(http.MethodDelete, "/v1/signins/secure", nil, &out); code != http.StatusOK || !out.Revoked || out.Principal != ac.Identity {
-		t.Fatalf("alice revoking her sign-in: %d %+v", code, out)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := e.Command(ctx, "logout", "-gateway", base, "secure")
+	cmd.Env = append(cmd.Env, "MCPX_TOKEN="+tokA)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "signed "+ac.Identity+" out of secure: tokens revoked and deleted") {
+		t.Fatalf("alice's mcpx logout -gateway: %v\n%s", err, out)
 	}
 	if status := userinfo(t, op.Issuer, ac.Token); status == http.StatusOK {
 		t.Fatalf("the provider still takes alice's revoked token")
@@ -150,9 +155,16 @@ func TestPerPersonUpstream(t *testing.T) {
 	if text, err := callWhoami(bob); err != nil || text != "you are test-user2" {
 		t.Fatalf("bob after alice's revocation: %q, %v", text, err)
 	}
-	// The operator revokes bob's.
-	if code := local.json(http.MethodDelete, "/v1/signins/secure?principal="+url.QueryEscape(bc.Identity), nil, &byOperator); code != http.StatusOK || byOperator.Principal != bc.Identity || !byOperator.Revoked {
-		t.Fatalf("the operator revoking bob's sign-in: %d %+v", code, byOperator)
+	if code, body := aliceAPI.raw(http.MethodDelete, "/v1/signins/secure", nil); code != http.StatusNotFound {
+		t.Fatalf("alice revoking her sign-in again: %d %s, want 404", code, body)
+	}
+	// The operator, on the daemon's socket, revokes bob's.
+	if out, errOut, code := e.Run(time.Minute, "logout", "--config", cfg, "-principal", bc.Identity, "secure"); code != 0 || !strings.Contains(out, "signed "+bc.Identity+" out of secure: tokens revoked") {
+		t.Fatalf("the operator's mcpx logout -principal: exit %d\n%s%s", code, out, errOut)
+	}
+	var gone apitype.SignOut
+	if code := local.json(http.MethodDelete, "/v1/signins/secure?principal="+url.QueryEscape(bc.Identity), nil, &gone); code != http.StatusNotFound {
+		t.Fatalf("the operator revoking bob's sign-in again: %d, want 404", code)
 	}
 	wantLinkInToolError(t, bob, "bob after the operator's revocation")
 }
