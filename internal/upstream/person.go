@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -31,23 +30,11 @@ const (
 // ErrNoPrincipal: a call to a per-person server named no principal.
 var ErrNoPrincipal = errors.New("a per-person server is called only for a principal")
 
-// SessionAs returns the live session of server name for a call of the
-// principal person from the host whose key is host: on a per-person
-// server, that principal's own session; else as SessionFor.
-func (p *Pool) SessionAs(ctx context.Context, name, host, person string) (*Session, error) {
-	p.mu.Lock()
-	en := p.entries[name]
-	if en == nil || !en.cfg.PerPerson() {
-		p.mu.Unlock()
-		return p.SessionFor(ctx, name, host)
-	}
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrClosed
-	}
+// personLocked returns the entry of person's own session of en (a
+// per-person server), made if need be. p.mu is held.
+func (p *Pool) personLocked(en *entry, host, person string) (*entry, error) {
 	if person == "" {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("upstream %q: %w", name, ErrNoPrincipal)
+		return nil, fmt.Errorf("upstream %q: %w", en.cfg.Name, ErrNoPrincipal)
 	}
 	key := "person\x00" + person
 	if en.cfg.PerHost && host != "" {
@@ -56,7 +43,6 @@ func (p *Pool) SessionAs(ctx context.Context, name, host, person string) (*Sessi
 	h := en.hosts[key]
 	if h == nil {
 		if err := p.makeRoomLocked(en); err != nil {
-			p.mu.Unlock()
 			return nil, err
 		}
 		if en.hosts == nil {
@@ -65,12 +51,7 @@ func (p *Pool) SessionAs(ctx context.Context, name, host, person string) (*Sessi
 		h = &entry{cfg: en.cfg, host: key, person: person, touched: time.Now()}
 		en.hosts[key] = h
 	}
-	s, a, err := p.sessionLocked(h)
-	p.mu.Unlock()
-	if a == nil {
-		return s, err
-	}
-	return await(ctx, a)
+	return h, nil
 }
 
 // makeRoomLocked stops the per-person session of en unused the longest,
