@@ -30,6 +30,10 @@ const (
 	PathV1JobWait = "/v1/jobs/{id}/wait"
 	// PathV1JobCancel cancels a job (POST CancelJob, the Job).
 	PathV1JobCancel = "/v1/jobs/{id}/cancel"
+	// PathV1SignIn is the caller's own sign-in to a per-person server:
+	// DELETE revokes and forgets it (the operator names another
+	// principal's with ?principal=ID), answered with a SignOut.
+	PathV1SignIn = "/v1/signins/{server}"
 )
 
 // JobEvent is one line of the NDJSON stream answering GET PathV1JobWait:
@@ -76,4 +80,15 @@ func ExitCodeOf(kind string) int {
 		return ExitToolError
 	}
 	return ExitTransport
+}
+
+// SignOut is the answer of DELETE PathV1SignIn.
+type SignOut struct {
+	Server    string `json:"server"`
+	Principal string `json:"principal"`
+	// Revoked: the authorization server revoked the tokens (RFC 7009);
+	// false when it offers no revocation or the revocation failed
+	// (RevokeError says why). The tokens are forgotten either way.
+	Revoked     bool   `json:"revoked"`
+	RevokeError string `json:"revokeError,omitempty"`
 }

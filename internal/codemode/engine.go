@@ -61,6 +61,9 @@ type Script struct {
 	Name string
 	// Host and SessionKey are the relay.Call fields of its inner calls.
 	Host, SessionKey string
+	// Person is the relay.Call field of its inner calls: whom they act
+	// for on per-person servers.
+	Person string
 	// Progress receives the script's progress() calls whose value
 	// increases, in order; nil drops them. It must not block.
 	Progress func(value float64, total *float64, message string)

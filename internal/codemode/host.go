@@ -91,7 +91,7 @@ func (h *host) call(ctx context.Context, server, tool string, args json.RawMessa
 		Server: server, Tool: tool, Params: params,
 		HostToken: progressToken,
 		Progress:  func(json.RawMessage) { h.t.touch() },
-		Host:      h.s.Host, SessionKey: h.s.SessionKey, Who: h.s.Who,
+		Host:      h.s.Host, SessionKey: h.s.SessionKey, Who: h.s.Who, Person: h.s.Person,
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && ctx.Err() == nil {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,10 @@ type HostHTTP struct {
 	// balancer answers for beside its own listen address: "name" (any
 	// port) or "name:port". Tokens and Origin rules are unchanged.
 	AllowedHosts []string
+	// PublicURL is the listener's URL as people's browsers reach it (a
+	// load balancer's, say), where an upstream's authorization server
+	// sends them back after a per-person sign-in; "": http://Listen.
+	PublicURL string
 }
 
 // ListenAddr checks a TCP listen address, host:port, and returns it
@@ -69,7 +74,7 @@ func IsLoopback(addr string) bool {
 
 // hostHTTP reads the mcpx.http block.
 func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
-	f, err := p.object(n, at, []string{"listen", "allowedHosts", "sessionIdle", "maxSessions"})
+	f, err := p.object(n, at, []string{"listen", "allowedHosts", "sessionIdle", "maxSessions", "publicUrl"})
 	if err != nil {
 		return err
 	}
@@ -82,6 +87,16 @@ func (p *parser) hostHTTP(n *node, at path, h *HostHTTP) error {
 		if h.MaxSessions, err = p.integer(v, at.key("maxSessions"), 1, 1_000_000); err != nil {
 			return err
 		}
+	}
+	if v, ok := f["publicUrl"]; ok {
+		if h.PublicURL, err = p.str(v, at.key("publicUrl")); err != nil {
+			return err
+		}
+		u, perr := url.Parse(h.PublicURL)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return p.errorf(v.off, at.key("publicUrl"), "must be an http or https URL with a host and no query")
+		}
+		h.PublicURL = strings.TrimSuffix(h.PublicURL, "/")
 	}
 	if v, ok := f["allowedHosts"]; ok {
 		if h.AllowedHosts, err = p.allowedHosts(v, at.key("allowedHosts")); err != nil {

@@ -22,16 +22,33 @@ type OAuth struct {
 	// RedirectURI is a fixed loopback redirect URI, for an authorization
 	// server that wants it registered in advance.
 	RedirectURI string
+	// Accounts is whose account mcpx acts as upstream: AccountsShared
+	// (one sign-in for all, mcpx login's) or AccountsPerPerson (each
+	// principal signs in to the server as themself, through the gateway).
+	Accounts string
+	// IdentityHeader, when set on a per-person server, is a request header
+	// that carries the caller's principal ID upstream.
+	IdentityHeader string
 }
 
-var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "redirectUri"}
+// Accounts values.
+const (
+	AccountsShared    = "shared"
+	AccountsPerPerson = "per-person"
+)
+
+var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "redirectUri", "accounts", "identityHeader"}
+
+// PerPerson reports whether each principal acts upstream as themself on
+// the server: a per-person sign-in and session each.
+func (s *Server) PerPerson() bool { return s.OAuth != nil && s.OAuth.Accounts == AccountsPerPerson }
 
 func (p *parser) oauth(n *node, at path) (*OAuth, error) {
 	f, err := p.object(n, at, oauthFields)
 	if err != nil {
 		return nil, err
 	}
-	o := &OAuth{}
+	o := &OAuth{Accounts: AccountsShared}
 	for _, m := range n.members {
 		v, at := m.val, at.key(m.key)
 		switch m.key {
@@ -48,6 +65,18 @@ func (p *parser) oauth(n *node, at path) (*OAuth, error) {
 			}
 		case "scopes":
 			o.Scopes, err = p.args(v, at)
+		case "accounts":
+			o.Accounts, err = p.str(v, at)
+			if err == nil && o.Accounts != AccountsShared && o.Accounts != AccountsPerPerson {
+				err = p.errorf(v.off, at, "must be %q or %q", AccountsShared, AccountsPerPerson)
+			}
+		case "identityHeader":
+			o.IdentityHeader, err = p.str(v, at)
+			if err == nil && !validHeaderName(o.IdentityHeader) {
+				err = p.errorf(v.off, at, "must be an HTTP header name")
+			} else if err == nil && (strings.EqualFold(o.IdentityHeader, "Authorization") || strings.HasPrefix(strings.ToLower(o.IdentityHeader), "mcp-")) {
+				err = p.errorf(v.off, at, "must not be Authorization or an MCP header")
+			}
 		case "redirectUri":
 			o.RedirectURI, err = p.expanded(v, at)
 			if err == nil && !loopbackURL(o.RedirectURI) {
@@ -57,6 +86,9 @@ func (p *parser) oauth(n *node, at path) (*OAuth, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if _, ok := f["identityHeader"]; ok && o.Accounts != AccountsPerPerson {
+		return nil, p.errorf(n.off, at, "identityHeader needs accounts %q: a shared session carries no one's identity", AccountsPerPerson)
 	}
 	if _, ok := f["clientSecret"]; ok && o.ClientID == "" {
 		return nil, p.errorf(n.off, at, "clientSecret needs clientId")
@@ -75,4 +107,18 @@ func loopbackURL(s string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// validHeaderName reports whether s is an HTTP header field name (an
+// RFC 9110 token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r >= 0x80 || !(isWordByte(byte(r)) || strings.ContainsRune("!#$%&'*+.^`|~", r)) {
+			return false
+		}
+	}
+	return true
 }

@@ -172,6 +172,13 @@ func (p *parser) server(name string, keyOff int, n *node, at path, cfg *Config) 
 			}
 		}
 	}
+	if s.PerPerson() {
+		for k := range s.Headers {
+			if strings.EqualFold(k, "Authorization") {
+				return nil, p.errorf(n.off, at, "a per-person server (oauth.accounts) cannot set an Authorization header: each person's own sign-in is sent")
+			}
+		}
+	}
 	if s.Transport != TransportStdio && s.MaxConcurrentRequests == 0 {
 		s.MaxConcurrentRequests = DefaultMaxConcurrentRequests
 	}

@@ -85,3 +85,20 @@ func TestSignInKeySettings(t *testing.T) {
 		}
 	}
 }
+
+func TestPerPersonSettings(t *testing.T) {
+	c, err := parse(`{"mcpx": {"http": {"publicUrl": "https://gw.example/"}}, "mcpServers": {
+		"gh": {"url": "https://h/mcp", "oauth": {"accounts": "per-person", "identityHeader": "X-Mcpx-Principal"}},
+		"lin": {"url": "https://l/mcp", "oauth": {"clientId": "c"}},
+		"plain": {"url": "https://p/mcp"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.PublicURL != "https://gw.example" {
+		t.Errorf("publicUrl %q, want it without its trailing slash", c.HTTP.PublicURL)
+	}
+	gh, lin, plain := c.Servers["gh"], c.Servers["lin"], c.Servers["plain"]
+	if !gh.PerPerson() || gh.OAuth.IdentityHeader != "X-Mcpx-Principal" || lin.PerPerson() || lin.OAuth.Accounts != AccountsShared || plain.PerPerson() {
+		t.Errorf("gh %+v, lin %+v, plain %+v", gh.OAuth, lin.OAuth, plain.OAuth)
+	}
+}

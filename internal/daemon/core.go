@@ -23,6 +23,7 @@ import (
 	"mcpx/internal/hostserver"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/localapi"
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
@@ -83,7 +84,10 @@ func (o *Options) logger() *slog.Logger {
 
 // core is one gateway: what Run and ServeStdio share.
 type core struct {
-	signIns *oauth.SignIns   // nil when there is no place for sign-ins
+	signIns *oauth.SignIns // nil when there is no place for sign-ins
+	// people are the per-person sign-ins, through the HTTP face; nil
+	// with signIns, or when no HTTP listener serves their pages.
+	people  *oauth.Gateway
 	refresh *oauth.Refresher // keeps signIns fresh; nil with them
 	// closeSignIns releases the sign-ins' store.
 	closeSignIns func()
@@ -165,6 +169,11 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 			c.refresh = c.refresher(recs)
 		}
 		r.SetSignIns(c.signIns)
+		// The HTTP listener serves the sign-in pages (Run, ServeHTTP).
+		if opts.httpAddr != "" && !opts.LookOnly {
+			c.people = c.gateway(recs, opts.httpAddr)
+			r.SetPersonSignIns(c.people)
+		}
 	}
 	return c
 }
@@ -291,6 +300,13 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *conf
 	access.People = people(opts.Config.Auth, log)
 	mux := mcpMux(face.Handler(access))
 	serveMetadata(mux, access)
+	if c.people != nil {
+		// The per-person sign-in pages, alone of the local API: a
+		// person's browser may be sent to any replica.
+		pages := localapi.New(c.relay, c.catalog, &localapi.Options{Logger: log, Version: opts.Version, SignIns: c.people}).SignInPages()
+		mux.Handle(oauth.StartPath, pages)
+		mux.Handle(oauth.CallbackPath, pages)
+	}
 	srv := httpServer(mux, log, guard)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(guard.Listener(ln)) }()

@@ -15,6 +15,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/localapi"
+	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
 	"mcpx/internal/supervise"
@@ -126,6 +127,9 @@ func Run(ctx context.Context, opts *Options) error {
 		apiOpts.RefreshFailing = c.refresh.Failing
 	}
 	apiOpts.Audit, apiOpts.AuditStore = c.audit.log(), c.audit.table()
+	if c.people != nil && tcpLn != nil {
+		apiOpts.SignIns = c.people
+	}
 	api := localapi.New(c.relay, c.catalog, apiOpts)
 	seen.api, seen.policy = api, c.relay.Policy
 	if tcpLn != nil {
@@ -136,6 +140,10 @@ func Run(ctx context.Context, opts *Options) error {
 		serveMetadata(mux, access)
 		seen.onHTTP(mux, addr, access)
 		mux.Handle("/v1/", api.V1(access.Check))
+		if pages := api.SignInPages(); pages != nil {
+			mux.Handle(oauth.StartPath, pages)
+			mux.Handle(oauth.CallbackPath, pages)
+		}
 		guard := newConnGuard(true)
 		tcp = httpServer(act.track(mux), log, guard)
 		go func() { serveErr <- tcp.Serve(guard.Listener(sock.RawTCPListener(tcpLn))) }()

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"time"
 
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
@@ -62,18 +63,46 @@ func (o *Options) signInRecords(log *slog.Logger) (recs oauth.Records, close fun
 // authorizer returns the pool's wrapper of HTTP servers' round trippers:
 // each server's sign-in, read from recs and refreshed here. nil when recs
 // is.
-func (o *Options) authorizer(recs oauth.Records, log *slog.Logger) func(*config.Server, http.RoundTripper) http.RoundTripper {
+//
+// On a per-person server, person's session carries person's own sign-in,
+// and never signs in by itself: a person signs in through the gateway
+// (oauth.Gateway), in their own browser.
+func (o *Options) authorizer(recs oauth.Records, log *slog.Logger) func(*config.Server, string, http.RoundTripper) http.RoundTripper {
 	if recs == nil {
 		return nil
 	}
-	browser := o.OAuthBrowser
-	return func(srv *config.Server, base http.RoundTripper) http.RoundTripper {
+	return func(srv *config.Server, person string, base http.RoundTripper) http.RoundTripper {
 		client := &oauth.Client{HTTP: &http.Client{Transport: base}}
+		browser, l := o.OAuthBrowser, log.With("server", srv.Name)
+		if person != "" {
+			browser, l = nil, l.With("principal", person)
+		}
 		return &oauth.Transport{
-			Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Store: recs, Client: client,
-			Base: base, Browser: browser, Log: log.With("server", srv.Name),
+			Server: srv.Name, Principal: person, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Store: recs, Client: client,
+			Base: base, Browser: browser, Log: l,
 		}
 	}
+}
+
+// gateway returns the per-person sign-ins of recs, whose pending
+// sign-ins are kept where recs are (sealed in the shared store, so that
+// any replica takes the browser's next step) or in memory; the redirect
+// comes back to the config's mcpx.http.publicUrl, else the listener's
+// own address.
+func (c *core) gateway(recs oauth.Records, httpAddr string) *oauth.Gateway {
+	g := &oauth.Gateway{Records: recs, Pending: &oauth.MemBlobs{TTL: time.Hour}, Log: c.log, BaseURL: func() string {
+		if cfg := c.relay.Config(); cfg != nil && cfg.HTTP.PublicURL != "" {
+			return cfg.HTTP.PublicURL
+		}
+		if httpAddr == "" {
+			return ""
+		}
+		return "http://" + httpAddr
+	}}
+	if s, ok := recs.(*oauth.Sealed); ok {
+		g.Pending, g.Keys = s.Blobs, s.Keys
+	}
+	return g
 }
 
 // refresher keeps the live config's signed-in HTTP servers' tokens fresh
@@ -87,7 +116,7 @@ func (c *core) refresher(recs oauth.Records) *oauth.Refresher {
 		var out []oauth.Target
 		for name, s := range cfg.Servers {
 			if s.Transport != config.TransportStdio {
-				out = append(out, oauth.Target{Server: name, URL: s.URL})
+				out = append(out, oauth.Target{Server: name, URL: s.URL, PerPerson: s.PerPerson()})
 			}
 		}
 		return out

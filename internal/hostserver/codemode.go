@@ -103,6 +103,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 		Host:       hs.id,
 		SessionKey: hs.sessionKey(),
 		Who:        hs.who.WithClient(clientName(hs, req)),
+		Person:     hs.who.ID(),
 	}
 	if filter := hs.toolFilter(req); filter.f != nil {
 		s.Allow = func(server, tool string) error {

@@ -141,7 +141,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 	onMessage, level := hs.onMessage(req, live)
 	res, err := hs.srv.relay.Send(ctx, req.entry, relay.Request{
 		Server: server, Method: method, Params: params, ClientCaps: hs.upstreamCaps(req), OnMessage: onMessage, LogLevel: level,
-		SessionKey: hs.sessionKey(),
+		SessionKey: hs.sessionKey(), Person: hs.who.ID(),
 	})
 	if err != nil {
 		if c, ok := relay.CauseOf(err); ok && !c.Answered() {

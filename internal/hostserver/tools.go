@@ -174,6 +174,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Principal:   hs.principal(),
 		Host:        hs.id,
 		SessionKey:  hs.sessionKey(),
+		Person:      hs.who.ID(),
 		Resume:      resumeOf(req),
 		HostProfile: profile,
 	}

@@ -31,6 +31,7 @@ func RelayRunner(r *relay.Relay) Runner {
 			HostToken: jobToken,
 			Progress:  ProgressTo(c),
 			Principal: j.Principal,
+			Person:    j.Principal,
 			Host:      "job:" + j.ID,
 			Job:       j.ID,
 		})
@@ -52,7 +53,7 @@ func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, i
 	c, err := m.StartJob(ctx, spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
 		return r.CallTool(ctx, nil, relay.Call{
 			Server: spec.Server, Tool: spec.Tool, Params: params, HostToken: jobToken, Progress: ProgressTo(c),
-			Principal: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max, Job: c.ID(), Who: spec.Who,
+			Principal: spec.Principal, Person: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max, Job: c.ID(), Who: spec.Who,
 		})
 	})
 	if err != nil {

@@ -124,6 +124,7 @@ func (h *Handler) apiCall(who principal.Principal, req apitype.CallRequest, serv
 	return entry, relay.Call{
 		Server: server, Tool: tool, Params: params,
 		HostToken:   json.RawMessage(`"cli"`),
+		Person:      who.ID(),
 		Progress:    st.set,
 		IdleTimeout: time.Duration(req.IdleTimeoutMs) * time.Millisecond,
 		MaxTimeout:  time.Duration(req.MaxTimeoutMs) * time.Millisecond,

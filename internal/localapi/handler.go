@@ -97,6 +97,9 @@ type Options struct {
 	// AuditStore the table GET PathV1Audit reads; nil: none.
 	Audit      *audit.Log
 	AuditStore store.Audit
+	// SignIns runs the per-person sign-ins whose pages SignInPages
+	// serves; nil: none.
+	SignIns *oauth.Gateway
 }
 
 // Handler serves the local API.
@@ -107,6 +110,7 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux // every route, for the socket
 	v1      *http.ServeMux // the /v1 routes, for the HTTP listener (V1)
+	pages   *http.ServeMux // the browser's routes (SignInPages)
 	streams sync.WaitGroup // host streams' goroutines (stdio.go)
 }
 
@@ -120,11 +124,15 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Handler {
 		h.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h.log = h.opts.Logger
-	h.v1 = http.NewServeMux()
+	h.v1, h.pages = http.NewServeMux(), http.NewServeMux()
 	for _, rt := range h.routes() {
 		pattern := rt.method + " " + rt.path
 		if rt.op == 0 {
 			panic("localapi: route " + pattern + " has no policy decision")
+		}
+		if rt.page != nil {
+			h.pages.Handle(pattern, h.wrapPage(rt))
+			continue
 		}
 		h.mux.Handle(pattern, h.wrap(rt))
 		if rt.v1 {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
 )
 
@@ -26,6 +27,10 @@ type route struct {
 	v1      bool
 	in, out any
 	ndjson  bool // the answer is a stream of out, one a line
+	// page is the handler of a route a person's browser reaches, with no
+	// token (SignInPages): the principal is the one its sign-in state
+	// names (signin.go). Its response writer is its own.
+	page func(http.ResponseWriter, *http.Request) error
 }
 
 // routes is the local API's route table.
@@ -57,6 +62,12 @@ func (h *Handler) routes() []route {
 		{method: "GET", path: apitype.PathV1JobWait, op: principal.ReadJob, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1JobCancel, op: principal.CancelJob, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
 		{method: "GET", path: apitype.PathV1Audit, op: principal.ReadAudit, fn: h.serveAudit, v1: true, out: apitype.AuditRecords{}},
+		{method: "DELETE", path: apitype.PathV1SignIn, op: principal.RevokeSignIn, fn: h.serveRevokeSignIn, v1: true, out: apitype.SignOut{}},
+
+		// Reached by a person's browser, authenticated by the sign-in's
+		// state (signin.go), on the HTTP listener alone.
+		{method: "GET", path: oauth.StartPath, op: principal.SignIn, page: h.signInStart},
+		{method: "GET", path: oauth.CallbackPath, op: principal.SignIn, page: h.signInCallback},
 	}
 }
 

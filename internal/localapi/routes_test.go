@@ -12,6 +12,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
+	"mcpx/internal/oauth"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
@@ -30,7 +31,10 @@ import (
 // to the principal's own calls and jobs; StartJob the tool, then whether
 // the principal may start a job (403). A route that may start a job
 // besides its own operation (a call past JobAfterMs, a background
-// script) asks StartJob too.
+// script) asks StartJob too. RevokeSignIn decides whose sign-in (404
+// for another principal's, but for the local user); SignIn is the
+// browser's pages, whose principal is the one their sign-in state was
+// bound to (signin.go).
 var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathStatus:       principal.ReadStatus,
 	"GET " + apitype.PathTools:        principal.CallTool,
@@ -57,6 +61,9 @@ var routePolicies = map[string]principal.Op{
 	"GET " + apitype.PathV1JobWait:    principal.ReadJob,
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,
 	"GET " + apitype.PathV1Audit:      principal.ReadAudit,
+	"DELETE " + apitype.PathV1SignIn:  principal.RevokeSignIn,
+	"GET " + oauth.StartPath:          principal.SignIn,
+	"GET " + oauth.CallbackPath:       principal.SignIn,
 }
 
 func TestEveryRouteHasItsPolicy(t *testing.T) {

@@ -3,7 +3,8 @@
 // the daemon's unix socket, and turns non-2xx answers into *DaemonError.
 //
 // A Client is safe for concurrent use; its zero value is not usable: set
-// Socket.
+// Socket, or Gateway and Token for a gateway's /v1 routes over HTTP, as
+// the holder of Token.
 package localclient
 
 import (
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +43,10 @@ func (e *DaemonError) Error() string { return e.Message }
 type Client struct {
 	Socket  string
 	Version string // sent to the daemon
+	// Gateway, when set, is a gateway's HTTP base URL (its listener, or
+	// its load balancer's), reached instead of Socket with Token as the
+	// bearer token: only its /v1 routes answer there.
+	Gateway, Token string
 
 	once sync.Once
 	hc   *http.Client
@@ -48,6 +54,10 @@ type Client struct {
 
 func (c *Client) http() *http.Client {
 	c.once.Do(func() {
+		if c.Gateway != "" {
+			c.hc = &http.Client{Timeout: time.Minute}
+			return
+		}
 		c.hc = &http.Client{Transport: &http.Transport{
 			DialContext:       func(ctx context.Context, _, _ string) (net.Conn, error) { return c.dial(ctx) },
 			DisableKeepAlives: false,
@@ -82,9 +92,16 @@ func (c *Client) newRequest(ctx context.Context, method, path string, body any) 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+apitype.Host+path, rd)
+	base := "http://" + apitype.Host
+	if c.Gateway != "" {
+		base = strings.TrimSuffix(c.Gateway, "/")
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return nil, err
+	}
+	if c.Gateway != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	req.Header.Set(apitype.HeaderVersion, c.Version)
 	if body != nil {
@@ -268,4 +285,16 @@ func (c *Client) Audit(ctx context.Context, query url.Values) (*apitype.AuditRec
 		path += "?" + query.Encode()
 	}
 	return &a, c.do(ctx, http.MethodGet, path, nil, &a)
+}
+
+// RevokeSignIn revokes and forgets a principal's own sign-in to a
+// per-person server: the caller's when principal is "" (the operator
+// names anyone's).
+func (c *Client) RevokeSignIn(ctx context.Context, server, principal string) (*apitype.SignOut, error) {
+	path := strings.Replace(apitype.PathV1SignIn, "{server}", url.PathEscape(server), 1)
+	if principal != "" {
+		path += "?principal=" + url.QueryEscape(principal)
+	}
+	var out apitype.SignOut
+	return &out, c.do(ctx, http.MethodDelete, path, nil, &out)
 }

@@ -16,18 +16,21 @@ const refusedReason = "the authorization server refused the refresh token (revok
 // sign-in: the record is kept, marked refused, for status to show, and
 // the error is a *SignInError. Any other failure changes nothing: the
 // sign-in stays for the next try. did reports that this call refreshed.
-func refreshRecord(ctx context.Context, recs Records, c *Client, server, url string, need func(cur *Record) bool) (rec *Record, did bool, err error) {
+//
+// principal is "" for the server's shared record, else the ID of the
+// principal whose per-person record it is.
+func refreshRecord(ctx context.Context, recs Records, c *Client, server, principal, url string, need func(cur *Record) bool) (rec *Record, did bool, err error) {
 	var refused bool
-	rec, err = recs.Update(ctx, server, func(cur *Record) (*Record, error) {
+	rec, err = recs.Update(ctx, PersonKey(server, principal), func(cur *Record) (*Record, error) {
 		switch {
 		case cur == nil || cur.ServerURL != url:
-			return nil, &SignInError{Server: server, Reason: "not signed in"}
+			return nil, &SignInError{Server: server, Principal: principal, Reason: "not signed in"}
 		case cur.Refused != nil:
-			return nil, &SignInError{Server: server, Reason: cur.Refused.Reason}
+			return nil, &SignInError{Server: server, Principal: principal, Reason: cur.Refused.Reason}
 		case !need(cur):
 			return nil, nil // done by another request or process meanwhile
 		case cur.Token.RefreshToken == "":
-			return nil, &SignInError{Server: server, Reason: "the token expired and the server gave no refresh token"}
+			return nil, &SignInError{Server: server, Principal: principal, Reason: "the token expired and the server gave no refresh token"}
 		}
 		next := *cur
 		if err := c.Refresh(ctx, &next); err != nil {
@@ -47,7 +50,7 @@ func refreshRecord(ctx context.Context, recs Records, c *Client, server, url str
 		return nil, false, err
 	}
 	if refused {
-		return nil, false, &SignInError{Server: server, Reason: refusedReason}
+		return nil, false, &SignInError{Server: server, Principal: principal, Reason: refusedReason}
 	}
 	return rec, did, nil
 }

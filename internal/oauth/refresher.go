@@ -13,7 +13,16 @@ import (
 type Target struct {
 	Server string
 	URL    string // the configured URL: a record made for another is left alone
+	// PerPerson: the server has a record per principal, each kept fresh
+	// (when the records are a [Lister]) beside its shared one.
+	PerPerson bool
+	// Principal is the principal of one per-person record ("": the
+	// shared one); the refresher sets it as it expands PerPerson.
+	Principal string
 }
+
+// key is where tg's record is kept.
+func (tg Target) key() string { return PersonKey(tg.Server, tg.Principal) }
 
 // Refresher defaults.
 const (
@@ -97,7 +106,7 @@ func (r *Refresher) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 		next := time.Now().Add(poll)
-		for _, tg := range r.Targets() {
+		for _, tg := range r.expand(ctx, r.Targets()) {
 			if due := r.visit(ctx, tg); !due.IsZero() && due.Before(next) {
 				next = due
 			}
@@ -109,12 +118,12 @@ func (r *Refresher) Run(ctx context.Context) error {
 // visit refreshes tg's token if it is due, and returns when it is due
 // next (zero: nothing to do until the records change).
 func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
-	rec, err := r.Records.Load(ctx, tg.Server)
+	rec, err := r.Records.Load(ctx, tg.key())
 	if err != nil && !errors.Is(err, ErrNoRecord) {
 		return time.Time{} // unreadable now: what failed before still stands
 	}
 	if err != nil || rec.ServerURL != tg.URL || rec.Refused != nil || rec.Token.RefreshToken == "" {
-		r.settle(tg.Server, nil) // signed out, in again elsewhere, or ended: nothing to retry
+		r.settle(tg.key(), nil) // signed out, in again elsewhere, or ended: nothing to retry
 		return time.Time{}
 	}
 	ahead := r.Ahead
@@ -122,10 +131,10 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 		ahead = BackgroundAhead
 	}
 	r.mu.Lock()
-	f, retrying := r.failed[tg.Server]
+	f, retrying := r.failed[tg.key()]
 	r.mu.Unlock()
 	if retrying && f.token != rec.Token.AccessToken {
-		r.settle(tg.Server, nil) // a new token (a login, another gateway's refresh)
+		r.settle(tg.key(), nil) // a new token (a login, another gateway's refresh)
 		retrying = false
 	}
 	due := rec.Token.due(ahead)
@@ -138,28 +147,56 @@ func (r *Refresher) visit(ctx context.Context, tg Target) time.Time {
 	if time.Now().Before(due) {
 		return due
 	}
-	next, did, err := refreshRecord(ctx, r.Records, r.client(), tg.Server, tg.URL, func(cur *Record) bool {
+	next, did, err := refreshRecord(ctx, r.Records, r.client(), tg.Server, tg.Principal, tg.URL, func(cur *Record) bool {
 		d := cur.Token.due(ahead)
 		return !d.IsZero() && !time.Now().Before(d)
 	})
 	var signIn *SignInError
 	switch {
 	case err == nil:
-		r.settle(tg.Server, nil)
+		r.settle(tg.key(), nil)
 		if did {
-			r.log().Info("refreshed the server's access token ahead of its expiry", "server", tg.Server, "expiry", next.Token.Expiry)
+			r.log().Info("refreshed the server's access token ahead of its expiry", "server", tg.Server, "principal", tg.Principal, "expiry", next.Token.Expiry)
 		}
 		return next.Token.due(ahead)
 	case errors.As(err, &signIn):
-		r.settle(tg.Server, nil)
-		r.log().Warn("the server's sign-in has ended", "server", tg.Server, "reason", signIn.Reason)
+		r.settle(tg.key(), nil)
+		r.log().Warn("the server's sign-in has ended", "server", tg.Server, "principal", tg.Principal, "reason", signIn.Reason)
 		return time.Time{}
 	case ctx.Err() != nil:
 		return time.Time{}
 	}
-	f = r.settle(tg.Server, &retry{token: rec.Token.AccessToken, err: err.Error()})
-	r.log().Warn("refreshing the server's access token failed; trying again", "server", tg.Server, "err", err, "in", time.Until(f.at).Round(time.Second))
+	f = r.settle(tg.key(), &retry{token: rec.Token.AccessToken, err: err.Error()})
+	r.log().Warn("refreshing the server's access token failed; trying again", "server", tg.Server, "principal", tg.Principal, "err", err, "in", time.Until(f.at).Round(time.Second))
 	return f.at
+}
+
+// expand adds, after each per-person target, one target per principal
+// signed in to it, as the records list them.
+func (r *Refresher) expand(ctx context.Context, tgs []Target) []Target {
+	lister, ok := r.Records.(Lister)
+	if !ok {
+		return tgs
+	}
+	out := tgs
+	for _, tg := range tgs {
+		if !tg.PerPerson {
+			continue
+		}
+		keys, err := lister.PersonKeys(ctx, tg.Server)
+		if err != nil {
+			r.log().Warn("cannot list the per-person sign-ins to refresh", "server", tg.Server, "err", err)
+			continue
+		}
+		for _, k := range keys {
+			rec, err := r.Records.Load(ctx, k)
+			if err != nil || rec.Principal == "" || PersonKey(tg.Server, rec.Principal) != k {
+				continue
+			}
+			out = append(out, Target{Server: tg.Server, URL: tg.URL, Principal: rec.Principal})
+		}
+	}
+	return out
 }
 
 // settle records a server's refresh outcome: nil forgets a failure, else

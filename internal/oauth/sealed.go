@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +18,8 @@ type Blobs interface {
 	PutBlob(ctx context.Context, name string, value []byte) error
 	DeleteBlob(ctx context.Context, name string) error
 	UpdateBlob(ctx context.Context, name string, fn func(cur []byte) ([]byte, error)) error
+	// BlobNames returns the names that start with prefix and hold a value.
+	BlobNames(ctx context.Context, prefix string) ([]string, error)
 }
 
 // DefaultMaxAge is how long Sealed trusts a record it read.
@@ -47,7 +50,7 @@ type cachedSealed struct {
 
 var _ Records = (*Sealed)(nil)
 
-func blobName(server string) string { return "oauth.signin." + server }
+func blobName(key string) string { return "oauth.signin." + key }
 
 func (s *Sealed) now() time.Time {
 	if s.Now != nil {
@@ -108,12 +111,14 @@ func (s *Sealed) decode(server string, blob []byte) (rec *Record, stale bool, er
 	return &r, stale, nil
 }
 
+// encode seals r under its key (Record.Key), which the seal binds: a
+// blob copied under another principal's name does not open.
 func (s *Sealed) encode(r *Record) ([]byte, error) {
 	plain, err := json.Marshal(r)
 	if err != nil {
 		return nil, err
 	}
-	return s.Keys.seal(r.Server, plain), nil
+	return s.Keys.seal(r.Key(), plain), nil
 }
 
 // Save implements [Records].
@@ -122,10 +127,10 @@ func (s *Sealed) Save(ctx context.Context, r *Record) error {
 	if err != nil {
 		return err
 	}
-	if err := s.Blobs.PutBlob(ctx, blobName(r.Server), blob); err != nil {
+	if err := s.Blobs.PutBlob(ctx, blobName(r.Key()), blob); err != nil {
 		return fmt.Errorf("saving the sign-in of %q: %w", r.Server, err)
 	}
-	s.remember(r.Server, cachedSealed{at: s.now(), rec: r})
+	s.remember(r.Key(), cachedSealed{at: s.now(), rec: r})
 	return nil
 }
 
@@ -167,4 +172,19 @@ func (s *Sealed) Update(ctx context.Context, server string, fn func(cur *Record)
 	}
 	s.remember(server, cachedSealed{at: s.now(), rec: out})
 	return out, nil
+}
+
+// PersonKeys implements [Lister].
+func (s *Sealed) PersonKeys(ctx context.Context, server string) ([]string, error) {
+	names, err := s.Blobs.BlobNames(ctx, blobName(personPrefix(server)))
+	if err != nil {
+		return nil, fmt.Errorf("listing the sign-ins of %q: %w", server, err)
+	}
+	keys := make([]string, 0, len(names))
+	for _, n := range names {
+		if key := strings.TrimPrefix(n, blobName("")); isPersonKey(server, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
 }

@@ -264,3 +264,15 @@ func TestTransportRefreshOnceAcrossGateways(t *testing.T) {
 		t.Fatalf("%d refreshes at the authorization server, want 1", n)
 	}
 }
+
+func (m *memBlobs) BlobNames(_ context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for k, v := range m.blobs {
+		if strings.HasPrefix(k, prefix) && v != nil {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}

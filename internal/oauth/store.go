@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +26,9 @@ type Record struct {
 	Scopes    []string       `json:"scopes,omitempty"` // requested (step-up adds to them)
 	Token     Token          `json:"token"`
 	SignedIn  time.Time      `json:"signedIn"`
+	// Principal is the ID of the principal whose own sign-in this is (a
+	// per-person server's); "" for the server's shared one.
+	Principal string `json:"principal,omitempty"`
 	// Refused is set once the authorization server refused the refresh
 	// token: the sign-in has ended, and no one tries the token again.
 	Refused *Refusal `json:"refused,omitempty"`
@@ -151,7 +155,8 @@ func (s *Store) Save(_ context.Context, r *Record) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.Dir, "."+r.Server+".*.tmp")
+	key := r.Key()
+	f, err := os.CreateTemp(s.Dir, "."+key+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("saving the sign-in of %q: %w", r.Server, err)
 	}
@@ -167,10 +172,10 @@ func (s *Store) Save(_ context.Context, r *Record) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), s.path(r.Server)); err != nil {
+	if err := os.Rename(f.Name(), s.path(key)); err != nil {
 		return fmt.Errorf("saving the sign-in of %q: %w", r.Server, err)
 	}
-	s.forget(r.Server)
+	s.forget(key)
 	return nil
 }
 
@@ -229,4 +234,22 @@ func (s *Store) lock(server string) (func(), error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// PersonKeys implements [Lister]: the files of server's per-person records.
+func (s *Store) PersonKeys(_ context.Context, server string) ([]string, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the sign-ins: %w", err)
+	}
+	var keys []string
+	for _, e := range ents {
+		if key, ok := strings.CutSuffix(e.Name(), ".json"); ok && isPersonKey(server, key) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, nil
 }

@@ -28,20 +28,29 @@ type SignInError struct {
 	Server string
 	Reason string
 	Scopes []string // the scopes the server asked for, if it named any
+	// Principal is, for a per-person server, the ID of the principal who
+	// must sign in as themself; "" for the server's shared sign-in.
+	Principal string
 }
 
 func (e *SignInError) Error() string {
+	if e.Principal != "" {
+		return fmt.Sprintf("upstream %q needs you to sign in to it with your own account (%s): call one of its tools from a host that can open a URL (URL-mode elicitation), or follow the link mcpx gives", e.Server, e.Reason)
+	}
 	return fmt.Sprintf("upstream %q needs a sign-in (%s): run `mcpx login %s`", e.Server, e.Reason, e.Server)
 }
 
 // Transport is the round tripper of one configured server's requests.
 type Transport struct {
-	Server   string
-	URL      string // the configured URL: the token goes to its origin only
-	Settings Settings
-	Store    Records
-	Client   *Client
-	Base     http.RoundTripper
+	Server string
+	// Principal is, on a per-person server, the ID of the principal whose
+	// own sign-in the transport sends; "" sends the server's shared one.
+	Principal string
+	URL       string // the configured URL: the token goes to its origin only
+	Settings  Settings
+	Store     Records
+	Client    *Client
+	Base      http.RoundTripper
 	// Browser, when set, lets the transport run the authorization flow
 	// itself when the server asks (headless sign-in: tests, the
 	// conformance suite). Unset, such a request fails with a *SignInError.
@@ -70,7 +79,7 @@ func (t *Transport) init() {
 // another process is seen: see [Records]), nil when there is none or it
 // was made for another URL; err says why one could not be read.
 func (t *Transport) current(ctx context.Context) (*Record, error) {
-	rec, err := t.Store.Load(ctx, t.Server)
+	rec, err := t.Store.Load(ctx, t.key())
 	t.noteReadError(err)
 	if errors.Is(err, ErrNoRecord) {
 		return nil, nil
@@ -124,7 +133,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var ended *SignInError
 		if rec != nil && rec.Refused != nil {
 			// The sign-in ended: its token goes nowhere.
-			ended = &SignInError{Server: t.Server, Reason: rec.Refused.Reason}
+			ended = &SignInError{Server: t.Server, Reason: rec.Refused.Reason, Principal: t.Principal}
 			rec = nil
 		}
 		if rec != nil && !refreshed && rec.Token.RefreshToken != "" && !rec.Token.Expiry.IsZero() && !time.Now().Before(rec.Token.due(refreshAhead)) {
@@ -190,7 +199,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if rec != nil && len(ch.Scopes) > 0 {
 				t.remember(req.Context(), ch.Scopes)
 			}
-			return nil, &SignInError{Server: t.Server, Reason: why, Scopes: ch.Scopes}
+			return nil, &SignInError{Server: t.Server, Reason: why, Scopes: ch.Scopes, Principal: t.Principal}
 		}
 		discard(resp)
 		authorizations++
@@ -204,7 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // reread reads the server's record afresh (under its lock), nil when
 // there is none usable.
 func (t *Transport) reread(ctx context.Context) *Record {
-	cur, err := t.Store.Update(ctx, t.Server, func(*Record) (*Record, error) { return nil, nil })
+	cur, err := t.Store.Update(ctx, t.key(), func(*Record) (*Record, error) { return nil, nil })
 	if err != nil || cur == nil || cur.ServerURL != t.URL || cur.Refused != nil {
 		return nil
 	}
@@ -247,7 +256,7 @@ func missingScopes(rec *Record, want []string) bool {
 func (t *Transport) refresh(ctx context.Context, rec *Record) (*Record, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next, did, err := refreshRecord(ctx, t.Store, t.Client, t.Server, t.URL, func(cur *Record) bool {
+	next, did, err := refreshRecord(ctx, t.Store, t.Client, t.Server, t.Principal, t.URL, func(cur *Record) bool {
 		return cur.Token.AccessToken == rec.Token.AccessToken
 	})
 	if err != nil {
@@ -265,7 +274,7 @@ func (t *Transport) refresh(ctx context.Context, rec *Record) (*Record, error) {
 // that the next sign-in (mcpx login, or one a host is asked to complete)
 // requests them with the ones granted before: a step-up done by the user.
 func (t *Transport) remember(ctx context.Context, scopes []string) {
-	_, err := t.Store.Update(ctx, t.Server, func(cur *Record) (*Record, error) {
+	_, err := t.Store.Update(ctx, t.key(), func(cur *Record) (*Record, error) {
 		if cur == nil || cur.ServerURL != t.URL || !missingScopes(cur, scopes) {
 			return nil, nil
 		}
@@ -298,6 +307,9 @@ func (t *Transport) authorize(ctx context.Context, ch *Challenge, prev *Record) 
 	t.Log.Info("signed in to the server", "scopes", rec.Scopes, "expiry", rec.Token.Expiry)
 	return nil
 }
+
+// key is where the transport's record is kept.
+func (t *Transport) key() string { return PersonKey(t.Server, t.Principal) }
 
 func discard(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -46,12 +46,20 @@ const (
 	StartJob
 	// ReadAudit reads the audit log: every principal's records.
 	ReadAudit
+	// SignIn completes Target.Owner's own sign-in to Target.Server (a
+	// per-person server): the browser's steps, whose principal is the one
+	// the sign-in's state was bound to (Bound).
+	SignIn
+	// RevokeSignIn revokes and forgets Target.Owner's own sign-in to
+	// Target.Server.
+	RevokeSignIn
 	opEnd
 )
 
 var opNames = [...]string{opNone: "none", CallTool: "call a tool", ReadJob: "read a job", CancelJob: "cancel a job",
 	ReadCall: "see a call", CancelCall: "cancel a call", ReadStatus: "read the whole status", ReadMetrics: "read the metrics", Operate: "operate the daemon",
-	StartJob: "start a job", ReadAudit: "read the audit log"}
+	StartJob: "start a job", ReadAudit: "read the audit log",
+	SignIn: "sign in to an upstream", RevokeSignIn: "revoke a sign-in to an upstream"}
 
 func (o Op) String() string {
 	if o <= opNone || o >= opEnd {
@@ -186,6 +194,18 @@ func (p Policy) decide(op Op, t Target) error {
 	case ReadCall, CancelCall:
 		if !p.mine(t.Owner) {
 			return &Refusal{Op: op, Hidden: true, Why: "no such call in flight"}
+		}
+		return nil
+	case SignIn:
+		// Only one's own, never the operator's on another's behalf: a
+		// person's upstream account is theirs to connect.
+		if t.Owner == "" || t.Owner != p.who.id {
+			return &Refusal{Op: op, Why: "forbidden: a sign-in is completed only by the principal it was started for"}
+		}
+		return nil
+	case RevokeSignIn:
+		if t.Owner == "" || !p.mine(t.Owner) {
+			return &Refusal{Op: op, Hidden: true, Why: fmt.Sprintf("no sign-in of this principal to %q", t.Server)}
 		}
 		return nil
 	case ReadStatus, Operate, ReadAudit:

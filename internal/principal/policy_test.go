@@ -135,6 +135,14 @@ func TestDecide(t *testing.T) {
 		{StartJob, demo, all(ok)},
 		{StartJob, secret, with(all(ok), "filtered", forbidden, "alice", forbidden)},
 		{StartJob, Target{Tool: "mcpx_exec"}, all(ok)},
+		// A sign-in is completed by its own principal alone, the operator
+		// included; revoked by its principal or the operator.
+		{SignIn, Target{Owner: alice.ID(), Server: "gh"}, with(all(forbidden), "alice", ok)},
+		{SignIn, Target{Owner: "local", Server: "gh"}, with(all(forbidden), "local user", ok, "stdio host", ok, "filtered", ok)},
+		{SignIn, Target{Owner: "", Server: "gh"}, all(forbidden)},
+		{RevokeSignIn, Target{Owner: alice.ID(), Server: "gh"}, with(all(hidden), "local user", ok, "alice", ok)},
+		{RevokeSignIn, Target{Owner: bob.ID(), Server: "gh"}, with(all(hidden), "local user", ok, "bob", ok)},
+		{RevokeSignIn, Target{Owner: "", Server: "gh"}, all(hidden)},
 	}
 	seen := map[Op]bool{}
 	for _, r := range rows {

@@ -84,6 +84,12 @@ func NamedToken(name, tok string) Principal {
 	return Principal{id: HTTPID + ":" + name + "#" + hex.EncodeToString(sum[:4]), token: name}
 }
 
+// Bound is the principal whose ID a sign-in's state was bound to when
+// the gateway made it: the principal of a browser's request to the
+// sign-in pages, which carries no token, only that state. It is never
+// the operator.
+func Bound(id string) Principal { return Principal{id: id} }
+
 // WithClient returns p known by the clientInfo.name client too, for its
 // policy (a named token's name comes first).
 func (p Principal) WithClient(client string) Principal {

@@ -62,6 +62,10 @@ type Call struct {
 	// upstream.Pool.SessionFor); "" uses the shared session. (Not a
 	// HostKey, which names one host request in the registry.)
 	SessionKey string
+	// Person is the ID of the principal the call acts for upstream: a
+	// per-person server's call goes on that principal's own session, with
+	// their own sign-in (upstream.Pool.SessionAs).
+	Person string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
 	// HostProfile is the tool-call timer of the host behind the call
@@ -198,7 +202,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 	if call.Resume != nil && strings.HasPrefix(call.Resume.State, statePrefix) {
 		return r.resume(ctx, e, call)
 	}
-	sess, err := r.pool.SessionFor(ctx, call.Server, call.SessionKey)
+	sess, err := r.pool.SessionAs(ctx, call.Server, call.SessionKey, call.Person)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +249,7 @@ func (r *Relay) callTool(ctx context.Context, e *Entry, call Call) (json.RawMess
 		// The session ended while the call waited: its successor, if the
 		// server is still configured.
 		timer.armHard() // dialling it may take a while
-		sess, err = r.pool.SessionFor(ctx, c.Server, c.SessionKey)
+		sess, err = r.pool.SessionAs(ctx, c.Server, c.SessionKey, c.Person)
 		if errors.Is(err, upstream.ErrUnknownServer) {
 			err = old.Err() // a reload removed it, and says so
 		}

@@ -14,14 +14,16 @@ import (
 
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
-	pool   *upstream.Pool
-	cfg    atomic.Pointer[config.Config]
-	reg    *Registry
-	lim    *limiter
-	log    *slog.Logger
-	obs    Observer   // nil: nobody listens (observe.go)
-	tracer Tracer     // nil: no traces (trace.go)
-	audit  *audit.Log // nil: no audit log (audit.go)
+	pool *upstream.Pool
+	// personSignIns starts per-person sign-ins (signin.go); nil: none.
+	personSignIns PersonSignInStarter
+	cfg           atomic.Pointer[config.Config]
+	reg           *Registry
+	lim           *limiter
+	log           *slog.Logger
+	obs           Observer   // nil: nobody listens (observe.go)
+	tracer        Tracer     // nil: no traces (trace.go)
+	audit         *audit.Log // nil: no audit log (audit.go)
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
 

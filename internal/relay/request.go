@@ -31,6 +31,8 @@ type Request struct {
 	LogLevel string
 	// SessionKey is as Call's: "" uses the server's shared session.
 	SessionKey string
+	// Person is as Call's.
+	Person string
 }
 
 // Send relays req and returns the upstream's raw result, or an error as
@@ -38,7 +40,7 @@ type Request struct {
 // taken (the limits are for tool calls). When ctx ends first the request
 // is cancelled upstream with ctx's cause as the reason.
 func (r *Relay) Send(ctx context.Context, e *Entry, req Request) (json.RawMessage, error) {
-	sess, err := r.pool.SessionFor(ctx, req.Server, req.SessionKey)
+	sess, err := r.pool.SessionAs(ctx, req.Server, req.SessionKey, req.Person)
 	if err != nil {
 		return nil, err
 	}

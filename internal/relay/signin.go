@@ -1,9 +1,11 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
@@ -19,6 +21,19 @@ type SignInStarter interface {
 	Begin(srv *config.Server) (string, error)
 }
 
+// PersonSignInStarter starts a principal's own sign-in to a per-person
+// server, whose redirect comes back to the gateway's HTTP face, and
+// returns the URL that starts it in the person's browser.
+type PersonSignInStarter interface {
+	Begin(ctx context.Context, srv *config.Server, principal string) (string, error)
+}
+
+// SetPersonSignIns lets the relay hand a principal that a per-person
+// server refused the link to their own sign-in: as a URL elicitation to a
+// host that declared them, else in the call's tool error. Call it before
+// the relay serves.
+func (r *Relay) SetPersonSignIns(s PersonSignInStarter) { r.personSignIns = s }
+
 // SetSignIns lets the relay ask a host that can open a URL (URL-mode
 // elicitation) to have its user sign in, instead of failing a call to a
 // server that needs a sign-in. Call it before the relay serves.
@@ -32,15 +47,20 @@ func (r *Relay) SetSignIns(s SignInStarter) { r.signIns = s }
 // in, reaches the server. ok is false when this does not apply: the call
 // then fails with -31006, saying to run mcpx login.
 func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr error, ok bool) {
-	if err == nil || r.signIns == nil {
+	if err == nil || (r.signIns == nil && r.personSignIns == nil) {
 		// Before se, which errors.As moves to the heap: most calls
 		// succeed. Saves an allocation a call (BenchmarkCallTool,
 		// allocs/op).
 		return nil, nil, false
 	}
 	var se *oauth.SignInError
-	if !errors.As(err, &se) || c.Asker == nil ||
-		!c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+	if !errors.As(err, &se) {
+		return nil, nil, false
+	}
+	if se.Principal != "" {
+		return r.personSignIn(c, se)
+	}
+	if r.signIns == nil || c.Asker == nil || !c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, nil, false
 	}
 	cfg := r.cfg.Load()
@@ -52,10 +72,44 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 		r.log.Warn("could not start a sign-in for the host", "server", se.Server, "err", berr)
 		return nil, nil, false
 	}
+	return r.askToSignIn(c, se, u, fmt.Sprintf("Sign in to %s (%s). mcpx keeps the sign-in for every host on this machine; `mcpx login %s` does the same from a terminal.",
+		se.Server, se.Reason, se.Server))
+}
+
+// personSignIn answers a call a per-person server refused for want of
+// the caller's own sign-in (se): the link to it, as a URL elicitation
+// when the host declared them, else in a tool error the user can follow;
+// the host's retry after the sign-in reaches the server as the person.
+func (r *Relay) personSignIn(c *Call, se *oauth.SignInError) (json.RawMessage, error, bool) {
+	cfg := r.cfg.Load()
+	if r.personSignIns == nil || cfg == nil || cfg.Servers[se.Server] == nil || se.Principal != c.Person {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), personBeginWait)
+	defer cancel()
+	u, berr := r.personSignIns.Begin(ctx, cfg.Servers[se.Server], se.Principal)
+	if berr != nil {
+		r.log.Warn("could not start a person's sign-in", "server", se.Server, "principal", se.Principal, "err", berr)
+		return nil, nil, false
+	}
+	msg := fmt.Sprintf("Sign in to %s with your own account (%s); mcpx keeps your sign-in for all your hosts.", se.Server, se.Reason)
+	if c.Asker == nil || !c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+		r.log.Info("upstream needs a person's sign-in: the tool error carries the link", "server", se.Server, "principal", se.Principal)
+		return toolError(fmt.Sprintf("upstream %q needs you to sign in to it with your own account (%s). Open this link in your browser, sign in, then call the tool again: %s",
+			se.Server, se.Reason, u)), nil, true
+	}
+	return r.askToSignIn(c, se, u, msg)
+}
+
+// personBeginWait bounds the discovery and registration a person's
+// sign-in link waits for.
+const personBeginWait = 30 * time.Second
+
+// askToSignIn asks the host of c to have its user open u, the start of a
+// sign-in, as a URL elicitation.
+func (r *Relay) askToSignIn(c *Call, se *oauth.SignInError, u, message string) (res json.RawMessage, rerr error, ok bool) {
 	el, perr := jsonrpc.ParseObject(jsonrpc.MustMarshal(map[string]any{
-		"mode": "url", "elicitationId": "mcpx-sign-in-" + se.Server, "url": u,
-		"message": fmt.Sprintf("Sign in to %s (%s). mcpx keeps the sign-in for every host on this machine; `mcpx login %s` does the same from a terminal.",
-			se.Server, se.Reason, se.Server),
+		"mode": "url", "elicitationId": "mcpx-sign-in-" + se.Server, "url": u, "message": message,
 	}))
 	if perr != nil {
 		return nil, nil, false

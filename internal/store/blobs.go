@@ -93,3 +93,16 @@ func (s *Postgres) UpdateBlob(ctx context.Context, name string, fn func(cur []by
 	}
 	return nil
 }
+
+// BlobNames returns the names that start with prefix and hold a value.
+func (s *Postgres) BlobNames(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name FROM blobs WHERE starts_with(name, $1) AND value IS NOT NULL ORDER BY name`, prefix)
+	if err != nil {
+		return nil, s.fail("listing the blobs "+prefix, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, s.fail("listing the blobs "+prefix, err)
+	}
+	return names, nil
+}

@@ -101,3 +101,27 @@ func TestPostgresUpdateBlobLocks(t *testing.T) {
 		t.Fatalf("after a failed and an empty update: %q", v)
 	}
 }
+
+// BlobNames lists the names under a prefix that hold a value: a deleted
+// one, whose row stays as its lock, is not listed; a prefix's LIKE
+// wildcards are taken literally.
+func TestPostgresBlobNames(t *testing.T) {
+	a := openPG(t, storetest.PostgresURL(t))
+	defer a.Close()
+	ctx := t.Context()
+	for _, n := range []string{"p.s~1", "p.s~2", "p.t~1", "p_s~3"} {
+		if err := a.PutBlob(ctx, n, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.DeleteBlob(ctx, "p.s~2"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.BlobNames(ctx, "p.s~")
+	if err != nil || fmt.Sprint(got) != "[p.s~1]" {
+		t.Fatalf("names under p.s~: %v %v, want [p.s~1]", got, err)
+	}
+	if got, err := a.BlobNames(ctx, "p_"); err != nil || fmt.Sprint(got) != "[p_s~3]" {
+		t.Fatalf("names under p_: %v %v", got, err)
+	}
+}

@@ -19,7 +19,7 @@ import (
 type httpShared struct {
 	client *http.Client
 	// authorize wraps a server's round tripper with its sign-in; nil: none.
-	authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
+	authorize func(srv *config.Server, person string, base http.RoundTripper) http.RoundTripper
 
 	mu   sync.Mutex
 	eras map[string]httpEra
@@ -98,17 +98,40 @@ func redacted(u *url.URL) string {
 }
 
 // clientFor returns the client of srv's requests: the shared one, or
-// one over the same connections that carries srv's sign-in.
-func (h *httpShared) clientFor(srv *config.Server) *http.Client {
+// one over the same connections that carries srv's sign-in (person's own
+// on a per-person server) and, when the server names an identity header,
+// person's ID in it.
+func (h *httpShared) clientFor(srv *config.Server, person string) *http.Client {
+	base := h.client.Transport
+	if person != "" && srv.OAuth != nil && srv.OAuth.IdentityHeader != "" {
+		base = identityHeader{base: base, name: srv.OAuth.IdentityHeader, value: person}
+	}
 	if h.authorize == nil {
-		return h.client
+		if base == h.client.Transport {
+			return h.client
+		}
+		return &http.Client{Transport: base, CheckRedirect: sameOriginRedirect}
 	}
 	for k := range srv.Headers {
 		if strings.EqualFold(k, "Authorization") {
 			return h.client // the config's own credentials
 		}
 	}
-	return &http.Client{Transport: h.authorize(srv, h.client.Transport), CheckRedirect: sameOriginRedirect}
+	return &http.Client{Transport: h.authorize(srv, person, base), CheckRedirect: sameOriginRedirect}
+}
+
+// identityHeader sets a per-person session's identity header on each of
+// its requests (the client sends them to the server's origin alone: see
+// sameOriginRedirect).
+type identityHeader struct {
+	base        http.RoundTripper
+	name, value string
+}
+
+func (t identityHeader) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Set(t.name, t.value)
+	return t.base.RoundTrip(out)
 }
 
 // era returns the cached era of an origin.

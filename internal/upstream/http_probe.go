@@ -46,7 +46,7 @@ func dialHTTP(ctx context.Context, s *Session, srv *config.Server, opts dialOpti
 		slots = defaultMaxConcurrentRequests
 	}
 	d := &httpDialer{s: s, tg: &httpTarget{
-		server: srv.Name, url: srv.URL, headers: srv.Headers, client: opts.http.clientFor(srv),
+		server: srv.Name, url: srv.URL, headers: srv.Headers, client: opts.http.clientFor(srv, opts.person),
 		limit: limit, slots: slots, log: log, poolWG: wg,
 	}}
 	version := srv.ProtocolVersion

@@ -122,7 +122,7 @@ func (p *Pool) tendEntry(en *entry, now time.Time) {
 // that long (a host that went away leaves nothing behind for long). p.mu
 // is held.
 func (p *Pool) tendHost(h *entry, now time.Time) bool {
-	s, idle := h.sess, h.cfg.IdleStop
+	s, idle := h.sess, h.idleStop()
 	switch {
 	case s != nil && s.Err() == nil && (s.Pending() > 0 || s.subs.Load() > 0):
 		h.busy = true

@@ -28,6 +28,18 @@ import (
 // server is perHost, else (or when host is "") the shared one, as
 // Session.
 func (p *Pool) SessionFor(ctx context.Context, name, host string) (*Session, error) {
+	return p.session(ctx, name, host, "", false)
+}
+
+// SessionAs returns the live session of server name for a call of the
+// principal person from the host whose key is host: on a per-person
+// server, that principal's own session (person.go); else as SessionFor.
+func (p *Pool) SessionAs(ctx context.Context, name, host, person string) (*Session, error) {
+	return p.session(ctx, name, host, person, true)
+}
+
+// session is SessionFor, or SessionAs when asPerson is set.
+func (p *Pool) session(ctx context.Context, name, host, person string, asPerson bool) (*Session, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -38,7 +50,14 @@ func (p *Pool) SessionFor(ctx context.Context, name, host string) (*Session, err
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrUnknownServer, name)
 	}
-	if host != "" && en.cfg.PerHost {
+	if asPerson && en.cfg.PerPerson() {
+		h, err := p.personLocked(en, host, person)
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		en = h
+	} else if host != "" && en.cfg.PerHost {
 		h := en.hosts[host]
 		if h == nil {
 			if en.hosts == nil {

@@ -52,9 +52,10 @@ type Options struct {
 	// (observe.go).
 	Observer Observer
 	// Authorize, when set, wraps the round tripper of each HTTP server's
-	// requests (the server's sign-in: internal/oauth). A server whose
-	// config sets an Authorization header is left as it is.
-	Authorize func(srv *config.Server, base http.RoundTripper) http.RoundTripper
+	// requests (the server's sign-in: internal/oauth): the shared one when
+	// person is "", else, on a per-person server, that principal's own. A
+	// server whose config sets an Authorization header is left as it is.
+	Authorize func(srv *config.Server, person string, base http.RoundTripper) http.RoundTripper
 }
 
 // Pool keeps at most one live session per configured server, started on
@@ -117,6 +118,10 @@ type entry struct {
 	// listing uses; host is that key on such an entry, "" on the shared one.
 	hosts map[string]*entry
 	host  string
+	// person is, on a per-person server's entry of one principal
+	// (person.go), that principal's ID: its session carries their own
+	// sign-in.
+	person string
 }
 
 type attempt struct {
@@ -260,6 +265,7 @@ func (p *Pool) start(en *entry, a *attempt, era string) {
 		onToolsChanged: p.opts.OnToolsChanged,
 		onNotify:       p.notifier(en),
 		http:           p.http,
+		person:         en.person,
 		sup:            p.opts.Supervision,
 	}, &p.wg)
 

@@ -96,6 +96,7 @@ type dialOptions struct {
 	grace          time.Duration
 	era            string      // cached era; "" to probe
 	http           *httpShared // the pool's HTTP client and era cache
+	person         string      // a per-person server's principal ("": shared)
 	sup            *supervise.Options
 }
 

@@ -49,7 +49,7 @@ func TestSignInNeededNoBackoff(t *testing.T) {
 		if withHeader {
 			srv.Headers = map[string]string{"authorization": "Bearer static"}
 		}
-		p := startPool(t, srv, &Options{Authorize: func(_ *config.Server, base http.RoundTripper) http.RoundTripper {
+		p := startPool(t, srv, &Options{Authorize: func(_ *config.Server, _ string, base http.RoundTripper) http.RoundTripper {
 			return refuseUnauthorized{base: base, calls: &calls}
 		}})
 		for i := range 2 {
