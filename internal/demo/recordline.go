@@ -2,6 +2,7 @@ package demo
 
 import (
 	"encoding/json"
+	"mcpx/internal/mcp"
 	"slices"
 	"strconv"
 
@@ -38,7 +39,7 @@ func appendEvent(b []byte, e *Event) []byte {
 	str("reason", e.Reason)
 	str("method", e.Method)
 	str("tool", e.Tool)
-	raw("progressToken", e.ProgressToken)
+	raw(mcp.MetaProgressToken, e.ProgressToken)
 	raw("meta", e.Meta)
 	if e.Known != nil {
 		b = append(b, `,"known":`...)

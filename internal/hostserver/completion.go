@@ -3,6 +3,7 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"mcpx/internal/mcp"
 
 	"mcpx/internal/jsonrpc"
 )
@@ -58,5 +59,5 @@ func (hs *hostSession) complete(ctx context.Context, req *request) {
 		refObj.Set(key, jsonrpc.MustMarshal(upstream))
 		params.Set("ref", refObj.Bytes())
 	}
-	hs.relayRequest(ctx, req, server, methodCompletionComplete, params, nil)
+	hs.relayRequest(ctx, req, server, mcp.MethodCompletionComplete, params, nil)
 }

@@ -2,6 +2,7 @@ package hostserver
 
 import (
 	"context"
+	"mcpx/internal/mcp"
 
 	"mcpx/internal/jsonrpc"
 )
@@ -33,5 +34,5 @@ func (hs *hostSession) promptsGet(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown prompt: %s", name))
 		return
 	}
-	hs.relayRequest(ctx, req, server, methodPromptsGet, forwardParams(req, "name", prompt), nil)
+	hs.relayRequest(ctx, req, server, mcp.MethodPromptsGet, forwardParams(req, "name", prompt), nil)
 }

@@ -9,7 +9,6 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/oauth"
-	"mcpx/internal/upstream"
 )
 
 // SignInStarter starts a sign-in to a server that the host's user
@@ -40,7 +39,7 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 	}
 	var se *oauth.SignInError
 	if !errors.As(err, &se) || c.Asker == nil ||
-		!c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+		!c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, nil, false
 	}
 	cfg := r.cfg.Load()
