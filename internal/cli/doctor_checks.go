@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mcpx/internal/mcp"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
 	"mcpx/internal/localclient"
+	"mcpx/internal/mcp"
 )
 
 // servers starts each enabled server in an mcpx of its own and lists its

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mcpx/internal/mcp"
 	"os"
 	"slices"
 	"sync"
 	"time"
+
+	"mcpx/internal/mcp"
 )
 
 // Event kinds, the values of [Event.Event].

@@ -2,11 +2,11 @@ package demo
 
 import (
 	"encoding/json"
-	"mcpx/internal/mcp"
 	"slices"
 	"strconv"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // appendEvent appends e as one line of the record (without the newline):

@@ -3,9 +3,9 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
-	"mcpx/internal/mcp"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // complete serves completion/complete: routed by its ref (a prompt by its

@@ -2,9 +2,9 @@ package hostserver
 
 import (
 	"context"
-	"mcpx/internal/mcp"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // Prompts: every upstream's prompts merged, named like tools

@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mcpx/internal/mcp"
 	"sort"
 	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // maxInputRounds bounds the input_required rounds of one call relayed to

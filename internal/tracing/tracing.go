@@ -9,7 +9,6 @@ package tracing
 import (
 	"context"
 	"fmt"
-	"mcpx/internal/mcp"
 	"os"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"mcpx/internal/config"
+	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mcpx/internal/mcp"
 	"sync"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // ListKind is one of the lists an upstream serves besides its tools.
