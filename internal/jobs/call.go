@@ -288,7 +288,7 @@ func (c *Call) AfterEnd(f func()) {
 
 // finish writes a job's end, and tells the observer.
 func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
-	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, m.writeEnd(c, id, res, err))
+	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, string(m.writeEnd(c, id, res, err)))
 }
 
 // writeEnd writes a job's end and returns the status it ended with.

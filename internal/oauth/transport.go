@@ -304,5 +304,8 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// SignInRequired marks the error for packages that cannot name its type.
-func (e *SignInError) SignInRequired() bool { return true }
+// SignIn says who needs a sign-in and why, for packages that name the
+// error by this method (upstream.SignInNeeded) rather than by its type.
+func (e *SignInError) SignIn() (server, reason string, scopes []string) {
+	return e.Server, e.Reason, e.Scopes
+}

@@ -8,7 +8,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/oauth"
+	"mcpx/internal/upstream"
 )
 
 // SignInStarter starts a sign-in to a server that the host's user
@@ -37,36 +37,37 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 		// allocs/op).
 		return nil, nil, false
 	}
-	var se *oauth.SignInError
-	if !errors.As(err, &se) || c.Asker == nil ||
+	var sn upstream.SignInNeeded
+	if !errors.As(err, &sn) || c.Asker == nil ||
 		!c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, nil, false
 	}
+	server, reason, _ := sn.SignIn()
 	cfg := r.cfg.Load()
-	if cfg == nil || cfg.Servers[se.Server] == nil {
+	if cfg == nil || cfg.Servers[server] == nil {
 		return nil, nil, false
 	}
-	u, berr := r.signIns.Begin(cfg.Servers[se.Server])
+	u, berr := r.signIns.Begin(cfg.Servers[server])
 	if berr != nil {
-		r.log.Warn("could not start a sign-in for the host", "server", se.Server, "err", berr)
+		r.log.Warn("could not start a sign-in for the host", "server", server, "err", berr)
 		return nil, nil, false
 	}
 	el, perr := jsonrpc.ParseObject(jsonrpc.MustMarshal(map[string]any{
-		"mode": "url", "elicitationId": "mcpx-sign-in-" + se.Server, "url": u,
+		"mode": "url", "elicitationId": "mcpx-sign-in-" + server, "url": u,
 		"message": fmt.Sprintf("Sign in to %s (%s). mcpx keeps the sign-in for every host on this machine; `mcpx login %s` does the same from a terminal.",
-			se.Server, se.Reason, se.Server),
+			server, reason, server),
 	}))
 	if perr != nil {
 		return nil, nil, false
 	}
-	r.log.Info("upstream needs a sign-in: asking the host to open its URL", "server", se.Server)
+	r.log.Info("upstream needs a sign-in: asking the host to open its URL", "server", server)
 	if c.Holdable {
 		res, rerr = r.urlInputRequired(c, []*jsonrpc.Object{el})
 		return res, rerr, true
 	}
 	return nil, &jsonrpc.Error{
 		Code:    mcp.CodeURLElicitationRequired,
-		Message: fmt.Sprintf("upstream %q needs a sign-in: open the URL to sign in, then call again", se.Server),
+		Message: fmt.Sprintf("upstream %q needs a sign-in: open the URL to sign in, then call again", server),
 		Data:    jsonrpc.MustMarshal(map[string]any{"elicitations": []json.RawMessage{el.Bytes()}}),
 	}, true
 }
