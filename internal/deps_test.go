@@ -102,6 +102,11 @@ var rules = []rule{
 		why:   "the local client meets the daemon only through apitype over the socket",
 	},
 	{
+		pkg:     "hosttoken",
+		allowed: []string{"config", "store"},
+		why:     "hosttoken, the hosts' named tokens and their file and store backends, builds on config and store alone: every face and the CLI may use it",
+	},
+	{
 		pkg:     "store",
 		allowed: []string{},
 		why:     "store is an engine that knows nothing of MCP: it imports nothing of mcpx",

@@ -20,6 +20,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
+	"mcpx/internal/hosttoken"
 )
 
 // Exit codes, the local API's own (a /v1 call's final event carries them).
@@ -53,7 +54,7 @@ type Env struct {
 	LookInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
 	// own until ctx ends, requiring one of tokens unless it is nil.
-	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error
+	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *hosttoken.HostTokens, log *slog.Logger) error
 	// SerialStdio, when set, is called as mcpx serve starts serving one
 	// host on stdin and stdout (in-process or forwarding to the daemon):
 	// the process then does one short step after another, each waking

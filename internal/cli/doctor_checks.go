@@ -20,6 +20,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/localclient"
 	"mcpx/internal/mcp"
 )
@@ -279,7 +280,7 @@ func (d *doctor) files(cfg *config.Config, paths config.Paths) {
 	}
 	perm(paths.TokenFile(), 0o077, levelFail, "others may read the token that opens mcpx's HTTP face")
 	perm(paths.TokenDir(), 0o077, levelFail, "others may read or plant host tokens")
-	if infos, err := config.ListTokens(paths.TokenDir()); err == nil {
+	if infos, err := hosttoken.ListTokens(paths.TokenDir()); err == nil {
 		for _, t := range infos {
 			if t.Err != nil {
 				d.add("files", filepath.Join(paths.TokenDir(), t.Name), levelFail, "refused: %v", t.Err)

@@ -87,7 +87,7 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 // readCluster reads the replicas from the shared store cfg names, for a
 // machine whose replica runs no daemon (mcpx serve --http).
 func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error) {
-	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	st, err := store.OpenPostgres(ctx, cfg.Store)
 	if err != nil {
