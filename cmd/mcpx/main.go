@@ -71,6 +71,8 @@ func env() *cli.Env {
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,
+		OpenSignIns: daemon.OpenSignIns,
+		ReadCluster: daemon.ReadCluster,
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hosttoken"
+	"mcpx/internal/oauth"
 )
 
 // Exit codes, the local API's own (a /v1 call's final event carries them).
@@ -60,6 +61,12 @@ type Env struct {
 	// the process then does one short step after another, each waking
 	// the next, and runs them on one thread (see cmd/mcpx).
 	SerialStdio func()
+	// OpenSignIns opens the sign-ins kept in the shared store cfg names
+	// (daemon.OpenSignIns), and ReadCluster reads its replicas
+	// (daemon.ReadCluster): the CLI reads the store only through them,
+	// where no daemon runs to ask.
+	OpenSignIns func(ctx context.Context, cfg *config.Config, getenv func(string) string) (oauth.Records, func(), error)
+	ReadCluster func(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error)
 }
 
 // command is one verb.

@@ -9,11 +9,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
-	"mcpx/internal/store"
 )
-
-// defaultLeaseTerm is mcpx.jobs.leaseTerm's default (the job manager's).
-const defaultLeaseTerm = 30 * time.Second
 
 // printCluster prints the replicas sharing the store: each one's owner,
 // address, machine, last heartbeat and jobs.
@@ -86,29 +82,9 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 
 // readCluster reads the replicas from the shared store cfg names, for a
 // machine whose replica runs no daemon (mcpx serve --http).
-func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error) {
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	st, err := store.OpenPostgres(ctx, cfg.Store)
-	if err != nil {
-		return nil, err
+func readCluster(ctx context.Context, env *Env, cfg *config.Config) (*apitype.Cluster, error) {
+	if env.ReadCluster == nil {
+		return nil, errNoStoreAccess
 	}
-	defer st.Close()
-	list, err := st.Replicas(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lease := cfg.Jobs.LeaseTerm
-	if lease <= 0 {
-		lease = defaultLeaseTerm
-	}
-	now := time.Now()
-	c := &apitype.Cluster{LeaseTermMs: lease.Milliseconds(), Read: now, Replicas: []apitype.Replica{}}
-	for _, r := range list {
-		c.Replicas = append(c.Replicas, apitype.Replica{
-			Owner: r.Owner, Address: r.Address, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: r.Seen, Live: now.Sub(r.Seen) < lease, Jobs: r.Jobs, LeaseUntil: r.LeaseUntil,
-		})
-	}
-	return c, nil
+	return env.ReadCluster(ctx, cfg)
 }
