@@ -18,6 +18,7 @@ import (
 	"mcpx/internal/cli"
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/sandbox"
 	"mcpx/internal/supervise"
 )
@@ -65,11 +66,13 @@ func env() *cli.Env {
 		LookInProcess: func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error {
 			return daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, LookOnly: true}, conn)
 		},
-		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error {
+		ServeHTTP: func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *hosttoken.HostTokens, log *slog.Logger) error {
 			supervise.DropStartupPages()
 			return daemon.ServeHTTP(ctx, &daemon.Options{Config: cfg, Version: v, Logger: log, Shim: shim, Files: jobFiles()}, ln, tokens)
 		},
 		SerialStdio: serialStdio,
+		OpenSignIns: daemon.OpenSignIns,
+		ReadCluster: daemon.ReadCluster,
 	}
 }
 

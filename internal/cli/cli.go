@@ -20,6 +20,8 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
+	"mcpx/internal/hosttoken"
+	"mcpx/internal/oauth"
 )
 
 // Exit codes, the local API's own (a /v1 call's final event carries them).
@@ -53,12 +55,18 @@ type Env struct {
 	LookInProcess func(ctx context.Context, cfg *config.Config, conn io.ReadWriteCloser, log *slog.Logger) error
 	// ServeHTTP serves MCP over Streamable HTTP on ln with upstreams of its
 	// own until ctx ends, requiring one of tokens unless it is nil.
-	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *config.HostTokens, log *slog.Logger) error
+	ServeHTTP func(ctx context.Context, cfg *config.Config, ln net.Listener, tokens *hosttoken.HostTokens, log *slog.Logger) error
 	// SerialStdio, when set, is called as mcpx serve starts serving one
 	// host on stdin and stdout (in-process or forwarding to the daemon):
 	// the process then does one short step after another, each waking
 	// the next, and runs them on one thread (see cmd/mcpx).
 	SerialStdio func()
+	// OpenSignIns opens the sign-ins kept in the shared store cfg names
+	// (daemon.OpenSignIns), and ReadCluster reads its replicas
+	// (daemon.ReadCluster): the CLI reads the store only through them,
+	// where no daemon runs to ask.
+	OpenSignIns func(ctx context.Context, cfg *config.Config, getenv func(string) string) (oauth.Records, func(), error)
+	ReadCluster func(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error)
 }
 
 // command is one verb.

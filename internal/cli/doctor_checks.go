@@ -20,7 +20,9 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/localclient"
+	"mcpx/internal/mcp"
 )
 
 // servers starts each enabled server in an mcpx of its own and lists its
@@ -133,13 +135,13 @@ func (l *lineRPC) call(method string, params any) (json.RawMessage, error) {
 // listTools initializes and lists the tools; why is set when the server
 // could not be listed (mcpx_search names unavailable servers).
 func (l *lineRPC) listTools() (n int, why string, err error) {
-	if _, err := l.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpx-doctor", "version": "1"}}); err != nil {
+	if _, err := l.call(mcp.MethodInitialize, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpx-doctor", "version": "1"}}); err != nil {
 		return 0, "", err
 	}
 	if _, err := l.w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
 		return 0, "", err
 	}
-	res, err := l.call("tools/list", map[string]any{})
+	res, err := l.call(mcp.MethodToolsList, map[string]any{})
 	if err != nil {
 		return 0, "", err
 	}
@@ -157,7 +159,7 @@ func (l *lineRPC) listTools() (n int, why string, err error) {
 	if n > 0 {
 		return n, "", nil
 	}
-	res, err = l.call("tools/call", map[string]any{"name": "mcpx_search", "arguments": map[string]any{"query": "", "limit": 1}})
+	res, err = l.call(mcp.MethodToolsCall, map[string]any{"name": "mcpx_search", "arguments": map[string]any{"query": "", "limit": 1}})
 	if err != nil {
 		return 0, "", err
 	}
@@ -278,7 +280,7 @@ func (d *doctor) files(cfg *config.Config, paths config.Paths) {
 	}
 	perm(paths.TokenFile(), 0o077, levelFail, "others may read the token that opens mcpx's HTTP face")
 	perm(paths.TokenDir(), 0o077, levelFail, "others may read or plant host tokens")
-	if infos, err := config.ListTokens(paths.TokenDir()); err == nil {
+	if infos, err := hosttoken.ListTokens(paths.TokenDir()); err == nil {
 		for _, t := range infos {
 			if t.Err != nil {
 				d.add("files", filepath.Join(paths.TokenDir(), t.Name), levelFail, "refused: %v", t.Err)

@@ -14,6 +14,7 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
+	"mcpx/internal/hosttoken"
 )
 
 func cmdInstall() *command {
@@ -141,7 +142,7 @@ func (in *installer) target(useHTTP bool, url, name string, dryRun bool) (hostco
 	if name == "" {
 		name = in.h.Name
 	}
-	if err := config.CheckTokenName(name); err != nil {
+	if err := hosttoken.CheckTokenName(name); err != nil {
 		return hostconfig.Target{}, usagef("%v", err)
 	}
 	tok := "<the token named " + name + ">"

@@ -11,6 +11,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hoststream"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/sock"
 )
 
@@ -125,14 +126,14 @@ as one replica of several behind a load balancer (docs/replicas.md).`,
 
 // serveHTTP serves MCP over HTTP on addr until ctx ends.
 func serveHTTP(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths, addr string, noToken bool, log *slog.Logger) error {
-	var tokens *config.HostTokens
+	var tokens *hosttoken.HostTokens
 	file := paths.TokenFile()
 	if !noToken {
 		token, err := config.Token(file)
 		if err != nil {
 			return err
 		}
-		tokens = config.NewHostTokens(token, paths.TokenDir(), func(err error) { log.Warn("reading the named host tokens", "err", err) })
+		tokens = hosttoken.NewHostTokens(token, paths.TokenDir(), func(err error) { log.Warn("reading the named host tokens", "err", err) })
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,11 +13,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
-	"mcpx/internal/store"
 )
-
-// openTimeout bounds the wait for the shared store.
-const openTimeout = 15 * time.Second
 
 // signInRecords opens where cfg keeps the upstream sign-ins, as the
 // daemon does: with a shared store (mcpx.store), the store, each sealed
@@ -28,18 +25,15 @@ func signInRecords(ctx context.Context, env *Env, cfg *config.Config, paths conf
 	if cfg.Store == "" {
 		return &oauth.Store{Dir: paths.OAuthDir()}, func() {}, nil
 	}
-	keys, err := oauth.LoadKeys(cfg.SignInKey, env.getenv)
-	if err != nil {
-		return nil, nil, err
+	if env.OpenSignIns == nil {
+		return nil, nil, errNoStoreAccess
 	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	st, err := store.OpenPostgres(ctx, cfg.Store)
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the shared store of sign-ins: %w", err)
-	}
-	return &oauth.Sealed{Blobs: st, Keys: keys}, func() { st.Close() }, nil
+	return env.OpenSignIns(ctx, cfg, env.getenv)
 }
+
+// errNoStoreAccess: the Env was built without the daemon's ways into the
+// shared store (a test's).
+var errNoStoreAccess = errors.New("this mcpx cannot open the shared store: its CLI was built without the daemon's access to it")
 
 // localSignIns reads each http server's sign-in without a daemon.
 func localSignIns(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths) []apitype.SignIn {

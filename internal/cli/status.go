@@ -249,7 +249,7 @@ func noDaemonStatus(ctx context.Context, env *Env, cfg *config.Config, paths con
 	var cluster *apitype.Cluster
 	var clusterErr error
 	if cfg.Store != "" {
-		cluster, clusterErr = readCluster(ctx, cfg)
+		cluster, clusterErr = readCluster(ctx, env, cfg)
 	}
 	if asJSON {
 		out := struct {

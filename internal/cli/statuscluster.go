@@ -9,11 +9,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
-	"mcpx/internal/store"
 )
-
-// defaultLeaseTerm is mcpx.jobs.leaseTerm's default (the job manager's).
-const defaultLeaseTerm = 30 * time.Second
 
 // printCluster prints the replicas sharing the store: each one's owner,
 // address, machine, last heartbeat and jobs.
@@ -67,18 +63,12 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		return
 	}
 	switch {
-	case l.FileLost:
-		fmt.Fprintf(w, "\nJOB STORE FILE LOST: %s\n  running jobs keep their ends in memory until mcpx stops; new jobs are refused\n", l.Error)
 	case l.Lost:
 		since := "since it started"
 		if !l.Renewed.IsZero() {
 			since = "for " + ago(now, l.Renewed)
 		}
-		if l.Exclusive {
-			fmt.Fprintf(w, "\nJOB STORE NOT ANSWERING: it has not answered a renewal of the job leases %s; no other mcpx uses this store, so its jobs run on here, and their progress and ends are written once it answers\n", since)
-		} else {
-			fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
-		}
+		fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
 		if l.Error != "" {
 			fmt.Fprintf(w, "  last error: %s\n", l.Error)
 		}
@@ -86,40 +76,15 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		fmt.Fprintf(w, "\njob leases: the last renewal failed (they hold until a lease term passes without one): %s\n", l.Error)
 	}
 	if skew := time.Duration(l.SkewMs) * time.Millisecond; skew.Abs() > time.Second {
-		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases and the store's times keep to the store's; the times this mcpx shows of its own are off as much)\n", skew)
+		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases keep to the store's; the times this mcpx stamps are off as much)\n", skew)
 	}
 }
 
 // readCluster reads the replicas from the shared store cfg names, for a
 // machine whose replica runs no daemon (mcpx serve --http).
-func readCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error) {
-	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
-	defer cancel()
-	st, err := store.OpenPostgres(ctx, cfg.Store)
-	if err != nil {
-		return nil, err
+func readCluster(ctx context.Context, env *Env, cfg *config.Config) (*apitype.Cluster, error) {
+	if env.ReadCluster == nil {
+		return nil, errNoStoreAccess
 	}
-	defer st.Close()
-	list, err := st.Replicas(ctx)
-	if err != nil {
-		return nil, err
-	}
-	lease := cfg.Jobs.LeaseTerm
-	if lease <= 0 {
-		lease = defaultLeaseTerm
-	}
-	now := time.Now()
-	c := &apitype.Cluster{LeaseTermMs: lease.Milliseconds(), Read: now, Replicas: []apitype.Replica{}}
-	for _, r := range list {
-		// Ages by the store's clock, shown on this machine's (see jobs.Cluster.Seen).
-		var until time.Time
-		if !r.LeaseUntil.IsZero() {
-			until = now.Add(r.LeaseLeft)
-		}
-		c.Replicas = append(c.Replicas, apitype.Replica{
-			Owner: r.Owner, Address: r.Address, Host: r.Host, PID: r.PID, Version: r.Version, Started: r.Started,
-			Seen: now.Add(-r.Age), Live: r.Age < lease, Jobs: r.Jobs, LeaseUntil: until,
-		})
-	}
-	return c, nil
+	return env.ReadCluster(ctx, cfg)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/hosttoken"
 )
 
 func cmdToken() *command {
@@ -66,7 +67,7 @@ value is kept only in the file where it was minted.`,
 				if n == "" {
 					continue
 				}
-				if err := config.CheckTokenName(n); err != nil {
+				if err := hosttoken.CheckTokenName(n); err != nil {
 					return usagef("%v", err)
 				}
 			}
@@ -87,20 +88,20 @@ value is kept only in the file where it was minted.`,
 				_, err = fmt.Fprintln(env.Stdout, dir)
 				return err
 			case list:
-				infos, err := config.ListTokens(dir)
+				infos, err := hosttoken.ListTokens(dir)
 				if shared.Store != "" {
-					infos, err = listShared(ctx, shared)
+					infos, err = hosttoken.ListShared(ctx, shared.Store)
 				}
 				if err != nil {
 					return err
 				}
 				return printTokens(env.Stdout, infos)
 			case revoke != "":
-				err := config.RevokeToken(dir, revoke)
+				err := hosttoken.RevokeToken(dir, revoke)
 				if shared.Store != "" {
-					err = revokeShared(ctx, shared, dir, revoke)
+					err = hosttoken.RevokeShared(ctx, shared.Store, dir, revoke)
 				}
-				if errors.Is(err, config.ErrNoToken) {
+				if errors.Is(err, hosttoken.ErrNoToken) {
 					return &exitError{code: ExitUsage, err: fmt.Errorf("no token is named %q (mcpx token --list lists them)", revoke)}
 				}
 				if err != nil {
@@ -130,7 +131,7 @@ value is kept only in the file where it was minted.`,
 
 // printTokens writes one line per named token: its name, when it was
 // minted, and why it is refused, if it is.
-func printTokens(w io.Writer, infos []config.TokenInfo) error {
+func printTokens(w io.Writer, infos []hosttoken.TokenInfo) error {
 	width := 0
 	for _, in := range infos {
 		width = max(width, len(in.Name))

@@ -21,7 +21,7 @@ type DaemonFiles struct {
 	// every daemon of the user (see [Paths.TokenFile] and [Token]).
 	Token string
 	// TokenDir holds the named host tokens, shared like Token (see
-	// [Paths.TokenDir] and [HostTokens]).
+	// [Paths.TokenDir] and hosttoken.HostTokens).
 	TokenDir string
 	// Upstreams holds a record of each live upstream process of the
 	// daemon, so that the next daemon kills what a dead one left behind.

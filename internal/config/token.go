@@ -15,13 +15,17 @@ import (
 // mcpx on TCP: StateDir/token. One token serves every daemon of the user.
 func (p Paths) TokenFile() string { return filepath.Join(p.StateDir, "token") }
 
+// TokenDir returns the directory of named host tokens (package hosttoken):
+// StateDir/tokens.
+func (p Paths) TokenDir() string { return filepath.Join(p.StateDir, "tokens") }
+
 // Token returns the token stored at path, creating it first if there is
 // none: 32 random bytes, base64url, in a file of mode 0600 (its directory
 // 0700). Two processes creating it at once end up with the same token. A
 // token file that others may read is refused, not used.
 func Token(path string) (string, error) {
 	for range 2 {
-		tok, err := readToken(path)
+		tok, err := ReadToken(path)
 		if !errors.Is(err, fs.ErrNotExist) {
 			return tok, err
 		}
@@ -29,10 +33,12 @@ func Token(path string) (string, error) {
 			return "", err
 		}
 	}
-	return readToken(path)
+	return ReadToken(path)
 }
 
-func readToken(path string) (string, error) {
+// ReadToken reads the token file at path, refusing one that others may
+// read or that holds no usable token.
+func ReadToken(path string) (string, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", err

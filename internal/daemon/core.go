@@ -21,6 +21,7 @@ import (
 	"mcpx/internal/codemode"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/localapi"
@@ -288,7 +289,7 @@ func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error 
 // its own (`mcpx serve --http`), requiring one of tokens unless it is nil,
 // until ctx ends: calls in flight then end with "mcpx is stopping", the
 // streams close and the upstreams stop. It closes ln.
-func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *config.HostTokens) error {
+func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *hosttoken.HostTokens) error {
 	log := opts.logger()
 	o := *opts
 	o.httpAddr, opts = ln.Addr().String(), &o

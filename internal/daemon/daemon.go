@@ -14,6 +14,7 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
 	"mcpx/internal/hostserver"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/localapi"
 	"mcpx/internal/oauth"
 	"mcpx/internal/relay"
@@ -48,13 +49,13 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// TCP first: a port in use fails the start before anything else.
 	var tcpLn net.Listener
-	var tokens *config.HostTokens
+	var tokens *hosttoken.HostTokens
 	if listen := opts.Config.HTTP.Listen; listen != "" {
 		token, err := config.Token(opts.Files.Token)
 		if err != nil {
 			return fmt.Errorf("reading the HTTP token: %w", err)
 		}
-		tokens = config.NewHostTokens(token, opts.Files.TokenDir, func(err error) { log.Warn("reading the named host tokens", "err", err) })
+		tokens = hosttoken.NewHostTokens(token, opts.Files.TokenDir, func(err error) { log.Warn("reading the named host tokens", "err", err) })
 		if tcpLn, err = net.Listen("tcp", listen); err != nil {
 			return fmt.Errorf("listening on mcpx.http.listen %s: %w", listen, err)
 		}

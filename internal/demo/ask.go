@@ -54,13 +54,13 @@ func runAsk(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 			return nil, err
 		}
 		answers = append(answers, ans)
-		if a.Complete && q.Method == "elicitation/create" {
+		if a.Complete && q.Method == mcp.MethodElicitationCreate {
 			var p struct {
 				Mode, ElicitationID string
 			}
 			_ = json.Unmarshal(q.Params, &p)
 			if p.Mode == "url" && p.ElicitationID != "" {
-				t.s.notify(t.c, jsonrpc.NewNotification("notifications/elicitation/complete", marshal(map[string]string{"elicitationId": p.ElicitationID})))
+				t.s.notify(t.c, jsonrpc.NewNotification(mcp.MethodElicitationComplete, marshal(map[string]string{"elicitationId": p.ElicitationID})))
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func runAskLater(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	if err := t.decode(&a); err != nil {
 		return nil, invalidParams("ask_later: %v", err)
 	}
-	q := askItem{Method: "elicitation/create", Params: marshal(map[string]any{"mode": "form", "message": a.Message,
+	q := askItem{Method: mcp.MethodElicitationCreate, Params: marshal(map[string]any{"mode": "form", "message": a.Message,
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]string{"type": "string"}}}})}
 	var p struct {
 		RequestState *string `json:"requestState"`

@@ -113,7 +113,7 @@ func (s *server) discover(ctx context.Context) (json.RawMessage, error) {
 // Options.Tasks the tasks extension.
 func (s *server) discoverTools() string {
 	if s.cfg.Tasks {
-		return `{"tools":{},"extensions":{"` + extTasks + `":{}}`
+		return `{"tools":{},"extensions":{"` + mcp.ExtensionTasks + `":{}}`
 	}
 	return `{"tools":{}`
 }

@@ -69,7 +69,7 @@ func runGated(_ context.Context, t *toolCall) (json.RawMessage, error) {
 		el.ElicitationID = ""
 		return marshal(map[string]any{
 			"resultType":    "input_required",
-			"inputRequests": map[string]any{"gate": map[string]any{"method": "elicitation/create", "params": el}},
+			"inputRequests": map[string]any{"gate": map[string]any{"method": mcp.MethodElicitationCreate, "params": el}},
 			"requestState":  "gate:" + a.Gate,
 		}), nil
 	}
@@ -94,7 +94,7 @@ func (s *server) completeGate(g *gate, elicitationID string, d time.Duration, no
 		s.mu.Unlock()
 		s.log.Info("gate complete", "elicitationId", elicitationID)
 		if notify && s.out != nil {
-			s.out.Write(jsonrpc.NewNotification("notifications/elicitation/complete", marshal(map[string]string{"elicitationId": elicitationID})))
+			s.out.Write(jsonrpc.NewNotification(mcp.MethodElicitationComplete, marshal(map[string]string{"elicitationId": elicitationID})))
 		}
 	})
 }

@@ -151,9 +151,9 @@ func checkModernHeaders(r *http.Request, req *request, version string) *jsonrpc.
 	}
 	field := ""
 	switch req.msg.Method {
-	case mcp.MethodToolsCall, "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		field = "name"
-	case "resources/read":
+	case mcp.MethodResourcesRead:
 		field = "uri"
 	default:
 		return nil

@@ -110,8 +110,8 @@ func modernMarked(r *http.Request, m *jsonrpc.Message) bool {
 // -surface also surfaceMethods.
 var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true}
 
-var surfaceMethods = map[string]bool{"resources/list": true, "resources/templates/list": true, "resources/read": true,
-	"prompts/list": true, "prompts/get": true, "completion/complete": true, mcp.MethodSubscriptionsListen: true}
+var surfaceMethods = map[string]bool{mcp.MethodResourcesList: true, mcp.MethodResourceTemplatesList: true, mcp.MethodResourcesRead: true,
+	mcp.MethodPromptsList: true, mcp.MethodPromptsGet: true, mcp.MethodCompletionComplete: true, mcp.MethodSubscriptionsListen: true}
 
 // modernPost handles a 2026-07-28 message: one request, checked whole
 // before it runs (statuses per streamable-http.mdx "Request Metadata").

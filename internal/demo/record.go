@@ -9,15 +9,17 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"mcpx/internal/mcp"
 )
 
 // Event kinds, the values of [Event.Event].
 const (
-	EventRequest    = "request"    // a request arrived
-	EventCancelled  = "cancelled"  // a notifications/cancelled arrived; over HTTP also a 2026 stream closed early, or a DELETE
-	EventFinished   = "finished"   // a request ended; see Outcome
-	EventInitialize = "initialize" // initialize was answered
-	EventProgress   = "progress"   // a progress notification was sent (with Options.RecordProgress); see Progress, Message
+	EventRequest    = "request"            // a request arrived
+	EventCancelled  = "cancelled"          // a notifications/cancelled arrived; over HTTP also a 2026 stream closed early, or a DELETE
+	EventFinished   = "finished"           // a request ended; see Outcome
+	EventInitialize = mcp.MethodInitialize // initialize was answered
+	EventProgress   = "progress"           // a progress notification was sent (with Options.RecordProgress); see Progress, Message
 
 	// Over HTTP only (see [ServeHTTP]).
 	EventRejected      = "http-rejected"                    // a POST, GET or DELETE refused with an HTTP error; see Status, Code, Reason

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // appendEvent appends e as one line of the record (without the newline):
@@ -38,7 +39,7 @@ func appendEvent(b []byte, e *Event) []byte {
 	str("reason", e.Reason)
 	str("method", e.Method)
 	str("tool", e.Tool)
-	raw("progressToken", e.ProgressToken)
+	raw(mcp.MetaProgressToken, e.ProgressToken)
 	raw("meta", e.Meta)
 	if e.Known != nil {
 		b = append(b, `,"known":`...)

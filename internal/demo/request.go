@@ -85,25 +85,25 @@ func (s *server) dispatch(ctx context.Context, c *call, req *request) (json.RawM
 		result, err = s.listTools(req)
 	case method == mcp.MethodToolsCall:
 		result, err = s.callTool(ctx, c, req)
-	case s.cfg.Tasks && modern && (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel"):
+	case s.cfg.Tasks && modern && (method == mcp.MethodTasksGet || method == mcp.MethodTasksUpdate || method == mcp.MethodTasksCancel):
 		return s.taskMethod(req) // results carry their own resultType
-	case s.cfg.Surface && method == "resources/list":
+	case s.cfg.Surface && method == mcp.MethodResourcesList:
 		result, err = s.listPaged(req, "resources", "resources", s.resources())
-	case s.cfg.Surface && method == "resources/templates/list":
+	case s.cfg.Surface && method == mcp.MethodResourceTemplatesList:
 		result, err = s.listPaged(req, "resourceTemplates", "templates", s.templates())
-	case s.cfg.Surface && method == "resources/read":
+	case s.cfg.Surface && method == mcp.MethodResourcesRead:
 		result, err = s.readResource(req, modern)
-	case s.cfg.Surface && !modern && (method == "resources/subscribe" || method == "resources/unsubscribe"):
-		result, err = s.subscription(req, method == "resources/subscribe")
+	case s.cfg.Surface && !modern && (method == mcp.MethodResourcesSubscribe || method == mcp.MethodResourcesUnsubscribe):
+		result, err = s.subscription(req, method == mcp.MethodResourcesSubscribe)
 	case s.cfg.Surface && modern && method == mcp.MethodSubscriptionsListen:
 		result, err = s.listen(ctx, c, req)
-	case s.cfg.Surface && method == "prompts/list":
+	case s.cfg.Surface && method == mcp.MethodPromptsList:
 		result, err = s.listPaged(req, "prompts", "prompts", s.prompts())
-	case s.cfg.Surface && method == "prompts/get":
+	case s.cfg.Surface && method == mcp.MethodPromptsGet:
 		result, err = s.getPrompt(req)
-	case s.cfg.Surface && method == "completion/complete":
+	case s.cfg.Surface && method == mcp.MethodCompletionComplete:
 		result, err = s.complete(req)
-	case s.cfg.Surface && !modern && method == "logging/setLevel":
+	case s.cfg.Surface && !modern && method == mcp.MethodLoggingSetLevel:
 		result, err = s.setLevel(req)
 	default:
 		err = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", method)

@@ -319,7 +319,7 @@ func runTouch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 			sub = t.s.updated(l, a.URI) || sub
 		}
 		if len(listens) == 0 && sub {
-			t.s.notify(t.c, jsonrpc.NewNotification("notifications/resources/updated", marshal(map[string]string{"uri": a.URI})))
+			t.s.notify(t.c, jsonrpc.NewNotification(mcp.MethodResourcesUpdated, marshal(map[string]string{"uri": a.URI})))
 		}
 		if sub {
 			did = append(did, "updated "+a.URI)
@@ -337,8 +337,8 @@ func runTouch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 		t.s.mu.Lock()
 		t.s.surfaceGrown = true
 		t.s.mu.Unlock()
-		t.s.notify(t.c, jsonrpc.NewNotification("notifications/resources/list_changed", nil))
-		t.s.notify(t.c, jsonrpc.NewNotification("notifications/prompts/list_changed", nil))
+		t.s.notify(t.c, jsonrpc.NewNotification(mcp.MethodResourcesListChanged, nil))
+		t.s.notify(t.c, jsonrpc.NewNotification(mcp.MethodPromptsListChanged, nil))
 		did = append(did, "grew")
 	}
 	return textResult(strings.Join(did, "; ")), nil

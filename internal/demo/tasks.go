@@ -27,16 +27,6 @@ import (
 // ask). Tasks are kept until the server stops, which cancels those still
 // working.
 
-const extTasks = "io.modelcontextprotocol/tasks"
-
-// Task statuses.
-const (
-	taskWorking       = "working"
-	taskInputRequired = "input_required"
-	taskCompleted     = "completed"
-	taskCancelled     = "cancelled"
-)
-
 // demoTask is one task of the research tool.
 type demoTask struct {
 	id      string
@@ -81,7 +71,7 @@ func namesTasks(req *request) bool {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
 	_ = json.Unmarshal(raw, &caps)
-	_, ok := caps.Extensions[extTasks]
+	_, ok := caps.Extensions[mcp.ExtensionTasks]
 	return ok
 }
 
@@ -108,7 +98,7 @@ func runResearch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	}
 	if !t.modern || !namesTasks(t.req) {
 		if a.Ask {
-			return errorResult("research: asking needs the %s extension", extTasks), nil
+			return errorResult("research: asking needs the %s extension", mcp.ExtensionTasks), nil
 		}
 		for i := 1; i <= a.Steps; i++ {
 			if err := sleep(ctx, time.Duration(a.Seconds*float64(time.Second))); err != nil {
@@ -123,7 +113,7 @@ func runResearch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 	_, _ = rand.Read(b)
 	now := time.Now()
 	tctx, cancel := context.WithCancelCause(context.Background())
-	task := &demoTask{id: "demo-task-" + hex.EncodeToString(b), created: now, updated: now, status: taskWorking, cancel: cancel,
+	task := &demoTask{id: "demo-task-" + hex.EncodeToString(b), created: now, updated: now, status: mcp.TaskWorking, cancel: cancel,
 		message: "starting"}
 	s.tasks.add(task)
 	// Both goroutines are the server's: Serve waits for them.
@@ -151,7 +141,7 @@ func (s *server) work(ctx context.Context, task *demoTask, a researchArgs) {
 				return
 			}
 		}
-		task.set(taskWorking, fmt.Sprintf("step %d of %d", i, a.Steps), nil)
+		task.set(mcp.TaskWorking, fmt.Sprintf("step %d of %d", i, a.Steps), nil)
 		if sleep(ctx, time.Duration(a.Seconds*float64(time.Second))) != nil {
 			return
 		}
@@ -160,18 +150,18 @@ func (s *server) work(ctx context.Context, task *demoTask, a researchArgs) {
 	if answer != "" {
 		text += " (confirmed: " + answer + ")"
 	}
-	task.set(taskCompleted, "", textResult(text))
+	task.set(mcp.TaskCompleted, "", textResult(text))
 }
 
 // ask puts the task at input_required until tasks/update answers.
 func (task *demoTask) ask(ctx context.Context, topic string) (string, error) {
-	q := marshal(map[string]any{"confirm": map[string]any{"method": "elicitation/create", "params": map[string]any{
+	q := marshal(map[string]any{"confirm": map[string]any{"method": mcp.MethodElicitationCreate, "params": map[string]any{
 		"mode": "form", "message": "Research " + topic + "?",
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "string"}}, "required": []string{"ok"}},
 	}}})
 	ch := make(chan json.RawMessage, 1)
 	task.mu.Lock()
-	task.status, task.message, task.asking, task.answers, task.updated = taskInputRequired, "waiting for a confirmation", q, ch, time.Now()
+	task.status, task.message, task.asking, task.answers, task.updated = mcp.TaskInputRequired, "waiting for a confirmation", q, ch, time.Now()
 	task.mu.Unlock()
 	select {
 	case raw := <-ch:
@@ -194,7 +184,7 @@ func (task *demoTask) ask(ctx context.Context, topic string) (string, error) {
 func (task *demoTask) set(status, message string, result json.RawMessage) {
 	task.mu.Lock()
 	defer task.mu.Unlock()
-	if task.status == taskCompleted || task.status == taskCancelled {
+	if task.status == mcp.TaskCompleted || task.status == mcp.TaskCancelled {
 		return
 	}
 	task.status, task.message, task.result, task.asking, task.answers, task.updated = status, message, result, nil, nil, time.Now()
@@ -222,7 +212,7 @@ func (s *server) taskJSON(task *demoTask, rt string) json.RawMessage {
 // taskMethod serves tasks/get, tasks/update and tasks/cancel.
 func (s *server) taskMethod(req *request) (json.RawMessage, error) {
 	if !namesTasks(req) {
-		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability, Message: req.msg.Method + " needs the " + extTasks + " extension"}
+		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability, Message: req.msg.Method + " needs the " + mcp.ExtensionTasks + " extension"}
 	}
 	var p struct {
 		TaskID         string          `json:"taskId"`
@@ -234,7 +224,7 @@ func (s *server) taskMethod(req *request) (json.RawMessage, error) {
 		return nil, invalidParams("unknown task %q", p.TaskID)
 	}
 	switch req.msg.Method {
-	case "tasks/update":
+	case mcp.MethodTasksUpdate:
 		task.mu.Lock()
 		if task.answers != nil && len(p.InputResponses) > 0 {
 			task.answers <- p.InputResponses
@@ -242,15 +232,15 @@ func (s *server) taskMethod(req *request) (json.RawMessage, error) {
 		}
 		task.mu.Unlock()
 		return json.RawMessage(`{"resultType":"complete"}`), nil
-	case "tasks/cancel":
+	case mcp.MethodTasksCancel:
 		task.mu.Lock()
-		live := task.status != taskCompleted && task.status != taskCancelled
+		live := task.status != mcp.TaskCompleted && task.status != mcp.TaskCancelled
 		if live {
-			task.status, task.message, task.asking, task.updated = taskCancelled, "cancelled with tasks/cancel", nil, time.Now()
+			task.status, task.message, task.asking, task.updated = mcp.TaskCancelled, "cancelled with tasks/cancel", nil, time.Now()
 		}
 		task.mu.Unlock()
 		if live {
-			task.cancel(errors.New("tasks/cancel"))
+			task.cancel(errors.New(mcp.MethodTasksCancel))
 			s.record(Event{Event: EventCancelled, Tool: "research", Reason: "tasks/cancel " + task.id})
 		}
 		return json.RawMessage(`{"resultType":"complete"}`), nil

@@ -16,6 +16,7 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/daemon"
+	"mcpx/internal/hosttoken"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcpxtest"
 	"mcpx/internal/sse"
@@ -58,9 +59,9 @@ func startHTTP(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfgPath string
 		log := slog.New(slog.NewTextHandler(io.MultiWriter(m.logs, mcpxtest.LogWriter(t)), &slog.HandlerOptions{Level: slog.LevelInfo}))
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
-		var tokens *config.HostTokens
+		var tokens *hosttoken.HostTokens
 		if !noToken {
-			tokens = config.NewHostTokens(m.Token, e.Vars["XDG_STATE_HOME"]+"/mcpx/tokens", nil)
+			tokens = hosttoken.NewHostTokens(m.Token, e.Vars["XDG_STATE_HOME"]+"/mcpx/tokens", nil)
 		}
 		go func() {
 			// The job store of the env's other in-process gateways: as

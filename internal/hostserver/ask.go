@@ -8,8 +8,8 @@ import (
 	"fmt"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
-	"mcpx/internal/upstream"
 )
 
 // answer takes a response the host sent: the answer to one of mcpx's
@@ -135,9 +135,9 @@ func declares(caps json.RawMessage, method string, params json.RawMessage) bool 
 		return false
 	}
 	key := map[string]string{
-		upstream.MethodElicitationCreate: "elicitation",
-		upstream.MethodSamplingCreate:    "sampling",
-		upstream.MethodRootsList:         "roots",
+		mcp.MethodElicitationCreate: "elicitation",
+		mcp.MethodSamplingCreate:    "sampling",
+		mcp.MethodRootsList:         "roots",
 	}[method]
 	raw, ok := c[key]
 	if key == "" || !ok || string(raw) == "null" {
@@ -274,7 +274,7 @@ func withTasksExtension(caps json.RawMessage) json.RawMessage {
 			ext = parsed
 		}
 	}
-	ext.Set(extTasks, json.RawMessage(`{}`))
+	ext.Set(mcp.ExtensionTasks, json.RawMessage(`{}`))
 	c.SetObject("extensions", ext)
 	return c.Bytes()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // complete serves completion/complete: routed by its ref (a prompt by its
@@ -58,5 +59,5 @@ func (hs *hostSession) complete(ctx context.Context, req *request) {
 		refObj.Set(key, jsonrpc.MustMarshal(upstream))
 		params.Set("ref", refObj.Bytes())
 	}
-	hs.relayRequest(ctx, req, server, methodCompletionComplete, params, nil)
+	hs.relayRequest(ctx, req, server, mcp.MethodCompletionComplete, params, nil)
 }

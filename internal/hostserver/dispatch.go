@@ -96,12 +96,12 @@ func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
 			handle = (*hostSession).toolsList
 		}
 		admitted = hs.admit(req, handle)
-	case methodTasksGet, methodTasksResult, methodTasksList, methodTasksCancel, methodTasksUpdate:
+	case mcp.MethodTasksGet, mcp.MethodTasksResult, mcp.MethodTasksList, mcp.MethodTasksCancel, mcp.MethodTasksUpdate:
 		if h := modernTaskHandler(msg.Method); req.modern && h != nil && hs.srv.opts.Jobs != nil {
 			admitted = hs.admit(req, h)
 			break
 		}
-		if req.modern || !hs.srv.legacyTasks(req.version) || msg.Method == methodTasksUpdate {
+		if req.modern || !hs.srv.legacyTasks(req.version) || msg.Method == mcp.MethodTasksUpdate {
 			fail(out, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (mcpx gives tasks to hosts of %s)", msg.Method, mcp.Version20251125))
 			break
 		}

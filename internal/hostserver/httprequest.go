@@ -167,7 +167,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Prin
 // subscriptions/listen carries the tools.listChanged that server/discover
 // advertises: its response stream stays open until the host closes it.
 var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
-	mcp.MethodSubscriptionsListen: true, methodTasksGet: true, methodTasksUpdate: true, methodTasksCancel: true}
+	mcp.MethodSubscriptionsListen: true, mcp.MethodTasksGet: true, mcp.MethodTasksUpdate: true, mcp.MethodTasksCancel: true}
 
 // checkModern validates a 2026-07-28 request's headers against its body and
 // returns the status and error it is refused with, if it is.
@@ -218,11 +218,11 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header
 // nameParam is the params member Mcp-Name mirrors for method, if any.
 func nameParam(method string) string {
 	switch method {
-	case mcp.MethodToolsCall, "prompts/get":
+	case mcp.MethodToolsCall, mcp.MethodPromptsGet:
 		return "name"
-	case "resources/read":
+	case mcp.MethodResourcesRead:
 		return "uri"
-	case methodTasksGet, methodTasksUpdate, methodTasksCancel:
+	case mcp.MethodTasksGet, mcp.MethodTasksUpdate, mcp.MethodTasksCancel:
 		return "taskId"
 	}
 	return ""

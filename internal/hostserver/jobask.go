@@ -260,7 +260,7 @@ func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
 			Params json.RawMessage `json:"params"`
 		} `json:"inputRequests"`
 	}
-	if json.Unmarshal(res, &r) != nil || r.ResultType != "input_required" {
+	if json.Unmarshal(res, &r) != nil || r.ResultType != mcp.ResultTypeInputRequired {
 		return res
 	}
 	method, params := "request", json.RawMessage(nil)

@@ -120,7 +120,7 @@ func (hs *hostSession) discover(msg *jsonrpc.Message, out sink) {
 		// this user's: not to be kept, nor shared.
 		TTLMs      int64  `json:"ttlMs"`
 		CacheScope string `json:"cacheScope"`
-	}{"complete", mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(client), 0, "private"}))
+	}{mcp.ResultTypeComplete, mcp.Versions, hs.capabilities(true), hs.serverInfoMeta(), hs.instructions(client), 0, "private"}))
 }
 
 func (hs *hostSession) serverInfoMeta() json.RawMessage {

@@ -98,7 +98,7 @@ func (s *Server) applyLevels(ctx context.Context) {
 		}
 		params := &jsonrpc.Object{}
 		params.Set("level", jsonrpc.MustMarshal(want))
-		if _, err := s.relay.Send(ctx, nil, relay.Request{Server: name, Method: methodLoggingSetLevel, Params: params}); err != nil {
+		if _, err := s.relay.Send(ctx, nil, relay.Request{Server: name, Method: mcp.MethodLoggingSetLevel, Params: params}); err != nil {
 			s.log.Warn("could not set an upstream's log level", "server", name, "level", want, "err", err)
 			continue
 		}

@@ -109,7 +109,7 @@ func TestMethodPolicies(t *testing.T) {
 func dispatchedMethods(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	consts := map[string]string{} // "mcp.MethodPing" or "methodTasksGet" -> value
+	consts := map[string]string{} // "mcp.MethodPing" or "mcp.MethodTasksGet" -> value
 	for _, dir := range []struct{ glob, qual string }{{"*.go", ""}, {"../mcp/*.go", "mcp."}} {
 		files, err := filepath.Glob(dir.glob)
 		if err != nil {

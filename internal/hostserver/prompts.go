@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // Prompts: every upstream's prompts merged, named like tools
@@ -33,5 +34,5 @@ func (hs *hostSession) promptsGet(ctx context.Context, req *request) {
 		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Unknown prompt: %s", name))
 		return
 	}
-	hs.relayRequest(ctx, req, server, methodPromptsGet, forwardParams(req, "name", prompt), nil)
+	hs.relayRequest(ctx, req, server, mcp.MethodPromptsGet, forwardParams(req, "name", prompt), nil)
 }

@@ -86,7 +86,7 @@ func (hs *hostSession) resourcesRead(ctx context.Context, req *request) {
 		// so too, so that they match what it asked for.
 		adapt = func(res json.RawMessage) json.RawMessage { return renameContents(res, upURI, hostURI) }
 	}
-	hs.relayRequest(ctx, req, server, methodResourcesRead, forwardParams(req, "uri", upURI), adapt)
+	hs.relayRequest(ctx, req, server, mcp.MethodResourcesRead, forwardParams(req, "uri", upURI), adapt)
 }
 
 // renameContents sets contents[i].uri to hostURI where it is upURI.

@@ -12,22 +12,7 @@ import (
 	"mcpx/internal/upstream"
 )
 
-// Methods of resources and prompts.
-const (
-	methodResourcesList          = "resources/list"
-	methodResourceTemplatesList  = "resources/templates/list"
-	methodResourcesRead          = "resources/read"
-	methodResourcesSubscribe     = "resources/subscribe"
-	methodResourcesUnsubscribe   = "resources/unsubscribe"
-	methodResourcesUpdated       = "notifications/resources/updated"
-	methodResourcesListChanged   = "notifications/resources/list_changed"
-	methodPromptsList            = "prompts/list"
-	methodPromptsGet             = "prompts/get"
-	methodPromptsListChanged     = "notifications/prompts/list_changed"
-	methodCompletionComplete     = "completion/complete"
-	methodLoggingSetLevel        = "logging/setLevel"
-	upstreamSubscriptionDeadline = 10 * time.Second
-)
+const upstreamSubscriptionDeadline = 10 * time.Second
 
 // subKey names one upstream resource subscription: mcpx subscribes once
 // per URI per upstream, whatever number of hosts asked.
@@ -46,7 +31,7 @@ type subscriber interface {
 // stream to carry it is lost, as the spec's transport has it).
 func (hs *hostSession) resourceUpdated(_ string, params *jsonrpc.Object) {
 	if out := hs.srv.streamOf(hs); out != nil {
-		out.pushWhile(nil, jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode())
+		out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodResourcesUpdated, params.Bytes()).Encode())
 	}
 }
 
@@ -69,7 +54,7 @@ type earlyUpdate struct {
 // subscription is lost.
 func (l *listen) resourceUpdated(uri string, params *jsonrpc.Object) {
 	mcp.SetMeta(params, mcp.MetaSubscriptionID, l.id.Raw())
-	line := jsonrpc.NewNotification(methodResourcesUpdated, params.Bytes()).Encode()
+	line := jsonrpc.NewNotification(mcp.MethodResourcesUpdated, params.Bytes()).Encode()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.acked {
@@ -220,12 +205,12 @@ func (srv *Server) leaveSubscriptions(hs subscriber) {
 // readers, and it never blocks (it only queues).
 func (srv *Server) UpstreamNotified(server string, msg *jsonrpc.Message) {
 	switch msg.Method {
-	case methodResourcesUpdated:
+	case mcp.MethodResourcesUpdated:
 		srv.resourceUpdated(server, msg)
-	case methodResourcesListChanged:
-		srv.listChanged(methodResourcesListChanged, "resourcesListChanged")
-	case methodPromptsListChanged:
-		srv.listChanged(methodPromptsListChanged, "promptsListChanged")
+	case mcp.MethodResourcesListChanged:
+		srv.listChanged(mcp.MethodResourcesListChanged, "resourcesListChanged")
+	case mcp.MethodPromptsListChanged:
+		srv.listChanged(mcp.MethodPromptsListChanged, "promptsListChanged")
 	case mcp.MethodMessage:
 		srv.logMessage(server, msg)
 	}

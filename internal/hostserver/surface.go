@@ -23,15 +23,15 @@ type surfaceMethod struct {
 // surfaceMethods are the resources, prompts, completion and logging
 // methods.
 var surfaceMethods = map[string]surfaceMethod{
-	methodResourcesList:         {has: feature.resources, handle: (*hostSession).resourcesList},
-	methodResourceTemplatesList: {has: feature.resources, handle: (*hostSession).resourceTemplatesList},
-	methodResourcesRead:         {has: feature.resources, handle: (*hostSession).resourcesRead},
-	methodPromptsList:           {has: feature.prompts, handle: (*hostSession).promptsList},
-	methodPromptsGet:            {has: feature.prompts, handle: (*hostSession).promptsGet},
-	methodCompletionComplete:    {has: feature.completions, handle: (*hostSession).complete},
-	methodResourcesSubscribe:    {has: feature.resources, handle: (*hostSession).resourcesSubscribe, legacyOnly: true},
-	methodResourcesUnsubscribe:  {has: feature.resources, handle: (*hostSession).resourcesUnsubscribe, legacyOnly: true},
-	methodLoggingSetLevel:       {has: feature.logging, handle: (*hostSession).setLevel, legacyOnly: true},
+	mcp.MethodResourcesList:         {has: feature.resources, handle: (*hostSession).resourcesList},
+	mcp.MethodResourceTemplatesList: {has: feature.resources, handle: (*hostSession).resourceTemplatesList},
+	mcp.MethodResourcesRead:         {has: feature.resources, handle: (*hostSession).resourcesRead},
+	mcp.MethodPromptsList:           {has: feature.prompts, handle: (*hostSession).promptsList},
+	mcp.MethodPromptsGet:            {has: feature.prompts, handle: (*hostSession).promptsGet},
+	mcp.MethodCompletionComplete:    {has: feature.completions, handle: (*hostSession).complete},
+	mcp.MethodResourcesSubscribe:    {has: feature.resources, handle: (*hostSession).resourcesSubscribe, legacyOnly: true},
+	mcp.MethodResourcesUnsubscribe:  {has: feature.resources, handle: (*hostSession).resourcesUnsubscribe, legacyOnly: true},
+	mcp.MethodLoggingSetLevel:       {has: feature.logging, handle: (*hostSession).setLevel, legacyOnly: true},
 }
 
 // isSurface reports whether method is one of this file's for a host of
@@ -158,7 +158,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 		return
 	}
 	if !req.modern {
-		if rt := resultType(res); rt != "" && rt != "complete" {
+		if rt := resultType(res); rt != "" && rt != mcp.ResultTypeComplete {
 			// input_required: bridging it to legacy hosts is the
 			// server-initiated requests' work; say so rather than hand
 			// over a result the host cannot read.
@@ -170,7 +170,7 @@ func (hs *hostSession) relayRequest(ctx context.Context, req *request, server, m
 	if adapt != nil {
 		res = adapt(res)
 	}
-	if req.modern && method == methodResourcesRead {
+	if req.modern && method == mcp.MethodResourcesRead {
 		res = cacheHints(res)
 	}
 	pushAnswer(req.sink, live, jsonrpc.NewResult(req.msg.ID, req.result(res, hs.srv.info)).Encode())

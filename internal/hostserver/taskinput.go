@@ -272,7 +272,7 @@ func (s *Server) askQuestions(ctx context.Context, id string, asker *hostAsker) 
 				obj = &jsonrpc.Object{}
 			}
 			mcp.EditMeta(obj, func(m *jsonrpc.Object) {
-				m.Set(metaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
+				m.Set(mcp.MetaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
 			})
 			params = obj.Bytes()
 		}

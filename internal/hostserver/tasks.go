@@ -9,6 +9,7 @@ import (
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
@@ -20,17 +21,6 @@ import (
 // job id, so tasks are kept, bound to their principal, listed and
 // recovered after a restart as jobs are. What both eras share is here:
 // the request for a task, the job as a task, and reading a task's job.
-
-// Task methods and _meta keys.
-const (
-	methodTasksGet    = "tasks/get"
-	methodTasksResult = "tasks/result"
-	methodTasksList   = "tasks/list"
-	methodTasksCancel = "tasks/cancel"
-	methodTasksUpdate = "tasks/update"
-	methodTaskStatus  = "notifications/tasks/status"
-	metaRelatedTask   = "io.modelcontextprotocol/related-task"
-)
 
 // Task defaults.
 const (
@@ -146,7 +136,7 @@ func (s *Server) taskOf(j *store.Job) taskJSON {
 	}
 	switch j.Status {
 	case store.Running:
-		t.Status, t.PollInterval = "working", s.taskPollInterval().Milliseconds()
+		t.Status, t.PollInterval = mcp.TaskWorking, s.taskPollInterval().Milliseconds()
 		if len(j.Progress) > 0 {
 			var p jobs.Progress
 			if json.Unmarshal(j.Progress, &p) == nil {
@@ -154,22 +144,22 @@ func (s *Server) taskOf(j *store.Job) taskJSON {
 			}
 		}
 		if s.pendingOf(j.ID) != nil {
-			t.Status = "input_required"
+			t.Status = mcp.TaskInputRequired
 		}
 	case store.Completed:
-		t.Status = "completed"
+		t.Status = mcp.TaskCompleted
 		if toolFailed(j.Result) {
 			// A tool result with isError is a failed task in 2025-11-25.
-			t.Status, t.StatusMessage = "failed", "the tool reported an error: tasks/result has it"
+			t.Status, t.StatusMessage = mcp.TaskFailed, "the tool reported an error: tasks/result has it"
 		}
 	case store.Failed:
-		t.Status, t.StatusMessage = "failed", j.Error
+		t.Status, t.StatusMessage = mcp.TaskFailed, j.Error
 	case store.Cancelled:
-		t.Status, t.StatusMessage = "cancelled", j.Error
+		t.Status, t.StatusMessage = mcp.TaskCancelled, j.Error
 	case store.Interrupted:
-		t.Status, t.StatusMessage = "failed", "interrupted: "+j.Error
+		t.Status, t.StatusMessage = mcp.TaskFailed, "interrupted: "+j.Error
 	default:
-		t.Status, t.StatusMessage = "failed", "mcpx does not know the job status "+string(j.Status)
+		t.Status, t.StatusMessage = mcp.TaskFailed, "mcpx does not know the job status "+string(j.Status)
 	}
 	if j.Status.Final() {
 		t.StatusMessage = withLateMessage(t.StatusMessage, j)

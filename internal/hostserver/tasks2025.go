@@ -33,10 +33,10 @@ func (s *Server) legacyTasks(version string) bool {
 }
 
 var taskHandlers = map[string]handler{
-	methodTasksGet:    (*hostSession).tasksGet,
-	methodTasksResult: (*hostSession).tasksResult,
-	methodTasksList:   (*hostSession).tasksList,
-	methodTasksCancel: (*hostSession).tasksCancel,
+	mcp.MethodTasksGet:    (*hostSession).tasksGet,
+	mcp.MethodTasksResult: (*hostSession).tasksResult,
+	mcp.MethodTasksList:   (*hostSession).tasksList,
+	mcp.MethodTasksCancel: (*hostSession).tasksCancel,
 }
 
 // replyTask answers a task-augmented tools/call, of either era, with the
@@ -48,7 +48,7 @@ func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 	if req.task.modern {
 		// Flat, resultType task; written as is (req.result would make
 		// its resultType complete).
-		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: "task", TaskID: t.TaskID, Status: t.Status,
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
 			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
 		return
 	}
@@ -83,7 +83,7 @@ func (hs *hostSession) taskEnded(id string) {
 	if err != nil {
 		return
 	}
-	out.pushWhile(nil, jsonrpc.NewNotification(methodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
+	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
 }
 
 func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
@@ -156,7 +156,7 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 		return
 	}
 	mcp.EditMeta(res, func(meta *jsonrpc.Object) {
-		meta.Set(metaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
+		meta.Set(mcp.MetaRelatedTask, jsonrpc.MustMarshal(map[string]string{"taskId": id}))
 	})
 	reply(req.sink, req.msg.ID, hs.toolResult(req, res.Bytes()))
 }

@@ -23,12 +23,9 @@ import (
 // result or error inlined, empty acks for tasks/update and tasks/cancel,
 // no tasks/result and no tasks/list.
 
-// extTasks names the extension.
-const extTasks = "io.modelcontextprotocol/tasks"
-
 // tasksExtension is the capabilities.extensions a 2026-07-28 host is told
 // of when mcpx keeps jobs.
-var tasksExtension = json.RawMessage(`{"` + extTasks + `":{}}`)
+var tasksExtension = json.RawMessage(`{"` + mcp.ExtensionTasks + `":{}}`)
 
 // takesTasks reports whether a 2026-07-28 request's clientCapabilities
 // name the tasks extension.
@@ -37,7 +34,7 @@ func takesTasks(caps json.RawMessage) bool {
 	// anything (which could spell it otherwise) cannot name it: most
 	// hosts' are not parsed. Saves three allocations a 2026-07-28 call
 	// (BenchmarkJobHardTimerHostModern, allocs/op).
-	if !bytes.Contains(caps, []byte(extTasks)) && bytes.IndexByte(caps, '\\') < 0 {
+	if !bytes.Contains(caps, []byte(mcp.ExtensionTasks)) && bytes.IndexByte(caps, '\\') < 0 {
 		return false
 	}
 	var c struct {
@@ -46,7 +43,7 @@ func takesTasks(caps json.RawMessage) bool {
 	if json.Unmarshal(caps, &c) != nil {
 		return false
 	}
-	_, ok := c.Extensions[extTasks]
+	_, ok := c.Extensions[mcp.ExtensionTasks]
 	return ok
 }
 
@@ -54,8 +51,8 @@ func takesTasks(caps json.RawMessage) bool {
 // may make.
 func needsTasks(what string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability,
-		Message: "Missing required client capability: " + what + " needs the " + extTasks + " extension in the request's clientCapabilities",
-		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + extTasks + `":{}}}}`)}
+		Message: "Missing required client capability: " + what + " needs the " + mcp.ExtensionTasks + " extension in the request's clientCapabilities",
+		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + mcp.ExtensionTasks + `":{}}}}`)}
 }
 
 // taskSupport returns how server's tool runs as a task, per the config.
@@ -127,15 +124,15 @@ type detailedTask struct {
 // stop of mcpx interrupted.
 func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
 	t := hs.srv.taskOf(j)
-	d := detailedTask{ResultType: "complete", TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
+	d := detailedTask{ResultType: mcp.ResultTypeComplete, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
 	switch j.Status {
 	case store.Running:
 		if q := hs.srv.pendingOf(j.ID); q != nil {
-			d.Status, d.InputRequests = "input_required", q
+			d.Status, d.InputRequests = mcp.TaskInputRequired, q
 		}
 	case store.Completed:
-		d.Status, d.StatusMessage = "completed", lateMessage(j)
+		d.Status, d.StatusMessage = mcp.TaskCompleted, lateMessage(j)
 		d.Result = hs.toolResult(req, j.Result)
 	case store.Failed:
 		d.Error = failure(j)
@@ -151,11 +148,11 @@ func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
 func modernTaskHandler(method string) handler {
 	var h handler
 	switch method {
-	case methodTasksGet:
+	case mcp.MethodTasksGet:
 		h = (*hostSession).extTasksGet
-	case methodTasksUpdate:
+	case mcp.MethodTasksUpdate:
 		h = (*hostSession).extTasksUpdate
-	case methodTasksCancel:
+	case mcp.MethodTasksCancel:
 		h = (*hostSession).extTasksCancel
 	default:
 		return nil

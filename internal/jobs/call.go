@@ -302,7 +302,7 @@ func (c *Call) AfterEnd(f func()) {
 // finish writes a job's end, and tells the observer.
 func (m *Manager) finish(c *Call, id string, res json.RawMessage, err error) {
 	status := m.writeEnd(c, id, res, err)
-	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, status)
+	m.opts.Observer.JobEnded(c.spec.Server, c.spec.Tool, string(status))
 	took := time.Since(c.Start)
 	m.record(c, audit.KindJobEnd, id, string(status), causeDetail(err), &took)
 }

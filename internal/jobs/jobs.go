@@ -136,17 +136,18 @@ type Observer interface {
 	JobStarted(server, tool string)
 	// JobProgressed: a running job's progress moved.
 	JobProgressed()
-	// JobEnded: a job this manager ran ended as status; a stop of mcpx
-	// that leaves it to the next start ends it here as Interrupted.
-	JobEnded(server, tool string, status store.Status)
+	// JobEnded: a job this manager ran ended as status (a store.Status,
+	// as /v1 spells it: observers need not know the store); a stop of
+	// mcpx that leaves it to the next start ends it here as interrupted.
+	JobEnded(server, tool, status string)
 }
 
 // noObserver hears nothing.
 type noObserver struct{}
 
-func (noObserver) JobStarted(string, string)             {}
-func (noObserver) JobProgressed()                        {}
-func (noObserver) JobEnded(string, string, store.Status) {}
+func (noObserver) JobStarted(string, string)       {}
+func (noObserver) JobProgressed()                  {}
+func (noObserver) JobEnded(string, string, string) {}
 
 // Manager runs jobs over a store.
 type Manager struct {

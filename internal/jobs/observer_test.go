@@ -34,7 +34,7 @@ func (e *events) list() []string {
 
 func (e *events) JobStarted(server, tool string) { e.add("started " + server + "." + tool) }
 func (e *events) JobProgressed()                 { e.add("progressed") }
-func (e *events) JobEnded(server, tool string, s store.Status) {
+func (e *events) JobEnded(server, tool, s string) {
 	e.add(fmt.Sprintf("ended %s.%s %s", server, tool, s))
 }
 

@@ -4,7 +4,8 @@
 // with a size limit, and edits JSON objects member by member without touching
 // the bytes of the members it does not change.
 //
-// The package knows nothing of MCP.
+// The package knows nothing of MCP: the names of the protocol above that
+// it decodes without allocating are handed to it ([Intern]).
 //
 // Concurrency: [Message] and [Object] values are not safe for concurrent
 // mutation. A [Reader] is used by one goroutine; a [Writer] is safe for

@@ -1,10 +1,6 @@
 package oauth
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -13,10 +9,11 @@ import (
 	"strings"
 
 	"mcpx/internal/config"
+	"mcpx/internal/seal"
 )
 
 // KeyBytes is the length of a sign-in key: AES-256.
-const KeyBytes = 32
+const KeyBytes = seal.KeySize
 
 // keyHint says how to make a key, in errors about one.
 const keyHint = "a key is 32 random bytes, base64-encoded: head -c 32 /dev/urandom | base64"
@@ -29,8 +26,8 @@ type Keys struct {
 }
 
 type key struct {
-	id   [8]byte // the first bytes of the key's SHA-256: which key sealed a blob
-	aead cipher.AEAD
+	id [8]byte // the first bytes of the key's SHA-256: which key sealed a blob
+	*seal.Key
 }
 
 // ErrNoKey: the config keeps sign-ins in a shared store but names no key.
@@ -107,18 +104,11 @@ func newKey(b []byte) (key, error) {
 	if len(b) != KeyBytes {
 		return key{}, fmt.Errorf("a sign-in key is %d bytes, not %d", KeyBytes, len(b))
 	}
-	block, err := aes.NewCipher(b)
+	k, err := seal.NewKey(b)
 	if err != nil {
 		return key{}, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return key{}, err
-	}
-	sum := sha256.Sum256(b)
-	k := key{aead: aead}
-	copy(k.id[:], sum[:])
-	return k, nil
+	return key{id: k.ID(), Key: k}, nil
 }
 
 // ID names the current key (not secret: a prefix of its hash), as
@@ -133,13 +123,10 @@ const sealVersion = 1
 // name does not open.
 func (ks *Keys) seal(server string, plain []byte) []byte {
 	k := ks.current
-	out := make([]byte, 0, 1+len(k.id)+k.aead.NonceSize()+len(plain)+k.aead.Overhead())
+	out := make([]byte, 0, 1+len(k.id)+seal.NonceSize+len(plain)+16) // 16: the GCM tag
 	out = append(out, sealVersion)
 	out = append(out, k.id[:]...)
-	nonce := make([]byte, k.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	out = append(out, nonce...)
-	return k.aead.Seal(out, nonce, plain, ad(server))
+	return k.Seal(out, plain, ad(server))
 }
 
 // KeyError is a sealed sign-in that the configured keys cannot open.
@@ -174,10 +161,10 @@ func (ks *Keys) open(server string, blob []byte) (plain []byte, stale bool, err 
 			continue
 		}
 		rest := blob[9:]
-		if len(rest) < k.aead.NonceSize() {
+		if len(rest) < seal.NonceSize {
 			break
 		}
-		plain, err := k.aead.Open(nil, rest[:k.aead.NonceSize()], rest[k.aead.NonceSize():], ad(server))
+		plain, err := k.Open(rest, ad(server))
 		if err != nil {
 			kerr.Reason = "it fails authentication: altered, or moved from another server's name"
 			return nil, false, kerr

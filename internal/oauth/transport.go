@@ -316,5 +316,12 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// SignInRequired marks the error for packages that cannot name its type.
-func (e *SignInError) SignInRequired() bool { return true }
+// SignIn says who needs a sign-in and why, for packages that name the
+// error by this method (upstream.SignInNeeded) rather than by its type.
+func (e *SignInError) SignIn() (server, reason string, scopes []string) {
+	return e.Server, e.Reason, e.Scopes
+}
+
+// SignInPrincipal names the principal who must sign in as themself to a
+// per-person server, "" for the server's shared sign-in.
+func (e *SignInError) SignInPrincipal() string { return e.Principal }

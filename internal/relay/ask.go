@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
 )
 
@@ -188,7 +189,7 @@ func (a *asks) run(ctx context.Context, in *upstream.Inbound) {
 	qctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	in.OnCancel(func(reason string) { cancel(&UpstreamCancelledError{Reason: reason}) })
-	if in.Method == upstream.MethodElicitationCreate {
+	if in.Method == mcp.MethodElicitationCreate {
 		a.routeCompletion(in)
 	}
 	a.log.Info("relaying an upstream request to the host", "server", a.server, "method", in.Method, "upstreamId", in.ID.String())
@@ -217,7 +218,7 @@ func (a *asks) routeCompletion(in *upstream.Inbound) {
 		return
 	}
 	rm := in.RouteCompletion(id, func(params json.RawMessage) {
-		a.asker.Notify(upstream.MethodElicitationComplete, params)
+		a.asker.Notify(mcp.MethodElicitationComplete, params)
 	})
 	a.mu.Lock()
 	a.removers = append(a.removers, rm)

@@ -5,7 +5,6 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/oauth"
 	"mcpx/internal/upstream"
 )
 
@@ -34,15 +33,16 @@ func RPCError(err error, server string) (rpcErr *jsonrpc.Error, kind string) {
 	var busy *BusyError
 	var hostLimit *HostLimitError
 	var full *upstream.QueueFullError
-	var signIn *oauth.SignInError
+	var signIn upstream.SignInNeeded
 	var questions *QuestionLimitError
 	switch c, isCause := CauseOf(err); {
 	case errors.As(err, &full):
 		return mk(mcp.CodeBusy, "upstream_busy", full.Error(), map[string]any{"server": full.Server, "reason": "input_full", "limitBytes": full.Limit})
 	case errors.As(err, &signIn):
-		extra := map[string]any{"login": "mcpx login " + signIn.Server, "reason": signIn.Reason}
-		if len(signIn.Scopes) > 0 {
-			extra["scopes"] = signIn.Scopes
+		server, reason, scopes := signIn.SignIn()
+		extra := map[string]any{"login": "mcpx login " + server, "reason": reason}
+		if len(scopes) > 0 {
+			extra["scopes"] = scopes
 		}
 		return mk(mcp.CodeSignInRequired, "sign_in_required", signIn.Error(), extra)
 	case errors.As(err, &busy):

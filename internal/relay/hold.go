@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
 )
 
@@ -183,7 +184,7 @@ func inputRequiredResult(requests map[string]inputRequest, state string) json.Ra
 		inputs.SetObject(k, q)
 	}
 	res := &jsonrpc.Object{}
-	res.Set("resultType", jsonrpc.Quote("input_required"))
+	res.Set("resultType", jsonrpc.Quote(mcp.ResultTypeInputRequired))
 	res.SetObject("inputRequests", inputs)
 	res.Set("requestState", jsonrpc.Quote(state))
 	return res.Bytes()

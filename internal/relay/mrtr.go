@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/upstream"
+	"mcpx/internal/mcp"
 )
 
 // maxInputRounds bounds the input_required rounds of one call relayed to
@@ -162,7 +162,7 @@ func withElicitationID(method string, params json.RawMessage) json.RawMessage {
 // elicitationMode returns an elicitation/create's mode ("form" if it has
 // none), "" for any other request.
 func elicitationMode(method string, params json.RawMessage) string {
-	if method != upstream.MethodElicitationCreate {
+	if method != mcp.MethodElicitationCreate {
 		return ""
 	}
 	var p struct {

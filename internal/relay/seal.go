@@ -2,9 +2,6 @@ package relay
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -12,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"mcpx/internal/seal"
 )
 
 // statePrefix starts every requestState mcpx seals.
@@ -47,19 +46,13 @@ type holdState struct {
 // sealer seals and opens requestState with AES-256-GCM under a key made
 // when the relay starts (state outlives neither the process nor a held
 // call, so the key need not either), or one replicas share (SetSealKey).
-type sealer struct{ aead cipher.AEAD }
+type sealer struct{ key *seal.Key }
 
 // SealKeySize is the size of a requestState sealing key (AES-256).
-const SealKeySize = 32
+const SealKeySize = seal.KeySize
 
 // NewSealKey returns a fresh random sealing key.
-func NewSealKey() []byte {
-	key := make([]byte, SealKeySize)
-	if _, err := rand.Read(key); err != nil {
-		panic(fmt.Sprintf("relay: making a sealing key: %v", err)) // crypto/rand does not fail on Linux
-	}
-	return key
-}
+func NewSealKey() []byte { return seal.RandomKey() }
 
 func newSealer() *sealer {
 	s, err := sealerWithKey(NewSealKey())
@@ -70,27 +63,16 @@ func newSealer() *sealer {
 }
 
 func sealerWithKey(key []byte) (*sealer, error) {
-	if len(key) != SealKeySize {
-		return nil, fmt.Errorf("a sealing key is %d bytes, not %d", SealKeySize, len(key))
-	}
-	block, err := aes.NewCipher(key)
+	k, err := seal.NewKey(key)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{key: k}, nil
 }
 
 func (s *sealer) seal(st holdState) string {
 	plain, _ := json.Marshal(st)
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		panic(fmt.Sprintf("relay: making a nonce: %v", err))
-	}
-	return statePrefix + base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, sealAAD))
+	return statePrefix + base64.RawURLEncoding.EncodeToString(s.key.Seal(nil, plain, sealAAD))
 }
 
 // Why a requestState is refused.
@@ -112,11 +94,10 @@ func (s *sealer) open(token, principal, digest string, now time.Time) (holdState
 		return st, errStateForged
 	}
 	box, err := base64.RawURLEncoding.DecodeString(raw)
-	if err != nil || len(box) < s.aead.NonceSize() {
+	if err != nil {
 		return st, errStateForged
 	}
-	n := s.aead.NonceSize()
-	plain, err := s.aead.Open(nil, box[:n], box[n:], sealAAD)
+	plain, err := s.key.Open(box, sealAAD)
 	if err != nil || json.Unmarshal(plain, &st) != nil {
 		return holdState{}, errStateForged
 	}

@@ -10,7 +10,6 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
-	"mcpx/internal/oauth"
 	"mcpx/internal/upstream"
 )
 
@@ -53,14 +52,19 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 		// allocs/op).
 		return nil, nil, false
 	}
-	var se *oauth.SignInError
-	if !errors.As(err, &se) {
+	var sn upstream.SignInNeeded
+	if !errors.As(err, &sn) {
 		return nil, nil, false
+	}
+	se := signInAsk{}
+	se.Server, se.Reason, _ = sn.SignIn()
+	if p, ok := sn.(personSignInNeeded); ok {
+		se.Principal = p.SignInPrincipal()
 	}
 	if se.Principal != "" {
 		return r.personSignIn(c, se)
 	}
-	if r.signIns == nil || c.Asker == nil || !c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+	if r.signIns == nil || c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, nil, false
 	}
 	cfg := r.cfg.Load()
@@ -80,7 +84,7 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 // the caller's own sign-in (se): the link to it, as a URL elicitation
 // when the host declared them, else in a tool error the user can follow;
 // the host's retry after the sign-in reaches the server as the person.
-func (r *Relay) personSignIn(c *Call, se *oauth.SignInError) (json.RawMessage, error, bool) {
+func (r *Relay) personSignIn(c *Call, se signInAsk) (json.RawMessage, error, bool) {
 	cfg := r.cfg.Load()
 	if r.personSignIns == nil || cfg == nil || cfg.Servers[se.Server] == nil || se.Principal != c.Person {
 		return nil, nil, false
@@ -93,7 +97,7 @@ func (r *Relay) personSignIn(c *Call, se *oauth.SignInError) (json.RawMessage, e
 		return nil, nil, false
 	}
 	msg := fmt.Sprintf("Sign in to %s with your own account (%s); mcpx keeps your sign-in for all your hosts.", se.Server, se.Reason)
-	if c.Asker == nil || !c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+	if c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		r.log.Info("upstream needs a person's sign-in: the tool error carries the link", "server", se.Server, "principal", se.Principal)
 		return toolError(fmt.Sprintf("upstream %q needs you to sign in to it with your own account (%s). Open this link in your browser, sign in, then call the tool again: %s",
 			se.Server, se.Reason, u)), nil, true
@@ -101,13 +105,23 @@ func (r *Relay) personSignIn(c *Call, se *oauth.SignInError) (json.RawMessage, e
 	return r.askToSignIn(c, se, u, msg)
 }
 
+// signInAsk is what an upstream's refusal for want of a sign-in names:
+// the server, why, and for a per-person server the principal who must
+// sign in as themself ("" for the server's shared sign-in).
+type signInAsk struct{ Server, Reason, Principal string }
+
+// personSignInNeeded is a per-person server's refusal: it names the
+// principal who must sign in (oauth's SignInError does), known by this
+// method, not by oauth's type.
+type personSignInNeeded interface{ SignInPrincipal() string }
+
 // personBeginWait bounds the discovery and registration a person's
 // sign-in link waits for.
 const personBeginWait = 30 * time.Second
 
 // askToSignIn asks the host of c to have its user open u, the start of a
 // sign-in, as a URL elicitation.
-func (r *Relay) askToSignIn(c *Call, se *oauth.SignInError, u, message string) (res json.RawMessage, rerr error, ok bool) {
+func (r *Relay) askToSignIn(c *Call, se signInAsk, u, message string) (res json.RawMessage, rerr error, ok bool) {
 	el, perr := jsonrpc.ParseObject(jsonrpc.MustMarshal(map[string]any{
 		"mode": "url", "elicitationId": "mcpx-sign-in-" + se.Server, "url": u, "message": message,
 	}))

@@ -40,9 +40,6 @@ const (
 	taskCancelWait = 5 * time.Second
 )
 
-// metaRelatedTask is the _meta key naming the task a message belongs to.
-const metaRelatedTask = "io.modelcontextprotocol/related-task"
-
 // upstreamTaskRequired reports whether server's tool must be called as a
 // task of the server's own (2025-11-25).
 func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) bool {
@@ -120,7 +117,7 @@ func createdTask(res json.RawMessage, asked bool) (*upstreamTask, bool) {
 		ResultType string `json:"resultType"`
 		upstreamTask
 	}
-	if json.Unmarshal(res, &t) != nil || t.ResultType != "task" || t.TaskID == "" {
+	if json.Unmarshal(res, &t) != nil || t.ResultType != mcp.ResultTypeTask || t.TaskID == "" {
 		return nil, false
 	}
 	t.modern = true
@@ -166,17 +163,17 @@ func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *up
 	for {
 		f.news(task)
 		switch {
-		case task.modern && task.Status == "input_required":
+		case task.modern && task.Status == mcp.TaskInputRequired:
 			if res, err := f.answer(ctx, task); res != nil || err != nil {
 				return res, nil, err
 			}
 		case task.modern && isFinal(task.Status):
 			res, err := f.outcome(task)
 			return res, nil, err
-		case task.Status == "input_required" || isFinal(task.Status):
+		case task.Status == mcp.TaskInputRequired || isFinal(task.Status):
 			// tasks/result waits for the end, and carries the server's
 			// questions meanwhile (related to the task).
-			req, err := f.sess.Start("tasks/result", f.params(nil), f.c.ClientCaps, upstream.StartOptions{Inbound: f.a, Task: f.id})
+			req, err := f.sess.Start(mcp.MethodTasksResult, f.params(nil), f.c.ClientCaps, upstream.StartOptions{Inbound: f.a, Task: f.id})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -193,7 +190,7 @@ func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *up
 			t.Stop()
 			return nil, nil, context.Cause(ctx)
 		}
-		raw, err := f.send(ctx, "tasks/get", nil)
+		raw, err := f.send(ctx, mcp.MethodTasksGet, nil)
 		if err != nil {
 			var rpcErr *jsonrpc.Error
 			if errors.As(err, &rpcErr) {
@@ -210,7 +207,7 @@ func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *up
 }
 
 func isFinal(status string) bool {
-	return status == "completed" || status == "failed" || status == "cancelled"
+	return status == mcp.TaskCompleted || status == mcp.TaskFailed || status == mcp.TaskCancelled
 }
 
 // news passes a new statusMessage on as progress; any answer of the
@@ -268,11 +265,11 @@ func (f *taskFollow) send(ctx context.Context, method string, more map[string]js
 // outcome is an ended 2026-07-28 task's, as the call's.
 func (f *taskFollow) outcome(task *upstreamTask) (json.RawMessage, error) {
 	switch {
-	case task.Status == "completed" && len(task.Result) > 0:
+	case task.Status == mcp.TaskCompleted && len(task.Result) > 0:
 		return task.Result, nil
 	case task.Error != nil:
 		return nil, task.Error
-	case task.Status == "cancelled":
+	case task.Status == mcp.TaskCancelled:
 		return nil, fmt.Errorf("upstream %q cancelled its task %s: %s", f.c.Server, f.id, task.StatusMessage)
 	}
 	return nil, fmt.Errorf("upstream %q: its task %s ended %s without a result: %s", f.c.Server, f.id, task.Status, task.StatusMessage)
@@ -314,7 +311,7 @@ func (f *taskFollow) answer(ctx context.Context, task *upstreamTask) (json.RawMe
 		f.cancel(ctx)
 		return failed, nil
 	}
-	if _, err := f.send(ctx, "tasks/update", map[string]json.RawMessage{"inputResponses": answers.Bytes()}); err != nil {
+	if _, err := f.send(ctx, mcp.MethodTasksUpdate, map[string]json.RawMessage{"inputResponses": answers.Bytes()}); err != nil {
 		return nil, fmt.Errorf("upstream %q refused the answers to its task %s: %w", f.c.Server, f.id, err)
 	}
 	for _, k := range ir.keys {
@@ -330,7 +327,7 @@ func (f *taskFollow) answer(ctx context.Context, task *upstreamTask) (json.RawMe
 func (f *taskFollow) cancel(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelWait)
 	defer cancel()
-	if _, err := f.send(cctx, "tasks/cancel", nil); err != nil {
+	if _, err := f.send(cctx, mcp.MethodTasksCancel, nil); err != nil {
 		f.r.log.Warn("cancelling an upstream task", "server", f.c.Server, "task", f.id, "err", err)
 	}
 }
@@ -338,13 +335,13 @@ func (f *taskFollow) cancel(ctx context.Context) {
 // withoutRelatedTask removes the related-task _meta of a task's result:
 // the host asked for no task of the server's.
 func withoutRelatedTask(res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, []byte(metaRelatedTask)) {
+	if !bytes.Contains(res, []byte(mcp.MetaRelatedTask)) {
 		return res
 	}
 	obj, err := jsonrpc.ParseObject(res)
 	if err != nil || !obj.Has("_meta") {
 		return res
 	}
-	mcp.EditMeta(obj, func(m *jsonrpc.Object) { m.Delete(metaRelatedTask) })
+	mcp.EditMeta(obj, func(m *jsonrpc.Object) { m.Delete(mcp.MetaRelatedTask) })
 	return obj.Bytes()
 }

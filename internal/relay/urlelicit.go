@@ -73,7 +73,7 @@ func urlElicitations(err error) (els []*jsonrpc.Object, ok bool, bad error) {
 // MUST get it); mcpx must not send it an inputRequests it did not declare
 // (basic/patterns/mrtr.mdx; client/elicitation.mdx, Capabilities).
 func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessage, error) {
-	if c.Asker == nil || !c.Asker.Can(upstream.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+	if c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability,
 			Message: fmt.Sprintf("upstream %q needs the user to complete a URL-mode elicitation, which this request's capabilities do not declare", c.Server),
 			Data:    json.RawMessage(`{"requiredCapabilities":{"elicitation":{"url":{}}}}`)}
@@ -89,7 +89,7 @@ func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessag
 		}
 		// 2026-07-28 has no elicitationId: mcpx's state does its work.
 		el.Delete("elicitationId")
-		requests[key] = inputRequest{upstream.MethodElicitationCreate, el.Bytes()}
+		requests[key] = inputRequest{mcp.MethodElicitationCreate, el.Bytes()}
 	}
 	d := r.inputTimeout()
 	args, _ := c.Params.Get("arguments")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/upstream"
 )
 
@@ -54,7 +55,7 @@ func TestURLElicitations(t *testing.T) {
 // elicitationId of mcpx's for a legacy host when it has none, and loses
 // its own for a 2026-07-28 host; nothing else changes.
 func TestElicitationIDAcrossEras(t *testing.T) {
-	const create = upstream.MethodElicitationCreate
+	const create = mcp.MethodElicitationCreate
 	with := withElicitationID(create, json.RawMessage(`{"mode":"url","url":"https://x.test/?a&b","message":"m"}`))
 	if !strings.HasPrefix(string(with), `{"mode":"url","url":"https://x.test/?a&b","message":"m","elicitationId":"mcpx-elicitation-`) {
 		t.Errorf("for a legacy host: %s", with)

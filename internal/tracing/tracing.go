@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"mcpx/internal/config"
+	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
 )
 
@@ -66,7 +67,7 @@ func (t *Tracer) StartCall(c relay.CallInfo, parent relay.TraceContext) (relay.T
 	ctx, span := t.tracer.Start(ctx, "tools/call "+c.Server+"."+c.Tool,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
-			attribute.String("mcp.method.name", "tools/call"),
+			attribute.String("mcp.method.name", mcp.MethodToolsCall),
 			attribute.String("gen_ai.tool.name", c.Tool),
 			attribute.String("mcpx.server", c.Server),
 			attribute.Int64("mcpx.call_id", int64(c.ID)),

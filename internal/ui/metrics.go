@@ -8,7 +8,6 @@ import (
 	"mcpx/internal/apitype"
 	"mcpx/internal/promtext"
 	"mcpx/internal/relay"
-	"mcpx/internal/store"
 )
 
 // Metrics are the daemon's Prometheus metrics. Counters and histograms
@@ -78,9 +77,9 @@ func (m *Metrics) callStarted(c relay.CallInfo) {
 
 func (m *Metrics) jobStarted() { m.jobsInFlight.Inc() }
 
-func (m *Metrics) jobEnded(status store.Status) {
+func (m *Metrics) jobEnded(status string) {
 	m.jobsInFlight.Dec()
-	m.jobs.With(string(status)).Inc()
+	m.jobs.With(status).Inc()
 }
 
 func (m *Metrics) callEnded(c relay.CallInfo, outcome relay.Outcome, took time.Duration, err error) {

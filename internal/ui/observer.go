@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"mcpx/internal/relay"
-	"mcpx/internal/store"
 )
 
 // Observer feeds the metrics and the live view: the daemon gives it to
@@ -56,7 +55,7 @@ func (o *Observer) JobStarted(server, tool string) {
 func (o *Observer) JobProgressed() { o.live.changed() }
 
 // JobEnded implements jobs.Observer.
-func (o *Observer) JobEnded(server, tool string, status store.Status) {
+func (o *Observer) JobEnded(server, tool, status string) {
 	if o.m != nil {
 		o.m.jobEnded(status)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/relay"
-	"mcpx/internal/store"
 )
 
 // TestMetricsFullPage: with every family of the daemon's metrics given a
@@ -36,7 +35,7 @@ func TestMetricsFullPage(t *testing.T) {
 	o.UpstreamCrashed("demo", errors.New("exit 2"))
 	o.JobStarted("demo", "export")
 	o.JobStarted("demo", "export")
-	o.JobEnded("demo", "export", store.Completed)
+	o.JobEnded("demo", "export", "completed")
 
 	page := scrapePage(t, m)
 	for _, want := range []string{

@@ -287,7 +287,7 @@ func (c *Conn) dispatch(msg *jsonrpc.Message, via *Request) {
 		c.serverRequest(msg, via)
 	case msg.Method == mcp.MethodCancelled:
 		c.inboundCancelled(msg.Params)
-	case msg.Method == MethodElicitationComplete:
+	case msg.Method == mcp.MethodElicitationComplete:
 		c.elicitationComplete(msg.Params)
 	case msg.Method == mcp.MethodSubscriptionsAcknowledged && c.acknowledged(msg.Params):
 	default:

@@ -184,9 +184,17 @@ func sameOrigin(a, b *url.URL) bool {
 
 type urlError = url.Error
 
-// needsSignIn reports whether err is a server asking for a sign-in (the
-// round tripper's error says so by a SignInRequired method).
+// SignInNeeded is the error of an HTTP upstream that needs the user to
+// sign in (again, or with more scopes) before mcpx can reach it: the
+// round tripper's error says so (oauth's SignInError does). upstream and
+// the relay name it by this method, not by oauth's type.
+type SignInNeeded interface {
+	error
+	SignIn() (server, reason string, scopes []string)
+}
+
+// needsSignIn reports whether err is a server asking for a sign-in.
 func needsSignIn(err error) bool {
-	var s interface{ SignInRequired() bool }
-	return errors.As(err, &s) && s.SignInRequired()
+	var s SignInNeeded
+	return errors.As(err, &s)
 }

@@ -12,15 +12,6 @@ import (
 	"mcpx/internal/mcp"
 )
 
-// Methods an upstream may ask of mcpx's hosts, and the notification that
-// ends a URL-mode elicitation.
-const (
-	MethodElicitationCreate   = "elicitation/create"
-	MethodSamplingCreate      = "sampling/createMessage"
-	MethodRootsList           = "roots/list"
-	MethodElicitationComplete = "notifications/elicitation/complete"
-)
-
 // relayedCapabilities are the client capabilities mcpx declares to a
 // legacy upstream: the requests it can carry to a host. Whether a given
 // host can answer is settled per request (a host that did not declare one
@@ -174,7 +165,7 @@ func (c *Conn) serverRequest(msg *jsonrpc.Message, via *Request) {
 	case mcp.MethodPing:
 		c.reply(jsonrpc.NewResult(msg.ID, json.RawMessage("{}")))
 		return
-	case MethodElicitationCreate, MethodSamplingCreate, MethodRootsList:
+	case mcp.MethodElicitationCreate, mcp.MethodSamplingCreate, mcp.MethodRootsList:
 	default:
 		c.reply(jsonrpc.NewError(msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx does not serve %q to upstreams", msg.Method)))
 		return
@@ -290,20 +281,17 @@ func (c *Conn) byTokenLocked(params json.RawMessage) *Request {
 	return nil
 }
 
-// metaRelatedTask is the _meta key naming the task a message belongs to.
-const metaRelatedTask = "io.modelcontextprotocol/related-task"
-
 // byTaskLocked returns the pending request that follows the task
 // params._meta's related-task names, if any. c.mu is held.
 func (c *Conn) byTaskLocked(params json.RawMessage) *Request {
-	if !bytes.Contains(params, []byte(metaRelatedTask)) {
+	if !bytes.Contains(params, []byte(mcp.MetaRelatedTask)) {
 		return nil // most requests name no task, and are not parsed again
 	}
 	obj, err := jsonrpc.ParseObject(params)
 	if err != nil {
 		return nil
 	}
-	raw, ok := mcp.Meta(obj).Get(metaRelatedTask)
+	raw, ok := mcp.Meta(obj).Get(mcp.MetaRelatedTask)
 	var rel struct {
 		TaskID string `json:"taskId"`
 	}

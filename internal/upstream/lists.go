@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 )
 
 // ListKind is one of the lists an upstream serves besides its tools.
@@ -21,9 +22,9 @@ type ListKind struct {
 
 // The lists mcpx merges for hosts.
 var (
-	ListResources         = ListKind{"resources/list", "resources", "notifications/resources/list_changed", "resources"}
-	ListResourceTemplates = ListKind{"resources/templates/list", "resourceTemplates", "notifications/resources/list_changed", "resources"}
-	ListPrompts           = ListKind{"prompts/list", "prompts", "notifications/prompts/list_changed", "prompts"}
+	ListResources         = ListKind{mcp.MethodResourcesList, "resources", mcp.MethodResourcesListChanged, "resources"}
+	ListResourceTemplates = ListKind{mcp.MethodResourceTemplatesList, "resourceTemplates", mcp.MethodResourcesListChanged, "resources"}
+	ListPrompts           = ListKind{mcp.MethodPromptsList, "prompts", mcp.MethodPromptsListChanged, "prompts"}
 )
 
 // Page is one page of an upstream's list as the upstream paginated it:

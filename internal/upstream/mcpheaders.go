@@ -65,12 +65,12 @@ func plainHeaderValue(s string) bool {
 
 // nameSource is the params member Mcp-Name mirrors, per method.
 var nameSource = map[string]string{
-	mcp.MethodToolsCall: "name",
-	"resources/read":    "uri",
-	"prompts/get":       "name",
-	"tasks/get":         "taskId",
-	"tasks/update":      "taskId",
-	"tasks/cancel":      "taskId",
+	mcp.MethodToolsCall:     "name",
+	mcp.MethodResourcesRead: "uri",
+	mcp.MethodPromptsGet:    "name",
+	mcp.MethodTasksGet:      "taskId",
+	mcp.MethodTasksUpdate:   "taskId",
+	mcp.MethodTasksCancel:   "taskId",
 }
 
 // setMetadataHeaders sets the modern request headers of a request: the

@@ -16,8 +16,8 @@ import (
 // needs a sign-in (internal/oauth's SignInError).
 type signInNeeded struct{}
 
-func (signInNeeded) Error() string        { return "needs a sign-in" }
-func (signInNeeded) SignInRequired() bool { return true }
+func (signInNeeded) Error() string                                    { return "needs a sign-in" }
+func (signInNeeded) SignIn() (server, reason string, scopes []string) { return "", "", nil }
 
 type refuseUnauthorized struct {
 	base  http.RoundTripper

@@ -1,4 +1,4 @@
-package daemon
+package hosttoken
 
 import (
 	"context"
@@ -8,12 +8,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"mcpx/internal/config"
 	"mcpx/internal/store"
 )
 
 // countingTokens is a store's tokens that has one named token, counting
-// its lookups: the seam under sharedTokens.
+// its lookups: the seam under Shared.
 type countingTokens struct {
 	store.Tokens // the other methods are not called
 	lookups      atomic.Int64
@@ -34,7 +33,7 @@ func (c *countingTokens) TokenByHash(_ context.Context, hash []byte) (string, bo
 func TestUnknownTokenCache(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := &countingTokens{}
-		tokens := newSharedTokens(config.NewHostTokens("default-token", t.TempDir(), nil), st)
+		tokens := NewShared(NewHostTokens("default-token", t.TempDir(), nil), st)
 		for range 50 {
 			if _, ok, err := tokens.Check("person-opaque-token"); ok || err != nil {
 				t.Fatalf("an unknown token: ok %v, %v", ok, err)

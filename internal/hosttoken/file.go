@@ -1,4 +1,4 @@
-package config
+package hosttoken
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"mcpx/internal/config"
 )
 
 // Named host tokens: each HTTP host may hold a token of its own, so that
@@ -18,9 +20,6 @@ import (
 // to it) and one host's access can be revoked without revoking all. Each
 // is a file like the default token's, TokenDir/<name>; its name is the
 // file's name.
-
-// TokenDir returns the directory of named host tokens: StateDir/tokens.
-func (p Paths) TokenDir() string { return filepath.Join(p.StateDir, "tokens") }
 
 // ErrNoToken is returned by [RevokeToken] for a name no token has.
 var ErrNoToken = errors.New("no token by that name")
@@ -49,7 +48,7 @@ func CheckTokenName(name string) error {
 }
 
 // NamedToken returns the token named name in dir, minting it first if
-// there is none (as [Token] does for the default token).
+// there is none (as [config.Token] does for the default token).
 func NamedToken(dir, name string) (string, error) {
 	if err := CheckTokenName(name); err != nil {
 		return "", err
@@ -57,7 +56,7 @@ func NamedToken(dir, name string) (string, error) {
 	if err := checkTokenDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	return Token(filepath.Join(dir, name))
+	return config.Token(filepath.Join(dir, name))
 }
 
 // checkTokenDir refuses a token dir that others may read or write: they
@@ -144,7 +143,7 @@ func readTokenDir(dir string) ([]namedToken, error) {
 		}
 		n := namedToken{name: e.Name()}
 		path := filepath.Join(dir, e.Name())
-		n.value, n.err = readToken(path)
+		n.value, n.err = config.ReadToken(path)
 		if fi, err := os.Lstat(path); err == nil {
 			n.mtime = fi.ModTime()
 		}

@@ -1,4 +1,4 @@
-package daemon
+package hosttoken
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"mcpx/internal/config"
 	"mcpx/internal/store"
 	"mcpx/internal/store/storetest"
 )
@@ -35,15 +34,15 @@ func TestSharedTokens(t *testing.T) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	fileTok, err := config.NamedToken(dir, "local")
+	fileTok, err := NamedToken(dir, "local")
 	if err != nil {
 		t.Fatal(err)
 	}
-	def := config.NewHostTokens("default-token", dir, nil)
-	a, b := newSharedTokens(def, stA), newSharedTokens(def, stB)
+	def := NewHostTokens("default-token", dir, nil)
+	a, b := NewShared(def, stA), NewShared(def, stB)
 	a.recheck, b.recheck = 200*time.Millisecond, 200*time.Millisecond
 
-	check := func(st *sharedTokens, tok, wantName string, wantOK bool) {
+	check := func(st *Shared, tok, wantName string, wantOK bool) {
 		t.Helper()
 		name, ok, err := st.Check(tok)
 		if err != nil || ok != wantOK || name != wantName {
@@ -63,7 +62,7 @@ func TestSharedTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	revoked := time.Now()
-	for _, st := range []*sharedTokens{a, b} {
+	for _, st := range []*Shared{a, b} {
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if _, ok, _ := st.Check("alice-token"); !ok {
 				break
@@ -95,7 +94,7 @@ func TestSharedTokens(t *testing.T) {
 	if _, ok, err := b.Check("bob-token"); ok || err == nil {
 		t.Errorf("a token past its stale time with the store closed: %v %v, want an error", ok, err)
 	}
-	none := newSharedTokens(def, nil)
+	none := NewShared(def, nil)
 	if _, _, err := none.Check("alice-token"); !errors.Is(err, errNoSharedStore) {
 		t.Errorf("no store: %v", err)
 	}

@@ -1,4 +1,4 @@
-package config
+package hosttoken
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"mcpx/internal/config"
 )
 
 func TestCheckTokenName(t *testing.T) {
@@ -103,7 +105,7 @@ func TestNamedTokens(t *testing.T) {
 // the next Match, with no reload.
 func TestHostTokensMatch(t *testing.T) {
 	root := t.TempDir()
-	def, err := Token(filepath.Join(root, "token"))
+	def, err := config.Token(filepath.Join(root, "token"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,115 @@
+package mcp_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mcpx/internal/mcp"
+)
+
+// vocabulary returns the value of every constant this package declares
+// whose name starts with one of prefixes, read from its source.
+func vocabulary(t *testing.T, prefixes ...string) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]string{}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, id := range vs.Names {
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING || !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id.Name, p) }) {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					known[v] = "mcp." + id.Name
+				}
+			}
+		}
+	}
+	return known
+}
+
+// Test support, the benchmarks' load generators (both drive mcpx as an
+// outside host would) and the conformance fixture (which grades mcpx on
+// the go-sdk alone) may spell the protocol themselves.
+var vocabExempt = []string{"internal/mcp", "internal/mcpxtest", "internal/conformfixture", "internal/store/storetest", "bench"}
+
+// TestVocabularyHasOneHome: no production file outside this package spells
+// a method name, a _meta key or an extension name as a string literal; it
+// names the constant.
+func TestVocabularyHasOneHome(t *testing.T) {
+	known := vocabulary(t, "Method", "Meta", "Extension")
+	for _, want := range []string{mcp.MethodToolsCall, mcp.MethodTasksGet, mcp.MetaRelatedTask, mcp.ExtensionTasks} {
+		if known[want] == "" {
+			t.Fatalf("the vocabulary read from the source lacks %q: %v", want, known)
+		}
+	}
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	scanned := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." || slices.Contains(vocabExempt, rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		scanned++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if v, err := strconv.Unquote(lit.Value); err == nil && known[v] != "" {
+				t.Errorf("%s: the literal %s: use %s", fset.Position(lit.Pos()), lit.Value, known[v])
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned < 100 {
+		t.Fatalf("scanned %d files from %s: is the test run from internal/mcp?", scanned, root)
+	}
+}
