@@ -63,12 +63,18 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		return
 	}
 	switch {
+	case l.FileLost:
+		fmt.Fprintf(w, "\nJOB STORE FILE LOST: %s\n  running jobs keep their ends in memory until mcpx stops; new jobs are refused\n", l.Error)
 	case l.Lost:
 		since := "since it started"
 		if !l.Renewed.IsZero() {
 			since = "for " + ago(now, l.Renewed)
 		}
-		fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
+		if l.Exclusive {
+			fmt.Fprintf(w, "\nJOB STORE NOT ANSWERING: it has not answered a renewal of the job leases %s; no other mcpx uses this store, so its jobs run on here, and their progress and ends are written once it answers\n", since)
+		} else {
+			fmt.Fprintf(w, "\nJOB LEASES LOST: the job store has not answered a renewal %s; another replica may take this one's jobs\n", since)
+		}
 		if l.Error != "" {
 			fmt.Fprintf(w, "  last error: %s\n", l.Error)
 		}
@@ -76,7 +82,7 @@ func printJobLeases(w io.Writer, l *apitype.JobLeases, now time.Time) {
 		fmt.Fprintf(w, "\njob leases: the last renewal failed (they hold until a lease term passes without one): %s\n", l.Error)
 	}
 	if skew := time.Duration(l.SkewMs) * time.Millisecond; skew.Abs() > time.Second {
-		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases keep to the store's; the times this mcpx stamps are off as much)\n", skew)
+		fmt.Fprintf(w, "clock: %v ahead of the job store's (leases and the store's times keep to the store's; the times this mcpx shows of its own are off as much)\n", skew)
 	}
 }
 
