@@ -30,7 +30,8 @@ func withRawMember(t *testing.T, raw json.RawMessage, key, value string) string 
 // JSON before its result. mcpx skips the line, relays the result, and the
 // upstream stays usable.
 func TestGarbageFromUpstream(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
 		h.Initialize("2025-11-25")
@@ -53,7 +54,8 @@ func TestGarbageFromUpstream(t *testing.T) {
 // the exit status, and the next call works on a restarted upstream. The
 // time from the exit to the host's error is logged.
 func TestUpstreamCrashMidCall(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}))
 		h.Initialize("2025-11-25")
@@ -127,7 +129,8 @@ func nthExit(t *testing.T, e *mcpxtest.Env, n int) demo.Event {
 // its calls with an error naming it, and tools/list still shows the other
 // servers' tools.
 func TestUpstreamCommandMissing(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		missing := e.Path("no-such-command")
 		h := e.StartHost(mode, e.WriteConfig(nil,
@@ -170,7 +173,8 @@ func TestUpstreamCommandMissing(t *testing.T) {
 // lossy relay breaks, reaches hosts of both eras byte for byte but for its
 // exposed name.
 func TestFaithfulToolDefinition(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}, mcpxtest.Demo{Name: "old", Args: []string{"-era", "legacy"}}))
 		check := func(era string, defs map[string]json.RawMessage) {
@@ -218,7 +222,8 @@ func TestFaithfulToolDefinition(t *testing.T) {
 // for byte, from legacy and 2026-07-28 upstreams alike; a 2026-07-28 host
 // gets the same bytes with "resultType":"complete" as the last member.
 func TestFaithfulRawResult(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "old", Args: []string{"-era", "legacy"}}, mcpxtest.Demo{Name: "new"}))
 		modern := strings.TrimSuffix(demo.RawResultJSON, "}") + `,"resultType":"complete"}`
@@ -249,7 +254,8 @@ func TestFaithfulRawResult(t *testing.T) {
 // TestFaithfulArguments: echo's arguments come back byte for byte in
 // structuredContent, for hosts of both eras and upstreams of both eras.
 func TestFaithfulArguments(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "old", Args: []string{"-era", "legacy"}}, mcpxtest.Demo{Name: "new"}))
 		meta := `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -294,7 +300,8 @@ func TestFaithfulArguments(t *testing.T) {
 // TestToolsListPagination: a demo that pages its tools/list two tools at a
 // time still shows all its tools through mcpx, as one that does not page.
 func TestToolsListPagination(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		h := e.StartHost(mode, e.WriteConfig(nil, mcpxtest.Demo{Name: "paged", Args: []string{"-page-size", "2"}}, mcpxtest.Demo{Name: "whole"}))
 		h.Initialize("2025-11-25")
@@ -342,7 +349,8 @@ func TestToolsListPagination(t *testing.T) {
 // that rename its echo tool to echo2 on the way out and back on the way in,
 // so that echo and echo2 are unique and every other name collides.
 func TestToolNamesAuto(t *testing.T) {
-	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+	t.Parallel()
+	mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		script := fmt.Sprintf(`sed -u 's/"name":"echo2"/"name":"echo"/' | '%s' demo -record '%s' | sed -u 's/"name":"echo"/"name":"echo2"/'`,
 			e.Bin, e.RecordPath("b"))
