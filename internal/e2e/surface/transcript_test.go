@@ -118,11 +118,12 @@ structuredContent, byte for byte; the result keeps "resultType":"complete".`,
 // run modes: each stream is one direction or link, in wire order, so both
 // modes must give the same golden. Regenerate with
 //
-//	go test ./internal/e2e -run Transcript -update
+//	go test ./internal/e2e/surface -run Transcript -update
 func TestTranscript(t *testing.T) {
 	for _, c := range append(slices.Clip(transcriptCases), surfaceTranscriptCases...) {
 		t.Run(c.name, func(t *testing.T) {
-			mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
+			t.Parallel()
+			mcpxtest.ForEachModeParallel(t, func(t *testing.T, mode mcpxtest.Mode) {
 				e := mcpxtest.NewEnv(t)
 				h := e.StartHost(mode, e.WriteConfig(nil, c.demo))
 				c.run(t, e, h)
