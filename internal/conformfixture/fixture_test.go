@@ -16,7 +16,7 @@ import (
 // TestStdio drives the fixture over a stdio pair with the go-sdk client:
 // its scenario names are listed and answered with the scenarios' texts.
 // (The conformance suite itself grades the fixture over HTTP:
-// internal/e2e TestConformanceServer.)
+// internal/e2e/conformance TestConformanceServer.)
 func TestStdio(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -26,11 +26,22 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
+// BinaryEnv names an mcpx binary already built from this module (with
+// -race when the tests run with it) that Binary returns instead of
+// building one: scripts/test builds it once for every end-to-end package.
+const BinaryEnv = "MCPX_TEST_BINARY"
+
 // Binary returns the path of an mcpx binary built from this module, with
 // the race detector when the tests have it.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if p := os.Getenv(BinaryEnv); p != "" {
+			if _, buildErr = os.Stat(p); buildErr == nil {
+				buildPath = p
+			}
+			return
+		}
 		buildDir, buildErr = os.MkdirTemp("", "mcpx-bin-")
 		if buildErr != nil {
 			return

@@ -244,7 +244,7 @@ func (q *Queue) Run(write func(partial []byte, batch [][]byte) error) error {
 		// queue a message) go first: under load their lines join this
 		// batch; when nothing else is ready this returns at once. Saves
 		// writes and peer wake-ups under load (BenchmarkRelayCallParallel
-		// in internal/hostserver; BenchmarkCallParallel in internal/e2e).
+		// in internal/hostserver; BenchmarkCallParallel in internal/e2e/bench).
 		runtime.Gosched()
 		q.mu.Lock()
 		if q.writing || q.partial == nil && len(q.items) == 0 {
