@@ -40,6 +40,8 @@ func TestBurstIsBackPressure(t *testing.T) {
 	ran, busy := 0, 0
 	for i, r := range replies {
 		switch {
+		case r == nil: // its request failed, and said so above
+			t.Errorf("call %d: no reply", i)
 		case len(r.Msgs) != 1:
 			t.Errorf("call %d: %d %.300s", i, r.Status, r.Body)
 		case r.Msgs[0].Error == nil:

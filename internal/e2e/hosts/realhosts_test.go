@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -199,7 +200,7 @@ func realFreePort(t *testing.T) string {
 func realStartDaemon(t *testing.T, e *mcpxtest.Env, cfg, logFile string) {
 	t.Helper()
 	cmd := e.Command(context.Background(), "daemon", "--config", cfg, "--log", logFile)
-	var logs bytes.Buffer
+	var logs harness.SyncBuffer // the daemon writes while a failure reads it
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
