@@ -21,14 +21,14 @@ func (p Policy) WithAuditor(a Auditor) Policy {
 // Decide says whether the principal may do op on t: nil, or a *Refusal.
 // It is the one decision of every face (the rules are decide's); every
 // refusal is recorded in the audit log, and while the log fails closed
-// (Auditor.Failing) no tool call is allowed. A face filtering what it
+// (Auditor.Failing) no tool call or job start is allowed. A face filtering what it
 // shows (a list of tools, of jobs) asks Allows, which records nothing.
 func (p Policy) Decide(op Op, t Target) error {
 	err := p.decide(op, t)
 	if p.audit == nil {
 		return err
 	}
-	if err == nil && op == CallTool {
+	if err == nil && (op == CallTool || op == StartJob) {
 		if ferr := p.audit.Failing(); ferr != nil {
 			err = &Refusal{Op: op, Why: "refused: the audit log cannot be written (" + ferr.Error() + "); mcpx.audit.onFailure is \"closed\""}
 		}

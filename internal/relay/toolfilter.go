@@ -32,6 +32,9 @@ func (r *Relay) Policy(who principal.Principal) principal.Policy {
 		if !cfg.GroupBackground(who.Groups()) {
 			pol = pol.WithoutJobs()
 		}
+		if r.audit != nil {
+			pol = pol.WithAuditor(r.audit)
+		}
 		return pol
 	}
 	f, sep := r.HostTools(who.Token(), who.Client())
