@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -38,15 +39,7 @@ func (c *counted) total() (int, map[string]int) {
 	for _, k := range c.calls {
 		n += k
 	}
-	return n, maps(c.calls)
-}
-
-func maps(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
+	return n, maps.Clone(c.calls)
 }
 
 func (c *counted) Create(ctx context.Context, j *store.Job, term time.Duration) error {
