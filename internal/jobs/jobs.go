@@ -229,6 +229,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.beat(bg)
 	close(m.started)
 	m.expire(bg)
+	expired := time.Now()
 	stopWatch := m.watchCancels(ctx)
 	defer stopWatch()
 	leaseCtx, stopLeases := context.WithCancel(bg)
@@ -246,7 +247,11 @@ func (m *Manager) Run(ctx context.Context) error {
 			m.writeEndings(wctx)
 			cancel()
 		case <-expire.C:
+			if m.quiet() && time.Since(expired) < m.idleExpiry() {
+				continue
+			}
 			m.expire(bg)
+			expired = time.Now()
 		case <-ctx.Done():
 			stopLeases()
 			<-leasesDone
@@ -272,6 +277,14 @@ func (m *Manager) stop(ctx context.Context) {
 	m.writeEndings(ctx)
 	m.write(func() error { return m.st.Release(ctx, m.owner) })
 	m.leave(ctx)
+}
+
+// idleExpiry is how often results are expired while the manager is quiet
+// (lease.go): a 24th of the retention, between a minute and an hour, so
+// that an idle daemon leaves its store alone for that long, and a result
+// outlives its retention by at most that much.
+func (m *Manager) idleExpiry() time.Duration {
+	return min(max(m.opts.Retention/24, time.Minute), time.Hour)
 }
 
 func (m *Manager) expire(ctx context.Context) {

@@ -87,6 +87,13 @@ func (m *Manager) keepLeases(ctx context.Context) {
 			if renewing {
 				continue // its deadline ends it
 			}
+			if m.quiet() {
+				// Nothing to renew nor to look for: the store is not
+				// touched, and nothing can be lost until a job starts
+				// (its row comes with a lease of a term).
+				loss.Reset(term)
+				continue
+			}
 			renewing = true
 			go func() { renewed <- m.renew(ctx) }()
 		case r := <-renewed:
@@ -125,6 +132,21 @@ func (m *Manager) keepLeases(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// quiet reports whether a renewal has nothing to do: the store is this
+// manager's alone (no orphans of others to look for) and no replica's
+// heartbeat is asked of it, it holds no job (none running, no end
+// waiting to be written), and the store answered the last renewal. An
+// idle daemon then leaves its store alone. A store that fails
+// meanwhile is found by the next job, whose start it refuses.
+func (m *Manager) quiet() bool {
+	if !m.opts.Exclusive || m.replicas() != nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.byID) == 0 && len(m.unwritten) == 0 && m.leases.Err == nil && !m.leases.Lost
 }
 
 // renew renews the leases of the jobs this manager runs, and writes its
