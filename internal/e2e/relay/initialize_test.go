@@ -37,16 +37,19 @@ func TestInitializeTimeoutNotCancelled(t *testing.T) {
 	mcpxtest.ForEachMode(t, func(t *testing.T, mode mcpxtest.Mode) {
 		e := mcpxtest.NewEnv(t)
 		cfg := e.WriteConfig(nil, mcpxtest.Demo{
-			Name:   "demo",
-			Args:   []string{"-era", "legacy", "-init-delay", "1500ms"},
-			Fields: map[string]any{"startupTimeout": "500ms"},
+			Name: "demo",
+			// The bound covers the process's start as well: a race-built
+			// mcpx on a loaded machine takes most of half a second to
+			// start, and then never gets to send initialize.
+			Args:   []string{"-era", "legacy", "-init-delay", "6s"},
+			Fields: map[string]any{"startupTimeout": "3s"},
 		})
 		h := e.StartHost(mode, cfg)
 		h.Initialize("2025-11-25")
 		id := harness.SendCall(h, "940", "demo__wait", map[string]any{"seconds": 1}, nil)
 		got, _ := harness.ResponseError(t, h, id)
-		if got.Code != -31000 || !strings.Contains(got.Message, `upstream "demo" did not finish starting within 500ms`) {
-			t.Errorf("error %d %q, want -31000 saying the upstream did not start within 500ms", got.Code, got.Message)
+		if got.Code != -31000 || !strings.Contains(got.Message, `upstream "demo" did not finish starting within 3s`) {
+			t.Errorf("error %d %q, want -31000 saying the upstream did not start within 3s", got.Code, got.Message)
 		}
 		init := initializeRequest(e, "demo")
 		// mcpx dropped the process: the demo ends its initialize unanswered.
