@@ -13,8 +13,9 @@ import (
 
 // TestReplicaStoreLate: replica A's PostgreSQL refuses its connections
 // when A starts (a proxy in front of it, disabled) and answers later. A
-// serves meanwhile and says once that it has no jobs yet; once the store
-// answers it says so, and takes jobs: a job started at A runs there once
+// serves meanwhile and says once that it has no jobs yet (and once
+// that its renewals fail, not at each); once the store answers it says
+// so, and takes jobs: a job started at A runs there once
 // and completes.
 func TestReplicaStoreLate(t *testing.T) {
 	harness.NginxBinary(t)
@@ -62,6 +63,14 @@ func TestReplicaStoreLate(t *testing.T) {
 		if strings.Contains(l, "job store") {
 			t.Log("A: " + l)
 		}
+	}
+	// The renewals fail for one reason all along: said once, not at
+	// each; and no loss of leases it never held is timed.
+	if n := strings.Count(logs, `msg="renewing job leases"`); n > 2 {
+		t.Errorf("replica A warned of %d failed renewals, want one per reason", n)
+	}
+	if strings.Contains(logs, "lost for") {
+		t.Errorf("replica A timed the loss of leases it never held:\n%s", logs)
 	}
 	if strings.Contains(logs, "not trying again") {
 		t.Errorf("replica A gave up on its store:\n%s", logs)
