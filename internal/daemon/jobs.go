@@ -23,7 +23,9 @@ const openTimeout = 15 * time.Second
 // c's job manager over it. The daemon that holds the store's lock is its
 // only user that may close every other owner's running jobs at start (a
 // kill -9 leaves them behind); one that cannot take it goes by leases. A
-// store that cannot be opened leaves c without jobs, and says why.
+// store that cannot be opened leaves c without jobs, and says why; a
+// shared one whose server does not answer is tried again until it does
+// (pendingStore), and c takes jobs then.
 //
 // A config that names a shared store (PostgreSQL) makes this gateway a
 // replica: it never holds the store alone, so it goes by leases, and it
@@ -36,20 +38,24 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 	if url := opts.Config.Store; url != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 		defer cancel()
-		st, err := store.OpenPostgres(ctx, url)
-		if err != nil {
+		var st store.Store
+		pg, err := store.OpenPostgres(ctx, url)
+		switch {
+		case err == nil:
+			log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
+			shareSealKey(ctx, pg, r, log)
+			st = pg
+		case retryable(err):
+			// Serve what needs no store meanwhile; take jobs once it answers.
+			log.Error("no jobs yet: opening the shared job store failed; trying again", "store", store.Redact(url), "err", err)
+			st = newPendingStore(url, err, log, func(pg *store.Postgres) {
+				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+				defer cancel()
+				shareSealKey(ctx, pg, r, log)
+			})
+		default:
 			log.Error("no jobs: opening the shared job store failed", "store", store.Redact(url), "err", err)
 			return
-		}
-		log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
-		// One requestState key for every replica: a retry sealed by one
-		// opens on another.
-		key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
-		if err == nil {
-			err = r.SetSealKey(key)
-		}
-		if err != nil {
-			log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
 		}
 		c.store = st
 		host, _ := os.Hostname()
@@ -83,4 +89,16 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log, LeaseTerm: cfg.LeaseTerm,
 		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
 	})
+}
+
+// shareSealKey sets r's requestState key to the one every replica of st
+// uses: a retry sealed by one opens on another.
+func shareSealKey(ctx context.Context, st store.Secrets, r *relay.Relay, log *slog.Logger) {
+	key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
+	if err == nil {
+		err = r.SetSealKey(key)
+	}
+	if err != nil {
+		log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)
+	}
 }

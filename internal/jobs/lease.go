@@ -99,7 +99,9 @@ func (m *Manager) keepLeases(ctx context.Context) {
 		case r := <-renewed:
 			renewing = false
 			if r.err != nil {
-				m.log.Warn("renewing job leases", "err", r.err)
+				if prev := m.Leases().Err; prev == nil || prev.Error() != r.err.Error() {
+					m.log.Warn("renewing job leases", "err", r.err) // once while the reason holds
+				}
 				reachedSince = time.Time{}
 				m.noteRenewal(r, false)
 				continue
@@ -197,7 +199,10 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 		m.log.Info("this machine's clock keeps to the job store's again", "ahead by", r.skew)
 	}
 	m.leases.Skew = r.skew
-	if m.leases.Lost {
+	switch {
+	case m.leases.Lost && m.leases.Since.IsZero():
+		m.log.Info("holding its job leases: the job store answers for the first time since this mcpx started")
+	case m.leases.Lost:
 		m.log.Info("holding its job leases again: the job store answers", "lost for", time.Since(m.leases.Since).Round(time.Millisecond))
 	}
 	m.leases.Lost, m.leases.Since = false, r.sent
