@@ -113,3 +113,37 @@ func (h *Handler) recordCallCancel(pol principal.Policy, id uint64, owner string
 	}
 	h.opts.Audit.Add(rec)
 }
+
+// recordSignIn records a step of a person's sign-in to server through
+// the gateway's pages (action: the page's route), for who, the principal
+// its state is bound to; err is how the page ended.
+func (h *Handler) recordSignIn(who principal.Principal, action, server string, err error) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindSignIn, Action: action, Server: server, Outcome: "ok"}
+	if err != nil {
+		rec.Outcome, rec.Detail = "failed", err.Error()
+	}
+	rec.Who(who)
+	h.opts.Audit.Add(rec)
+}
+
+// recordSignOut records that by revoked and forgot owner's sign-in to a
+// per-person server; revoked says whether its authorization server
+// revoked the tokens too.
+func (h *Handler) recordSignOut(by principal.Principal, server, owner string, revoked bool) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindSignOut, Action: "DELETE " + apitype.PathV1SignIn, Server: server, Outcome: "ok",
+		Detail: "forgotten; revoked at the authorization server"}
+	if !revoked {
+		rec.Detail = "forgotten; not revoked at the authorization server"
+	}
+	rec.Who(by)
+	if owner != rec.Principal {
+		rec.Detail += "; " + owner + "'s sign-in"
+	}
+	h.opts.Audit.Add(rec)
+}
