@@ -36,6 +36,7 @@ const (
 	KindJobPromote Kind = "job.promote" // a call kept past its host's timer became a job
 	KindJobEnd     Kind = "job.end"     // a job ended
 	KindJobCancel  Kind = "job.cancel"  // someone cancelled a job
+	KindCallCancel Kind = "call.cancel" // someone cancelled another's call, or their own, by its id
 	KindRefusal    Kind = "refusal"     // the policy refused an operation
 	KindSignIn     Kind = "signin"      // a sign-in to an upstream ended
 	KindSignOut    Kind = "signout"     // a sign-in to an upstream was forgotten

@@ -188,7 +188,7 @@ func (hs *hostSession) metaJobCancel(ctx context.Context, req *request) {
 	var j *store.Job
 	err := hs.mayReadJob(ctx, req, principal.CancelJob, args.JobID)
 	if err == nil {
-		j, err = hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, "mcpx_job_cancel")
+		j, err = hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), args.JobID, hs.who.WithClient(clientName(hs, req)), "mcpx_job_cancel")
 	}
 	if err != nil {
 		hs.replyToolError(req, "mcpx_job_cancel: "+err.Error())

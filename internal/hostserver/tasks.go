@@ -244,11 +244,11 @@ func (hs *hostSession) taskJob(ctx context.Context, req *request, op principal.O
 // cancelTask cancels j's call, if it runs: the upstream call is cancelled
 // with a cause naming tasks/cancel, and the job reads cancelled before
 // this returns. It returns the job as it is then.
-func (hs *hostSession) cancelTask(ctx context.Context, j *store.Job) (*store.Job, error) {
+func (hs *hostSession) cancelTask(ctx context.Context, req *request, j *store.Job) (*store.Job, error) {
 	if j.Status.Final() {
 		return j, nil
 	}
-	return hs.srv.opts.Jobs.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), j.ID, "the host's tasks/cancel")
+	return hs.srv.opts.Jobs.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), j.ID, hs.who.WithClient(clientName(hs, req)), "the host's tasks/cancel")
 }
 
 // withTaskSupport returns a tool's JSON with execution.taskSupport

@@ -220,7 +220,7 @@ func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
 		return
 	}
 	id := j.ID
-	j, err := hs.cancelTask(ctx, j)
+	j, err := hs.cancelTask(ctx, req, j)
 	if err != nil {
 		fail(req.sink, req.msg.ID, taskError(id, err))
 		return

@@ -180,7 +180,7 @@ func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
 	if j == nil {
 		return
 	}
-	if _, err := hs.cancelTask(ctx, j); err != nil {
+	if _, err := hs.cancelTask(ctx, req, j); err != nil {
 		fail(req.sink, req.msg.ID, taskError(j.ID, err))
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"mcpx/internal/audit"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -34,14 +35,22 @@ func (m *Manager) record(c *Call, kind audit.Kind, id, outcome, detail string, t
 	m.opts.Audit.Add(r)
 }
 
-// recordCancel records a cancel of job j by who (mcpx's words for the
-// canceller: "mcpx_job_cancel", "mcpx jobs cancel").
-func (m *Manager) recordCancel(j *store.Job, who string) {
+// recordCancel records a cancel of job j by the principal by, in mcpx's
+// words who ("mcpx_job_cancel", "mcpx jobs cancel"). The record names
+// the canceller; the owner, when another, is in its detail.
+func (m *Manager) recordCancel(j *store.Job, by principal.Principal, who string) {
 	if m.opts.Audit == nil {
 		return
 	}
-	m.opts.Audit.Add(audit.Record{Kind: audit.KindJobCancel, Principal: j.Principal, Server: j.Server, Tool: j.Tool,
-		Job: j.ID, Outcome: string(store.Cancelled), Detail: who})
+	r := audit.Record{Kind: audit.KindJobCancel, Principal: j.Principal, Server: j.Server, Tool: j.Tool,
+		Job: j.ID, Outcome: string(store.Cancelled), Detail: who}
+	if !by.IsZero() {
+		r.Who(by)
+		if by.ID() != j.Principal {
+			r.Detail = who + ", of " + j.Principal + "'s job"
+		}
+	}
+	m.opts.Audit.Add(r)
 }
 
 // causeDetail is mcpx's own words on how a job's call ended, when

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -133,7 +134,7 @@ func TestCancelJob(t *testing.T) {
 		return nil, context.Cause(ctx)
 	})
 	id, _, _ := c.Promote(t.Context())
-	j, err := h.m.CancelJob(t.Context(), "alice", id, "mcpx jobs cancel")
+	j, err := h.m.CancelJob(t.Context(), "alice", id, principal.Principal{}, "mcpx jobs cancel")
 	if err != nil || j.Status != store.Cancelled || j.Error != "job cancelled with mcpx jobs cancel" {
 		t.Fatalf("after cancel: %+v %v", j, err)
 	}
@@ -160,7 +161,7 @@ func TestCancelUnlessJob(t *testing.T) {
 	if b.CancelUnlessJob(&relay.Cause{Kind: relay.HostCancelled}) {
 		t.Fatal("the host's cancel ended a job")
 	}
-	h.m.CancelJob(t.Context(), "", b.ID(), "test")
+	h.m.CancelJob(t.Context(), "", b.ID(), principal.Principal{}, "test")
 	wait(t, b.Done())
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
@@ -68,12 +69,12 @@ func (m *Manager) Wait(ctx context.Context, principal, id string, wait time.Dura
 // pollEvery is how often Wait reads a job another owner runs.
 const pollEvery = 250 * time.Millisecond
 
-// CancelJob cancels principal's job id ("" for any principal's) on
-// behalf of who ("mcpx_job_cancel", "mcpx jobs cancel"): the row first,
-// then the call, whose upstream is told "job cancelled with <who>".
-// A job that had ended is returned as it is.
-func (m *Manager) CancelJob(ctx context.Context, principal, id, who string) (*store.Job, error) {
-	j, err := m.st.Get(ctx, principal, id)
+// CancelJob cancels owner's job id ("" for any principal's) for by,
+// the canceller, in mcpx's words who ("mcpx_job_cancel", "mcpx jobs
+// cancel"): the row first, then the call, whose upstream is told "job
+// cancelled with <who>". A job that had ended is returned as it is.
+func (m *Manager) CancelJob(ctx context.Context, owner, id string, by principal.Principal, who string) (*store.Job, error) {
+	j, err := m.st.Get(ctx, owner, id)
 	if err != nil || j.Status.Final() {
 		return j, err
 	}
@@ -82,7 +83,7 @@ func (m *Manager) CancelJob(ctx context.Context, principal, id, who string) (*st
 	if _, err := m.st.Cancel(ctx, id, cause.Error()); err != nil {
 		return nil, err
 	}
-	m.recordCancel(j, who)
+	m.recordCancel(j, by, who)
 	m.mu.Lock()
 	c := m.byID[id]
 	m.mu.Unlock()
@@ -93,7 +94,7 @@ func (m *Manager) CancelJob(ctx context.Context, principal, id, who string) (*st
 		case <-ctx.Done():
 		}
 	}
-	return m.st.Get(ctx, principal, id)
+	return m.st.Get(ctx, owner, id)
 }
 
 // Live is a job of this manager's that is running.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -85,7 +86,7 @@ func TestObserverHearsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CancelJob(t.Context(), "", c.ID(), "a test"); err != nil {
+	if _, err := m.CancelJob(t.Context(), "", c.ID(), principal.Principal{}, "a test"); err != nil {
 		t.Fatal(err)
 	}
 	wait(t, c.Done())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
 	"mcpx/internal/store/storetest"
@@ -104,7 +105,7 @@ func cancelOnB(t *testing.T, a, b *harness, wait time.Duration) bool {
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	j, err := b.m.CancelJob(t.Context(), "alice", id, "mcpx_job_cancel")
+	j, err := b.m.CancelJob(t.Context(), "alice", id, principal.Principal{}, "mcpx_job_cancel")
 	if err != nil || j.Status != store.Cancelled {
 		t.Fatalf("cancel on B: %+v %v", j, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"mcpx/internal/apitype"
@@ -76,13 +77,73 @@ func (h *Handler) recordAdmin(r *http.Request, rt route, start time.Time, err er
 	if h.opts.Audit == nil || rt.path == apitype.PathStdio {
 		return
 	}
-	rec := audit.Record{Kind: audit.KindAdmin, Action: rt.method + " " + rt.path, Outcome: "ok", DurationMS: time.Since(start).Milliseconds()}
+	var server string
 	if rt.path == apitype.PathRestart {
-		rec.Server = r.PathValue("name")
+		server = r.PathValue("name")
 	}
+	h.recordAction(principal.From(r.Context()), rt.method+" "+rt.path, server, "", start, err)
+}
+
+// recordAction records an operator's action (the route it is, or would
+// be on /v1) on server, through face ("" for the route itself, "the live
+// view"), begun at start; err is how it ended.
+func (h *Handler) recordAction(who principal.Principal, action, server, face string, start time.Time, err error) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindAdmin, Action: action, Server: server, Outcome: "ok", Detail: face,
+		DurationMS: time.Since(start).Milliseconds()}
+	if err != nil {
+		rec.Outcome, rec.Detail = "failed", strings.TrimPrefix(face+": ", ": ")+err.Error()
+	}
+	rec.Who(who)
+	h.opts.Audit.Add(rec)
+}
+
+// recordCallCancel records that pol's principal cancelled call id of
+// owner's with cause, by /v1 or the live view.
+func (h *Handler) recordCallCancel(pol principal.Policy, id uint64, owner string, cause error) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindCallCancel, Action: "call " + strconv.FormatUint(id, 10), Outcome: "cancelled", Detail: cause.Error()}
+	rec.Who(pol.Who())
+	if owner != rec.Principal {
+		rec.Detail += ", of " + owner + "'s call"
+	}
+	h.opts.Audit.Add(rec)
+}
+
+// recordSignIn records a step of a person's sign-in to server through
+// the gateway's pages (action: the page's route), for who, the principal
+// its state is bound to; err is how the page ended.
+func (h *Handler) recordSignIn(who principal.Principal, action, server string, err error) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindSignIn, Action: action, Server: server, Outcome: "ok"}
 	if err != nil {
 		rec.Outcome, rec.Detail = "failed", err.Error()
 	}
-	rec.Who(principal.From(r.Context()))
+	rec.Who(who)
+	h.opts.Audit.Add(rec)
+}
+
+// recordSignOut records that by revoked and forgot owner's sign-in to a
+// per-person server; revoked says whether its authorization server
+// revoked the tokens too.
+func (h *Handler) recordSignOut(by principal.Principal, server, owner string, revoked bool) {
+	if h.opts.Audit == nil {
+		return
+	}
+	rec := audit.Record{Kind: audit.KindSignOut, Action: "DELETE " + apitype.PathV1SignIn, Server: server, Outcome: "ok",
+		Detail: "forgotten; revoked at the authorization server"}
+	if !revoked {
+		rec.Detail = "forgotten; not revoked at the authorization server"
+	}
+	rec.Who(by)
+	if owner != rec.Principal {
+		rec.Detail += "; " + owner + "'s sign-in"
+	}
 	h.opts.Audit.Add(rec)
 }

@@ -105,7 +105,7 @@ func (h *Handler) cancelJob(ctx context.Context, pol principal.Policy, id, who s
 	if _, err := readJob(ctx, m, pol, principal.CancelJob, id); err != nil {
 		return nil, err
 	}
-	j, err := m.CancelJob(ctx, pol.JobOwner(), id, who)
+	j, err := m.CancelJob(ctx, pol.JobOwner(), id, principal.From(ctx), who)
 	if err != nil {
 		return nil, jobError(err)
 	}

@@ -67,7 +67,9 @@ func (h *Handler) decidePage(w http.ResponseWriter, r *http.Request, rt route) e
 	if err := h.relay.Policy(who).Decide(rt.op, principal.Target{Owner: id, Server: server}); err != nil {
 		return refusal(err)
 	}
-	return rt.page(w, r.WithContext(principal.NewContext(r.Context(), who)))
+	err = rt.page(w, r.WithContext(principal.NewContext(r.Context(), who)))
+	h.recordSignIn(who, rt.method+" "+rt.path, server, err)
+	return err
 }
 
 // serveRevokeSignIn revokes and forgets a principal's own sign-in to a
@@ -115,6 +117,7 @@ func (h *Handler) serveRevokeSignIn(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	h.log.Info("a person's sign-in was revoked", "server", server, "principal", owner, "by", pol.Who().ID(), "revoked", out.Revoked)
+	h.recordSignOut(pol.Who(), server, owner, out.Revoked)
 	return writeJSON(w, out)
 }
 

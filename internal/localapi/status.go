@@ -212,22 +212,34 @@ func (h *Handler) cancelCall(pol principal.Policy, id uint64, reason string) err
 	if err := pol.Decide(principal.CancelCall, principal.Target{ID: strconv.FormatUint(id, 10), Owner: owner}); err != nil {
 		return refusal(err)
 	}
-	if !h.relay.Registry().CancelID(id, cancelCause(reason)) {
+	cause := cancelCause(reason)
+	if !h.relay.Registry().CancelID(id, cause) {
 		return statusErr(http.StatusNotFound, errNoSuchCall)
 	}
+	h.recordCallCancel(pol, id, owner, cause)
 	return nil
 }
 
 func (h *Handler) serveRestart(w http.ResponseWriter, r *http.Request) error {
-	if err := h.Restart(r.PathValue("name")); err != nil {
+	if err := h.restart(r.PathValue("name")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// Restart restarts upstream server name as POST PathRestart does.
-func (h *Handler) Restart(name string) error {
+// Restart restarts upstream server name for the principal ctx carries
+// (the live view's button; the view decided Operate), as POST
+// PathRestart does, and records it as that route's action is recorded.
+func (h *Handler) Restart(ctx context.Context, name string) error {
+	start := time.Now()
+	err := h.restart(name)
+	h.recordAction(principal.From(ctx), "POST "+apitype.PathRestart, name, "the live view", start, err)
+	return err
+}
+
+// restart restarts upstream server name.
+func (h *Handler) restart(name string) error {
 	err := h.relay.Pool().Restart(name)
 	switch {
 	case errors.Is(err, upstream.ErrUnknownServer):

@@ -125,7 +125,7 @@ func TestLiveViewRoutesDecided(t *testing.T) {
 	}
 	v := NewView(ViewOptions{
 		Live:    live,
-		Restart: func(string) error { ran["restart"]++; return nil },
+		Restart: func(context.Context, string) error { ran["restart"]++; return nil },
 		Cancel: func(ctx context.Context, id uint64, reason string) error {
 			if err := decide(ctx, principal.CancelCall); err != nil {
 				return statusError{http.StatusNotFound, err}

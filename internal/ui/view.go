@@ -38,9 +38,10 @@ type ViewOptions struct {
 	// Cancel and Restart are the CLI's own operations (the local API's):
 	// cancel call id with a reason ("user": a person's interrupt), if
 	// the policy of the principal ctx carries lets it (CancelCall); and
-	// restart a server.
+	// restart a server for the principal ctx carries (the view has
+	// decided Operate).
 	Cancel  func(ctx context.Context, id uint64, reason string) error
-	Restart func(server string) error
+	Restart func(ctx context.Context, server string) error
 	// CancelJob is mcpx jobs cancel's operation: cancel job id, its
 	// upstream told that the live view did, if the policy of the
 	// principal ctx carries lets it (CancelJob).
@@ -148,7 +149,9 @@ func (v *View) cancel(r *http.Request) error {
 	return v.opts.Cancel(r.Context(), id, "user")
 }
 
-func (v *View) restart(r *http.Request) error { return v.opts.Restart(r.PathValue("name")) }
+func (v *View) restart(r *http.Request) error {
+	return v.opts.Restart(r.Context(), r.PathValue("name"))
+}
 
 func (v *View) cancelJob(r *http.Request) error {
 	if v.opts.CancelJob == nil {

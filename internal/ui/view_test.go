@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -121,7 +122,7 @@ func TestSessionByHeaderOnly(t *testing.T) {
 	live := NewLive(func() apitype.Status { return apitype.Status{} })
 	defer live.Close()
 	restarted := 0
-	v := NewView(ViewOptions{Live: live, Restart: func(string) error { restarted++; return nil }})
+	v := NewView(ViewOptions{Live: live, Restart: func(context.Context, string) error { restarted++; return nil }})
 	srv := httptest.NewServer(v)
 	defer srv.Close()
 	c := &http.Client{Timeout: 10 * time.Second}

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/audit"
 	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
@@ -65,7 +67,33 @@ func auditTrail(t *testing.T, pg string) {
 	if m := h.Response(refused, harness.RelayWait); !strings.Contains(string(m.Encode()), "not allowed for this host") {
 		t.Fatalf("a filtered tool's call: %s", m.Encode())
 	}
+
+	// The live view's own actions: a call's cancel, a restart, a job's
+	// cancel, each recorded as /v1's are.
+	view := liveView(t, e, cfg)
+	slow := h.Request("tools/call", map[string]any{"name": "demo__sleep_then", "arguments": map[string]any{"seconds": 60, "text": "slow"}})
+	var callID uint64
+	harness.WaitStatus(t, e, cfg, "the slow call in flight", func(st apitype.Status) bool {
+		for _, c := range st.Calls {
+			if strings.HasSuffix(c.Tool, "sleep_then") {
+				callID = c.ID
+				return true
+			}
+		}
+		return false
+	})
+	if code := view(fmt.Sprintf("/ui/calls/%d/cancel", callID)); code != http.StatusNoContent {
+		t.Fatalf("the live view's cancel of a call: %d", code)
+	}
+	h.Response(slow, harness.RelayWait)
 	h.Close()
+	if code := view("/ui/servers/demo/restart"); code != http.StatusNoContent {
+		t.Fatalf("the live view's restart: %d", code)
+	}
+	viewed := strings.TrimSpace(run(0, "call", "--background", "demo.wait", `{"seconds": 60}`))
+	if code := view("/ui/jobs/" + viewed + "/cancel"); code != http.StatusNoContent {
+		t.Fatalf("the live view's cancel of a job: %d", code)
+	}
 	run(0, "reload")
 
 	want := []auditLine{
@@ -75,7 +103,7 @@ func auditTrail(t *testing.T, pg string) {
 		{"call", "socket", "", "sleep_then", "ok", "done"},
 		{"job.end", "socket", "", "sleep_then", "completed", "done"},
 		{"job.start", "socket", "", "wait", "running", "long"},
-		{"job.cancel", "", "", "wait", "cancelled", "long"},
+		{"job.cancel", "socket", "", "wait", "cancelled", "long"},
 		{"call", "socket", "", "wait", "cancelled", "long"},
 		{"job.end", "socket", "", "wait", "cancelled", "long"},
 		{"call", "stdio", "mcpxtest", "sleep_then", "ok", ""},
@@ -83,9 +111,17 @@ func auditTrail(t *testing.T, pg string) {
 		{"job.promote", "stdio", "mcpxtest", "sleep_then", "running", "host"},
 		{"call", "stdio", "mcpxtest", "sleep_then", "ok", "host"},
 		{"job.end", "stdio", "mcpxtest", "sleep_then", "completed", "host"},
+		{"admin", "socket", "", "", "ok", ""}, // mcpx ui
+		{"call", "stdio", "mcpxtest", "sleep_then", "cancelled", ""},
+		{"call.cancel", "socket", "", "", "cancelled", ""},
+		{"admin", "socket", "", "", "ok", ""},
+		{"job.start", "socket", "", "wait", "running", "viewed"},
+		{"job.cancel", "socket", "", "wait", "cancelled", "viewed"},
+		{"call", "socket", "", "wait", "cancelled", "viewed"},
+		{"job.end", "socket", "", "wait", "cancelled", "viewed"},
 		{"admin", "socket", "", "", "ok", ""},
 	}
-	jobName := map[string]string{done: "done", long: "long", hostJob: "host"}
+	jobName := map[string]string{done: "done", long: "long", hostJob: "host", viewed: "viewed"}
 	lines := func(recs []audit.Record) []string {
 		var out []string
 		for _, r := range recs {
@@ -119,7 +155,7 @@ func auditTrail(t *testing.T, pg string) {
 	}
 	// Queries narrow by tool and by outcome.
 	var byTool struct{ Records []audit.Record }
-	if err := json.Unmarshal([]byte(run(0, "audit", "--json", "--tool", "wait", "--kind", "call")), &byTool); err != nil || len(byTool.Records) != 1 || byTool.Records[0].Outcome != "cancelled" {
+	if err := json.Unmarshal([]byte(run(0, "audit", "--json", "--tool", "wait", "--kind", "call")), &byTool); err != nil || len(byTool.Records) != 2 || byTool.Records[0].Outcome != "cancelled" || byTool.Records[1].Outcome != "cancelled" {
 		t.Errorf("mcpx audit --tool wait --kind call: %+v %v", byTool.Records, err)
 	}
 	if out := run(0, "audit", "--outcome", "refused"); !strings.Contains(out, "refusal") || strings.Count(out, "\n") != 2 {
@@ -148,8 +184,16 @@ func auditTrail(t *testing.T, pg string) {
 			}
 		case r.Kind == "refusal" && !strings.Contains(r.Detail, "not allowed for this host"):
 			t.Errorf("the refusal does not say why: %+v", r)
-		case r.Kind == "admin" && r.Action != "POST /v0/reload" && r.Action != "POST /v0/shutdown":
+		case r.Kind == "admin" && r.Action == "POST "+apitype.PathRestart:
+			if r.Server != "demo" || r.Detail != "the live view" || r.Principal != "local" {
+				t.Errorf("the live view's restart: %+v", r)
+			}
+		case r.Kind == "admin" && r.Action != "POST /v0/reload" && r.Action != "POST /v0/shutdown" && r.Action != "POST /v0/ui/link":
 			t.Errorf("the admin action: %+v", r)
+		case r.Kind == "call.cancel" && (r.Principal != "local" || !strings.Contains(r.Detail, "interrupted by user")):
+			t.Errorf("the live view's cancel of a call: %+v", r)
+		case r.Kind == "job.cancel" && r.Job == viewed && (r.Principal != "local" || r.Detail != "the live view"):
+			t.Errorf("the live view's cancel of a job: %+v", r)
 		}
 	}
 	if b, _ := os.ReadFile(file); bytes.Contains(b, []byte("secret words")) {

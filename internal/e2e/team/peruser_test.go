@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestPerPersonUpstream(t *testing.T) {
 	up := startPersonUpstream(t, op.Issuer)
 	cfg := e.Path("config.json")
 	harness.WriteJSONFile(t, cfg, map[string]any{
-		"mcpx": map[string]any{"http": map[string]any{"listen": "127.0.0.1:" + port}},
+		"mcpx": map[string]any{"http": map[string]any{"listen": "127.0.0.1:" + port}, "audit": map[string]any{"file": e.Path("audit.jsonl")}},
 		"mcpServers": map[string]any{"secure": map[string]any{
 			"url": up.URL + "/mcp",
 			"oauth": map[string]any{"clientId": mcpxtest.OIDCClient, "redirectUri": loginRedirect,
@@ -167,6 +168,27 @@ func TestPerPersonUpstream(t *testing.T) {
 		t.Fatalf("the operator revoking bob's sign-in again: %d, want 404", code)
 	}
 	wantLinkInToolError(t, bob, "bob after the operator's revocation")
+
+	// Each sign-in through the gateway's pages and each revocation left
+	// its record, naming whom it was for and who revoked.
+	e.StopDaemons()
+	var callbacks, signOuts []string
+	for _, r := range readAuditFile(t, e.Path("audit.jsonl")) {
+		switch {
+		case r.Kind == "signin" && r.Action == "GET /oauth/callback" && r.Outcome == "ok" && r.Server == "secure":
+			callbacks = append(callbacks, r.Principal)
+		case r.Kind == "signout" && r.Server == "secure":
+			signOuts = append(signOuts, r.Principal+" "+r.Detail)
+		}
+	}
+	if want := []string{ac.Identity, bc.Identity}; !slices.Equal(callbacks, want) {
+		t.Errorf("the sign-ins' records name %q, want %q", callbacks, want)
+	}
+	want := []string{ac.Identity + " forgotten; revoked at the authorization server",
+		"local forgotten; revoked at the authorization server; " + bc.Identity + "'s sign-in"}
+	if !slices.Equal(signOuts, want) {
+		t.Errorf("the revocations' records:\n%q\nwant\n%q", signOuts, want)
+	}
 }
 
 // wantURLElicitation calls whoami on cs, whose host declares URL mode,
