@@ -13,6 +13,7 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -72,7 +73,7 @@ func FuzzHTTPPost(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, ctype, acceptHdr, version, method, name string, session bool) {
 		face, stop := newFuzzHTTP()
 		defer stop()
-		h := face.Handler(Access{})
+		h := face.Handler(hosthttp.Access{})
 		hdr := map[string]string{"Content-Type": ctype, "Accept": acceptHdr, headerProtocolVersion: version, headerMethod: method, headerName: name}
 		for k, v := range hdr {
 			if v == "" || strings.ContainsAny(v, "\r\n\x00") {
@@ -145,8 +146,8 @@ func FuzzHeaderChecks(f *testing.F) {
 				r.Header[k] = []string{v}
 			}
 		}
-		a := Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"tok": ""}}
-		if status, _, _ := a.check(r); status == 0 && !strings.Contains(auth, "tok") {
+		a := hosthttp.Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"tok": ""}}
+		if a.Decide(r).Status == 0 && !strings.Contains(auth, "tok") {
 			t.Fatalf("Access passed Authorization %q without the token", auth)
 		}
 

@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"mcpx/internal/hosthttp"
 )
 
 // TestDeleteRacingClose: a host ending its session (DELETE) while the
@@ -15,7 +17,7 @@ func TestDeleteRacingClose(t *testing.T) {
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"d","version":"1"}}}`)
 	for range 50 {
 		face, stop := newFuzzHTTP()
-		h := face.Handler(Access{})
+		h := face.Handler(hosthttp.Access{})
 		var sids []string
 		for range 4 {
 			w := post(h, init, map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})

@@ -13,10 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
+	"mcpx/internal/sock"
 )
 
 // HTTP headers of Streamable HTTP.
@@ -172,6 +174,38 @@ func (h *HTTP) forget(hs *hostSession) {
 	h.mu.Unlock()
 }
 
+// Handler returns the MCP endpoint for one listener: a's checks, then the
+// protocol. Mount it at /mcp.
+func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := a.Decide(r)
+		status, msg, who := v.Status, v.Msg, v.Who
+		if status != 0 {
+			// Never the token: only whether one was sent.
+			level := slog.LevelDebug
+			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+				level = slog.LevelInfo // a wrong or revoked token: someone should know
+			}
+			// One line per kind of refusal a window: a client sending
+			// wrong tokens cannot flood the log.
+			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
+			if v.Challenge != "" {
+				w.Header().Set("WWW-Authenticate", v.Challenge)
+			}
+			hosthttp.CloseUnread(w, r)
+			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
+			return
+		}
+		sock.Trust(r.Context())
+		h.serve(w, r, who) // who travels as an argument, then on the session
+	})
+}
+
+// Who an HTTP request comes from is decided once, by the listener's
+// [hosthttp.Access]; the requestState mcpx seals and a legacy session are
+// bound to it; it travels with the request to its host session, whose
+// policy decides what it may do.
+
 // serve routes one request that passed its listener's checks.
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	switch r.Method {
@@ -204,7 +238,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 		return
 	}
 	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
-		closeUnread(w, r) // refused by its length, unread
+		hosthttp.CloseUnread(w, r) // refused by its length, unread
 		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
 		return
@@ -312,6 +346,9 @@ func httpError(w http.ResponseWriter, status int, id jsonrpc.ID, err *jsonrpc.Er
 	w.WriteHeader(status)
 	_, _ = w.Write(jsonrpc.NewError(id, err).Encode())
 }
+
+// quote is how a refusal names a value (hosthttp.Quote).
+func quote(s string) string { return hosthttp.Quote(s) }
 
 func errNoSession() *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; send initialize for a new one")
