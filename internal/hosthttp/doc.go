@@ -1,7 +1,10 @@
 // Package hosthttp is the HTTP side of mcpx's face toward MCP hosts: who
 // may use a listener, decided once per request at the face, before any
-// MCP message is read. hostserver serves Streamable HTTP on it (its
-// Handler takes an [Access]); the daemon builds an Access per listener and
+// MCP message is read, and the wire of Streamable HTTP that knows no
+// session (wire.go: its headers, what Accept allows, an error answered
+// as a JSON-RPC body, a single message as JSON or one SSE event, the
+// status of a 2026-07-28 error response). hostserver serves Streamable
+// HTTP on it (its Handler takes an [Access]); the daemon builds an Access per listener and
 // guards what else a listener serves (the local API's /v1, the metrics
 // page, the live view) with the same checks ([Access.Check],
 // [Access.Guard], [Access.CheckBrowser]), and serves the protected

@@ -117,7 +117,7 @@ func carriesRequests(s sink) bool {
 		s = a.sink
 	}
 	if h, ok := s.(*httpSink); ok {
-		return h.acc.sse
+		return h.acc.SSE
 	}
 	return true
 }

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,14 +17,6 @@ import (
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
-)
-
-// HTTP headers of Streamable HTTP.
-const (
-	headerSessionID       = "Mcp-Session-Id"
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
 )
 
 // HTTPOptions configure [Server.HTTP]; nil means defaults.
@@ -193,7 +183,7 @@ func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
 				w.Header().Set("WWW-Authenticate", v.Challenge)
 			}
 			hosthttp.CloseUnread(w, r)
-			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
+			hosthttp.Error(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
 		sock.Trust(r.Context())
@@ -217,7 +207,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 		h.get(w, r, who)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"method %s not allowed: use POST (GET for a legacy session's stream, DELETE to end it)", r.Method))
 	}
 }
@@ -226,20 +216,20 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
 func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	if !isJSONType(r.Header.Get("Content-Type")) {
-		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	if !hosthttp.IsJSONType(r.Header.Get("Content-Type")) {
+		hosthttp.Error(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
 		return
 	}
-	acc := parseAccept(r.Header.Values("Accept"))
-	if !acc.json && !acc.sse {
-		httpError(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	acc := hosthttp.ParseAccept(r.Header.Values("Accept"))
+	if !acc.JSON && !acc.SSE {
+		hosthttp.Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: Accept must allow application/json and text/event-stream"))
 		return
 	}
 	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
 		hosthttp.CloseUnread(w, r) // refused by its length, unread
-		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
 		return
 	}
@@ -247,16 +237,16 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 				"invalid request: message exceeds the limit of %d bytes", tooBig.Limit))
 			return
 		}
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
 		return
 	}
 	msg, err := jsonrpc.Decode(body)
 	if errors.Is(err, jsonrpc.ErrBatch) {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: JSON-RPC batches are not supported; send one message per POST"))
 		return
 	}
@@ -269,7 +259,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 		if msg != nil && msg.ID.IsValid() {
 			id = msg.ID
 		}
-		httpError(w, http.StatusBadRequest, id, rpcErr)
+		hosthttp.Error(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
 	h.dispatch(w, r, who, msg, acc)
@@ -277,74 +267,18 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 
 // delete ends a legacy session.
 func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	sid := r.Header.Get(headerSessionID)
+	sid := r.Header.Get(hosthttp.HeaderSessionID)
 	if sid == "" {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
 	sess := h.session(who, sid)
 	if sess == nil {
-		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	}
 	h.endSession(sess, &relay.Cause{Kind: relay.HostCancelled, Detail: "it ended its session (HTTP DELETE)"})
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// accept is what a request's Accept header allows.
-type accept struct{ json, sse bool }
-
-// parseAccept reads Accept values. No header accepts anything; the spec
-// asks clients for both types, but some send only the one they expect.
-func parseAccept(values []string) accept {
-	if len(values) == 0 {
-		return accept{true, true}
-	}
-	var a accept
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			mt := part
-			if !plainMediaTypes[part] { // those parse as themselves, with no q
-				var params map[string]string
-				var err error
-				mt, params, err = mime.ParseMediaType(part)
-				if err != nil || params["q"] == "0" || params["q"] == "0.0" {
-					continue
-				}
-			}
-			switch mt {
-			case "*/*":
-				a.json, a.sse = true, true
-			case "application/json", "application/*":
-				a.json = true
-			case "text/event-stream", "text/*":
-				a.sse = true
-			}
-		}
-	}
-	return a
-}
-
-// plainMediaTypes are the media types hosts send in Accept as they are:
-// mime.ParseMediaType gives each back unchanged, with no parameters, but
-// allocates to say so.
-var plainMediaTypes = map[string]bool{"application/json": true, "text/event-stream": true, "*/*": true}
-
-// isJSONType reports whether a Content-Type is application/json.
-func isJSONType(ct string) bool {
-	if ct == "application/json" { // the usual, without parsing
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
-// httpError answers with status and a JSON-RPC error.
-func httpError(w http.ResponseWriter, status int, id jsonrpc.ID, err *jsonrpc.Error) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.NewError(id, err).Encode())
 }
 
 // quote is how a refusal names a value (hosthttp.Quote).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/principal"
 )
 
@@ -22,7 +23,7 @@ func TestPersonSessionGroups(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	face.serve(w, r, a)
-	sid := w.Header().Get(headerSessionID)
+	sid := w.Header().Get(hosthttp.HeaderSessionID)
 	if w.Code != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}

@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"testing"
@@ -9,19 +9,19 @@ import (
 func TestParseAccept(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
-		want accept
+		want Accept
 	}{
-		{nil, accept{true, true}},
-		{[]string{"application/json, text/event-stream"}, accept{true, true}},
-		{[]string{"application/json"}, accept{true, false}},
-		{[]string{"text/event-stream"}, accept{false, true}},
-		{[]string{"*/*"}, accept{true, true}},
-		{[]string{"text/html", "application/*;q=0.5"}, accept{true, false}},
-		{[]string{"application/json;q=0, text/event-stream"}, accept{false, true}},
-		{[]string{"text/html"}, accept{false, false}},
+		{nil, Accept{true, true}},
+		{[]string{"application/json, text/event-stream"}, Accept{true, true}},
+		{[]string{"application/json"}, Accept{true, false}},
+		{[]string{"text/event-stream"}, Accept{false, true}},
+		{[]string{"*/*"}, Accept{true, true}},
+		{[]string{"text/html", "application/*;q=0.5"}, Accept{true, false}},
+		{[]string{"application/json;q=0, text/event-stream"}, Accept{false, true}},
+		{[]string{"text/html"}, Accept{false, false}},
 	} {
-		if got := parseAccept(tc.in); got != tc.want {
-			t.Errorf("parseAccept(%q) = %+v, want %+v", tc.in, got, tc.want)
+		if got := ParseAccept(tc.in); got != tc.want {
+			t.Errorf("ParseAccept(%q) = %+v, want %+v", tc.in, got, tc.want)
 		}
 	}
 }
@@ -34,16 +34,16 @@ func TestDecodeHeaderValue(t *testing.T) {
 		"=?base64?unterminated":               "=?base64?unterminated",
 		"=?BASE64?SGk=?=":                     "=?BASE64?SGk=?=", // markers are case-sensitive
 	} {
-		if got, err := decodeHeaderValue(in); err != nil || got != want {
-			t.Errorf("decodeHeaderValue(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := DecodeHeaderValue(in); err != nil || got != want {
+			t.Errorf("DecodeHeaderValue(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := decodeHeaderValue("=?base64?not base64!?="); err == nil {
+	if _, err := DecodeHeaderValue("=?base64?not base64!?="); err == nil {
 		t.Error("bad base64 accepted")
 	}
 }
 
-// isResponse relies on how jsonrpc.Message.Encode writes messages.
+// IsResponse relies on how jsonrpc.Message.Encode writes messages.
 func TestIsResponse(t *testing.T) {
 	for _, tc := range []struct {
 		m    *jsonrpc.Message
@@ -54,8 +54,8 @@ func TestIsResponse(t *testing.T) {
 		{jsonrpc.NewError(jsonrpc.ID{}, jsonrpc.Errorf(-1, "x")), true},
 		{jsonrpc.NewNotification("notifications/progress", []byte(`{"progress":1}`)), false},
 	} {
-		if got := isResponse(tc.m.Encode()); got != tc.want {
-			t.Errorf("isResponse(%s) = %v", tc.m.Encode(), got)
+		if got := IsResponse(tc.m.Encode()); got != tc.want {
+			t.Errorf("IsResponse(%s) = %v", tc.m.Encode(), got)
 		}
 	}
 }
