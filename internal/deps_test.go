@@ -78,6 +78,11 @@ var rules = []rule{
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},
 	{
+		pkg:     "hosthttp",
+		allowed: []string{"principal", "config", "sock", "authn", "jsonrpc", "mcp", "outq", "sse"},
+		why:     "hosthttp, the HTTP side of the host face (who may use a listener), knows HTTP, the principals and the wire: never the host sessions (hostserver builds on it, not the other way), the core, the other edge or the roots",
+	},
+	{
 		pkg:     "hoststream",
 		allowed: []string{"apitype", "jsonrpc", "mcp", "sock"},
 		why:     "hoststream, the host's stdio link on both sides, builds on the wire types and the protocol alone: serve reaches the daemon through interfaces, the daemon serves the host through a function",

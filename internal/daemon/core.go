@@ -20,6 +20,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/config"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/hosttoken"
 	"mcpx/internal/jobs"
@@ -334,8 +335,8 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *host
 
 // tcpAccess is who may use the HTTP face on a TCP listener at addr: the
 // holders of tokens, or anyone if tokens is nil.
-func tcpAccess(addr string, tokens hostserver.Tokens, allowed []string) hostserver.Access {
-	return hostserver.Access{Addr: addr, Tokens: tokens, AllowedHosts: allowed}
+func tcpAccess(addr string, tokens hosthttp.Tokens, allowed []string) hosthttp.Access {
+	return hosthttp.Access{Addr: addr, Tokens: tokens, AllowedHosts: allowed}
 }
 
 // watchConfig applies edits of the config file to c until the returned

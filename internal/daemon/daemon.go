@@ -13,6 +13,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/config"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/hostserver"
 	"mcpx/internal/hosttoken"
 	"mcpx/internal/localapi"
@@ -98,7 +99,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Started:       time.Now(),
 		Hosts:         act.hosts,
 		Connected:     func() []apitype.ConnectedHost { return connectedHosts(c.hosts) },
-		MCP:           face.Handler(hostserver.Access{}),
+		MCP:           face.Handler(hosthttp.Access{}),
 		HTTPSessions:  face.Sessions,
 		Shutdown:      func() { shutdownOnce.Do(func() { close(shutdown) }) },
 		Reload:        rl.reload,

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"mcpx/internal/apitype"
-	"mcpx/internal/hostserver"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/localapi"
 	"mcpx/internal/principal"
 	"mcpx/internal/ui"
@@ -65,13 +65,13 @@ func (o *observing) newView(addr string) *ui.View {
 			_, err := o.api.CancelJob(ctx, id, "the live view")
 			return err
 		},
-		CheckRequest: hostserver.Access{Addr: addr}.CheckBrowser,
+		CheckRequest: hosthttp.Access{Addr: addr}.CheckBrowser,
 	})
 }
 
 // onHTTP serves the view on the HTTP listener at addr: mux gains /ui/,
 // and /metrics behind access, to the principals the policy lets read it.
-func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hostserver.Access) {
+func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hosthttp.Access) {
 	o.view = o.newView(addr)
 	o.base = "http://" + linkHost(addr)
 	mux.Handle("/ui/", o.view)

@@ -61,7 +61,7 @@ func (capsAsker) Notify(string, json.RawMessage) {}
 // principal names the host for the requestState mcpx seals: its stream
 // connection (stdio, or a daemon connection carrying one), or, over HTTP,
 // the bearer token's holder: one host with a named token, every host
-// with the default token (httpsecurity.go).
+// with the default token (hosthttp.Access).
 func (hs *hostSession) principal() string {
 	if hs.out != nil {
 		if hs.connPrincipal != "" {
@@ -117,7 +117,7 @@ func carriesRequests(s sink) bool {
 		s = a.sink
 	}
 	if h, ok := s.(*httpSink); ok {
-		return h.acc.sse
+		return h.acc.SSE
 	}
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 )
 
@@ -49,8 +50,8 @@ func TestIsResponseNotRequest(t *testing.T) {
 		{jsonrpc.NewNotification("notifications/progress", json.RawMessage(`{}`)), false},
 	}
 	for _, c := range cases {
-		if got := isResponse(c.msg.Encode()); got != c.want {
-			t.Errorf("isResponse(%s) = %v, want %v", c.msg.Encode(), got, c.want)
+		if got := hosthttp.IsResponse(c.msg.Encode()); got != c.want {
+			t.Errorf("hosthttp.IsResponse(%s) = %v, want %v", c.msg.Encode(), got, c.want)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
 	"mcpx/internal/demo"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
@@ -404,7 +405,7 @@ func BenchmarkHTTPFloor(b *testing.B) {
 func benchHTTP(b *testing.B, modern bool) {
 	s := benchServer(b)
 	face := s.HTTP(nil)
-	ts := httptest.NewServer(face.Handler(Access{}))
+	ts := httptest.NewServer(face.Handler(hosthttp.Access{}))
 	b.Cleanup(func() {
 		face.Close()
 		ts.Close()

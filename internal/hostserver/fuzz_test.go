@@ -13,6 +13,7 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -72,8 +73,8 @@ func FuzzHTTPPost(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, ctype, acceptHdr, version, method, name string, session bool) {
 		face, stop := newFuzzHTTP()
 		defer stop()
-		h := face.Handler(Access{})
-		hdr := map[string]string{"Content-Type": ctype, "Accept": acceptHdr, headerProtocolVersion: version, headerMethod: method, headerName: name}
+		h := face.Handler(hosthttp.Access{})
+		hdr := map[string]string{"Content-Type": ctype, "Accept": acceptHdr, hosthttp.HeaderProtocolVersion: version, hosthttp.HeaderMethod: method, hosthttp.HeaderName: name}
 		for k, v := range hdr {
 			if v == "" || strings.ContainsAny(v, "\r\n\x00") {
 				delete(hdr, k) // not a header a client can send
@@ -81,10 +82,10 @@ func FuzzHTTPPost(f *testing.F) {
 		}
 		if session {
 			w := post(h, []byte(init), map[string]string{"Content-Type": "application/json"})
-			if w.Code != http.StatusOK || w.Header().Get(headerSessionID) == "" {
+			if w.Code != http.StatusOK || w.Header().Get(hosthttp.HeaderSessionID) == "" {
 				t.Fatalf("initialize: %d %s", w.Code, w.Body)
 			}
-			hdr[headerSessionID] = w.Header().Get(headerSessionID)
+			hdr[hosthttp.HeaderSessionID] = w.Header().Get(hosthttp.HeaderSessionID)
 		}
 		w := post(h, body, hdr)
 		switch w.Code {
@@ -132,11 +133,11 @@ func FuzzHeaderChecks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, version, methodHdr, nameHdr string, params []byte, host, origin, auth, acceptHdr string) {
 		// The sentinel round trip.
 		enc := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(nameHdr)) + "?="
-		if got, err := decodeHeaderValue(enc); err != nil || got != nameHdr {
-			t.Fatalf("decodeHeaderValue(%q) = %q, %v; want %q", enc, got, err, nameHdr)
+		if got, err := hosthttp.DecodeHeaderValue(enc); err != nil || got != nameHdr {
+			t.Fatalf("hosthttp.DecodeHeaderValue(%q) = %q, %v; want %q", enc, got, err, nameHdr)
 		}
-		_, _ = decodeHeaderValue(nameHdr)
-		parseAccept([]string{acceptHdr})
+		_, _ = hosthttp.DecodeHeaderValue(nameHdr)
+		hosthttp.ParseAccept([]string{acceptHdr})
 
 		r := httptest.NewRequest(http.MethodPost, "http://x/mcp", nil)
 		r.Host = host
@@ -145,8 +146,8 @@ func FuzzHeaderChecks(f *testing.F) {
 				r.Header[k] = []string{v}
 			}
 		}
-		a := Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"tok": ""}}
-		if status, _, _ := a.check(r); status == 0 && !strings.Contains(auth, "tok") {
+		a := hosthttp.Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"tok": ""}}
+		if a.Decide(r).Status == 0 && !strings.Contains(auth, "tok") {
 			t.Fatalf("Access passed Authorization %q without the token", auth)
 		}
 
@@ -155,8 +156,8 @@ func FuzzHeaderChecks(f *testing.F) {
 		}
 		msg := jsonrpc.NewRequest(jsonrpc.NewIntID(1), method, params)
 		hdr := http.Header{}
-		hdr[headerMethod] = []string{methodHdr}
-		hdr[headerName] = []string{nameHdr}
+		hdr[hosthttp.HeaderMethod] = []string{methodHdr}
+		hdr[hosthttp.HeaderName] = []string{nameHdr}
 		status, rpcErr := checkModern(hdr, msg, parseParams(msg), version)
 		if (status == 0) != (rpcErr == nil) {
 			t.Fatalf("checkModern: status %d with error %v", status, rpcErr)
@@ -171,7 +172,7 @@ func FuzzHeaderChecks(f *testing.F) {
 		}
 		if key := nameParam(method); key != "" {
 			body, inBody := paramString(msg, key)
-			got, err := decodeHeaderValue(strings.TrimSpace(nameHdr))
+			got, err := hosthttp.DecodeHeaderValue(strings.TrimSpace(nameHdr))
 			if inBody && (err != nil || got != body) {
 				t.Fatalf("checkModern passed Mcp-Name %q for params.%s %q", nameHdr, key, body)
 			}

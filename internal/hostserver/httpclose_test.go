@@ -5,6 +5,8 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+
+	"mcpx/internal/hosthttp"
 )
 
 // TestDeleteRacingClose: a host ending its session (DELETE) while the
@@ -15,11 +17,11 @@ func TestDeleteRacingClose(t *testing.T) {
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"d","version":"1"}}}`)
 	for range 50 {
 		face, stop := newFuzzHTTP()
-		h := face.Handler(Access{})
+		h := face.Handler(hosthttp.Access{})
 		var sids []string
 		for range 4 {
 			w := post(h, init, map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-			sid := w.Header().Get(headerSessionID)
+			sid := w.Header().Get(hosthttp.HeaderSessionID)
 			if w.Code != http.StatusOK || sid == "" {
 				t.Fatalf("initialize: %d %s", w.Code, w.Body)
 			}
@@ -29,7 +31,7 @@ func TestDeleteRacingClose(t *testing.T) {
 		for _, sid := range sids {
 			wg.Go(func() {
 				r := httptest.NewRequest(http.MethodDelete, "http://127.0.0.1:7777/mcp", nil)
-				r.Header.Set(headerSessionID, sid)
+				r.Header.Set(hosthttp.HeaderSessionID, sid)
 				w := httptest.NewRecorder()
 				h.ServeHTTP(w, r)
 				if w.Code != http.StatusNoContent && w.Code != http.StatusNotFound {

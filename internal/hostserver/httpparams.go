@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -33,14 +34,14 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 		return nil // mcpx lists no tool whose annotations are invalid
 	}
 	for _, v := range values {
-		raw, inHeader := headerValue(hdr, v.Header)
+		raw, inHeader := hosthttp.HeaderValue(hdr, v.Header)
 		if !inHeader {
 			if v.Set {
 				return headerMismatch("missing %s header (want the argument's value %s)", v.Header, quote(v.Value))
 			}
 			continue
 		}
-		got, err := decodeHeaderValue(raw)
+		got, err := hosthttp.DecodeHeaderValue(raw)
 		switch {
 		case err != nil:
 			return headerMismatch("malformed %s header: %v", v.Header, err)

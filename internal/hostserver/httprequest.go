@@ -2,11 +2,11 @@ package hostserver
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
@@ -29,9 +29,9 @@ import (
 //     whose header is missing, wrong or unsupported (-32020, -32022);
 //   - a header naming a revision mcpx does not speak is -32022;
 //   - anything else is a legacy request without its session (400).
-func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept) {
-	header := strings.TrimSpace(r.Header.Get(headerProtocolVersion))
-	sid := r.Header.Get(headerSessionID)
+func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept) {
+	header := strings.TrimSpace(r.Header.Get(hosthttp.HeaderProtocolVersion))
+	sid := r.Header.Get(hosthttp.HeaderSessionID)
 	switch {
 	case msg.Method == mcp.MethodInitialize && !hasMetaVersion(msg):
 		if sid != "" {
@@ -46,24 +46,24 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Pr
 	case msg.IsRequest() && hasMetaVersion(msg):
 		h.modern(w, r, who, msg, acc, header)
 	case header != "" && !mcp.IsSupported(header):
-		httpError(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
+		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
 	default:
-		httpError(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"bad request: missing Mcp-Session-Id; send initialize first, or use protocol version %s (header %s and _meta)",
-			mcp.Version20260728, headerProtocolVersion))
+			mcp.Version20260728, hosthttp.HeaderProtocolVersion))
 	}
 }
 
 // initialize starts a legacy session: the session exists, and its id goes
 // back in Mcp-Session-Id, only if initialize succeeds.
-func (h *HTTP) initialize(w http.ResponseWriter, who principal.Principal, msg *jsonrpc.Message, acc accept) {
+func (h *HTTP) initialize(w http.ResponseWriter, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept) {
 	if !msg.IsRequest() {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
 		return
 	}
 	hs := h.newHostSession(who)
 	if hs == nil {
-		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		hosthttp.Error(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
 	}
 	out := &captureSink{}
@@ -79,19 +79,19 @@ func (h *HTTP) initialize(w http.ResponseWriter, who principal.Principal, msg *j
 			if errors.Is(err, errTooManySessions) {
 				status = http.StatusServiceUnavailable
 			}
-			httpError(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
+			hosthttp.Error(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
 			return
 		}
-		w.Header().Set(headerSessionID, sess.id)
+		w.Header().Set(hosthttp.HeaderSessionID, sess.id)
 	}
-	writeSingle(w, acc, out.line)
+	hosthttp.WriteSingle(w, acc, out.line)
 }
 
 // legacy serves a message of the legacy session sid.
-func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept, sid, header string) {
+func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept, sid, header string) {
 	sess := h.session(who, sid)
 	if sess == nil {
-		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
 	}
 	// The header names the session's revision; clients are not always
@@ -99,12 +99,12 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Prin
 	// session), and the session's negotiated revision is what counts, so
 	// only a revision mcpx does not speak in a session is refused.
 	if header != "" && !mcp.IsLegacy(header) {
-		httpError(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-			"bad request: %s %s is not a revision of an initialize-based session", headerProtocolVersion, quote(header)))
+		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"bad request: %s %s is not a revision of an initialize-based session", hosthttp.HeaderProtocolVersion, quote(header)))
 		return
 	}
 	if !h.enter(sess) {
-		httpError(w, http.StatusNotFound, idOf(msg), errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
 	}
 	defer h.leave(sess)
@@ -126,38 +126,38 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Prin
 // method one mcpx serves (404, -32601). Notifications are accepted and
 // ignored: that revision defines none for HTTP (a host cancels by closing
 // the request's stream).
-func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc accept, header string) {
+func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept, header string) {
 	if msg.IsNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !msg.IsRequest() {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: a %s client sends no JSON-RPC responses", mcp.Version20260728))
 		return
 	}
 	params := parseParams(msg)
 	if status, rpcErr := checkModern(r.Header, msg, params, header); rpcErr != nil {
-		httpError(w, status, msg.ID, rpcErr)
+		hosthttp.Error(w, status, msg.ID, rpcErr)
 		return
 	}
 	if isSurface(msg.Method, true) && !h.srv.surfaceServed(msg.Method) { // surface.go
-		httpError(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
+		hosthttp.Error(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
 		return
 	}
 	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg, params); rpcErr != nil {
-		httpError(w, http.StatusBadRequest, msg.ID, rpcErr)
+		hosthttp.Error(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
 	hs := h.newHostSession(who)
 	if hs == nil {
-		httpError(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		hosthttp.Error(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
 		return
 	}
 	hs.stateless = true
 	hs.shared = h.workers
 	defer h.forget(hs)
-	w.Header().Set(headerProtocolVersion, header)
+	w.Header().Set(hosthttp.HeaderProtocolVersion, header)
 	h.respond(w, r, hs, msg, params, acc, true)
 	hs.setClosing()
 	hs.handlers.Wait()
@@ -178,32 +178,32 @@ func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header
 	case !ok:
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaProtocolVersion)
 	case header == "":
-		return http.StatusBadRequest, headerMismatch("missing %s header (want %s, as in _meta)", headerProtocolVersion, quote(v))
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s, as in _meta)", hosthttp.HeaderProtocolVersion, quote(v))
 	case header != v:
-		return http.StatusBadRequest, headerMismatch("%s header %s does not match _meta protocolVersion %s", headerProtocolVersion, quote(header), quote(v))
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match _meta protocolVersion %s", hosthttp.HeaderProtocolVersion, quote(header), quote(v))
 	case !mcp.IsSupported(v) || !mcp.IsModern(v):
 		return http.StatusBadRequest, unsupportedVersion(v)
 	}
-	method, ok := headerValue(hdr, headerMethod)
+	method, ok := hosthttp.HeaderValue(hdr, hosthttp.HeaderMethod)
 	switch {
 	case !ok:
-		return http.StatusBadRequest, headerMismatch("missing %s header (want %s)", headerMethod, quote(msg.Method))
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s)", hosthttp.HeaderMethod, quote(msg.Method))
 	case method != msg.Method:
-		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", headerMethod, quote(method), quote(msg.Method))
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", hosthttp.HeaderMethod, quote(method), quote(msg.Method))
 	}
 	if key := nameParam(msg.Method); key != "" {
 		body, inBody := params.str(key)
-		raw, inHeader := headerValue(hdr, headerName)
-		name, err := decodeHeaderValue(raw)
+		raw, inHeader := hosthttp.HeaderValue(hdr, hosthttp.HeaderName)
+		name, err := hosthttp.DecodeHeaderValue(raw)
 		switch {
 		case inBody && !inHeader:
-			return http.StatusBadRequest, headerMismatch("missing %s header (want params.%s %s)", headerName, key, quote(body))
+			return http.StatusBadRequest, headerMismatch("missing %s header (want params.%s %s)", hosthttp.HeaderName, key, quote(body))
 		case inHeader && err != nil:
-			return http.StatusBadRequest, headerMismatch("malformed %s header: %v", headerName, err)
+			return http.StatusBadRequest, headerMismatch("malformed %s header: %v", hosthttp.HeaderName, err)
 		case inHeader && !inBody:
-			return http.StatusBadRequest, headerMismatch("%s header %s, but the body has no params.%s", headerName, quote(name), key)
+			return http.StatusBadRequest, headerMismatch("%s header %s, but the body has no params.%s", hosthttp.HeaderName, quote(name), key)
 		case inHeader && name != body:
-			return http.StatusBadRequest, headerMismatch("%s header %s does not match params.%s %s", headerName, quote(name), key, quote(body))
+			return http.StatusBadRequest, headerMismatch("%s header %s does not match params.%s %s", hosthttp.HeaderName, quote(name), key, quote(body))
 		}
 	}
 	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
@@ -226,33 +226,6 @@ func nameParam(method string) string {
 		return "taskId"
 	}
 	return ""
-}
-
-// headerValue returns a header's value with its optional whitespace
-// removed, and whether it was sent.
-func headerValue(h http.Header, name string) (string, bool) {
-	vs := h.Values(name)
-	if len(vs) == 0 {
-		return "", false
-	}
-	return strings.TrimSpace(vs[0]), true
-}
-
-// decodeHeaderValue undoes the spec's base64 sentinel, =?base64?...?=.
-func decodeHeaderValue(v string) (string, error) {
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
-		return v, nil
-	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return v, nil
-	}
-	b, err := base64.StdEncoding.DecodeString(inner)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }
 
 func headerMismatch(format string, args ...any) *jsonrpc.Error {
@@ -290,7 +263,7 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 // respond runs one request of hs and streams what it produces to w. For a
 // 2026-07-28 request (cancelOnClose), the host closing the stream before
 // the response cancels the request.
-func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept, cancelOnClose bool) {
+func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc hosthttp.Accept, cancelOnClose bool) {
 	out := h.newSink(w, r, hs, msg, params, acc)
 	out.modern = cancelOnClose
 	hs.routeRequest(msg, out)

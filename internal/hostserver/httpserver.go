@@ -6,25 +6,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
-)
-
-// HTTP headers of Streamable HTTP.
-const (
-	headerSessionID       = "Mcp-Session-Id"
-	headerProtocolVersion = "Mcp-Protocol-Version"
-	headerMethod          = "Mcp-Method"
-	headerName            = "Mcp-Name"
+	"mcpx/internal/sock"
 )
 
 // HTTPOptions configure [Server.HTTP]; nil means defaults.
@@ -172,6 +164,38 @@ func (h *HTTP) forget(hs *hostSession) {
 	h.mu.Unlock()
 }
 
+// Handler returns the MCP endpoint for one listener: a's checks, then the
+// protocol. Mount it at /mcp.
+func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := a.Decide(r)
+		status, msg, who := v.Status, v.Msg, v.Who
+		if status != 0 {
+			// Never the token: only whether one was sent.
+			level := slog.LevelDebug
+			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
+				level = slog.LevelInfo // a wrong or revoked token: someone should know
+			}
+			// One line per kind of refusal a window: a client sending
+			// wrong tokens cannot flood the log.
+			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
+			if v.Challenge != "" {
+				w.Header().Set("WWW-Authenticate", v.Challenge)
+			}
+			hosthttp.CloseUnread(w, r)
+			hosthttp.Error(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
+			return
+		}
+		sock.Trust(r.Context())
+		h.serve(w, r, who) // who travels as an argument, then on the session
+	})
+}
+
+// Who an HTTP request comes from is decided once, by the listener's
+// [hosthttp.Access]; the requestState mcpx seals and a legacy session are
+// bound to it; it travels with the request to its host session, whose
+// policy decides what it may do.
+
 // serve routes one request that passed its listener's checks.
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	switch r.Method {
@@ -183,7 +207,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 		h.get(w, r, who)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"method %s not allowed: use POST (GET for a legacy session's stream, DELETE to end it)", r.Method))
 	}
 }
@@ -192,20 +216,20 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
 func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	if !isJSONType(r.Header.Get("Content-Type")) {
-		httpError(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	if !hosthttp.IsJSONType(r.Header.Get("Content-Type")) {
+		hosthttp.Error(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
 		return
 	}
-	acc := parseAccept(r.Header.Values("Accept"))
-	if !acc.json && !acc.sse {
-		httpError(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	acc := hosthttp.ParseAccept(r.Header.Values("Accept"))
+	if !acc.JSON && !acc.SSE {
+		hosthttp.Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: Accept must allow application/json and text/event-stream"))
 		return
 	}
 	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
-		closeUnread(w, r) // refused by its length, unread
-		httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.CloseUnread(w, r) // refused by its length, unread
+		hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
 		return
 	}
@@ -213,16 +237,16 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			httpError(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 				"invalid request: message exceeds the limit of %d bytes", tooBig.Limit))
 			return
 		}
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
 		return
 	}
 	msg, err := jsonrpc.Decode(body)
 	if errors.Is(err, jsonrpc.ErrBatch) {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: JSON-RPC batches are not supported; send one message per POST"))
 		return
 	}
@@ -235,7 +259,7 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 		if msg != nil && msg.ID.IsValid() {
 			id = msg.ID
 		}
-		httpError(w, http.StatusBadRequest, id, rpcErr)
+		hosthttp.Error(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
 	h.dispatch(w, r, who, msg, acc)
@@ -243,75 +267,22 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 
 // delete ends a legacy session.
 func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	sid := r.Header.Get(headerSessionID)
+	sid := r.Header.Get(hosthttp.HeaderSessionID)
 	if sid == "" {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
 	sess := h.session(who, sid)
 	if sess == nil {
-		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	}
 	h.endSession(sess, &relay.Cause{Kind: relay.HostCancelled, Detail: "it ended its session (HTTP DELETE)"})
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// accept is what a request's Accept header allows.
-type accept struct{ json, sse bool }
-
-// parseAccept reads Accept values. No header accepts anything; the spec
-// asks clients for both types, but some send only the one they expect.
-func parseAccept(values []string) accept {
-	if len(values) == 0 {
-		return accept{true, true}
-	}
-	var a accept
-	for _, v := range values {
-		for part := range strings.SplitSeq(v, ",") {
-			part = strings.TrimSpace(part)
-			mt := part
-			if !plainMediaTypes[part] { // those parse as themselves, with no q
-				var params map[string]string
-				var err error
-				mt, params, err = mime.ParseMediaType(part)
-				if err != nil || params["q"] == "0" || params["q"] == "0.0" {
-					continue
-				}
-			}
-			switch mt {
-			case "*/*":
-				a.json, a.sse = true, true
-			case "application/json", "application/*":
-				a.json = true
-			case "text/event-stream", "text/*":
-				a.sse = true
-			}
-		}
-	}
-	return a
-}
-
-// plainMediaTypes are the media types hosts send in Accept as they are:
-// mime.ParseMediaType gives each back unchanged, with no parameters, but
-// allocates to say so.
-var plainMediaTypes = map[string]bool{"application/json": true, "text/event-stream": true, "*/*": true}
-
-// isJSONType reports whether a Content-Type is application/json.
-func isJSONType(ct string) bool {
-	if ct == "application/json" { // the usual, without parsing
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && mt == "application/json"
-}
-
-// httpError answers with status and a JSON-RPC error.
-func httpError(w http.ResponseWriter, status int, id jsonrpc.ID, err *jsonrpc.Error) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(jsonrpc.NewError(id, err).Encode())
-}
+// quote is how a refusal names a value (hosthttp.Quote).
+func quote(s string) string { return hosthttp.Quote(s) }
 
 func errNoSession() *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; send initialize for a new one")

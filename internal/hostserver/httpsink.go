@@ -1,7 +1,6 @@
 package hostserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/outq"
@@ -38,7 +38,7 @@ type httpSink struct {
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	ctx context.Context // the HTTP request's: done once the host has gone
-	acc accept
+	acc hosthttp.Accept
 	log *slog.Logger
 
 	// For the log of a kept result.
@@ -48,7 +48,7 @@ type httpSink struct {
 	keepAlive time.Duration
 	wantSSE   bool
 	// modern: a 2026-07-28 request, whose error responses carry their
-	// HTTP status (see errorStatus).
+	// HTTP status (see hosthttp.ErrorStatus).
 	modern  bool
 	replied atomic.Bool // a response was pushed
 
@@ -64,7 +64,7 @@ type httpSink struct {
 // keepAliveLine is queued to make serve write an SSE comment.
 var keepAliveLine = []byte(":")
 
-func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc accept) *httpSink {
+func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc hosthttp.Accept) *httpSink {
 	s := &httpSink{
 		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
 		host: hs.id, id: msg.ID, keepAlive: h.opts.KeepAlive,
@@ -74,7 +74,7 @@ func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, 
 	}
 	_, progress := params.meta.Get(mcp.MetaProgressToken)
 	_, logs := params.meta.Get(mcp.MetaLogLevel)
-	s.wantSSE = acc.sse && (progress || logs || !acc.json)
+	s.wantSSE = acc.SSE && (progress || logs || !acc.JSON)
 	return s
 }
 
@@ -83,7 +83,7 @@ func (s *httpSink) pushWhile(live func() bool, line []byte) {
 		if live != nil && !live() {
 			return false
 		}
-		if isResponse(line) {
+		if hosthttp.IsResponse(line) {
 			s.replied.Store(true)
 		}
 		return true
@@ -124,7 +124,7 @@ func (s *httpSink) serve() {
 	case s.held != nil:
 		status := http.StatusOK
 		if s.modern {
-			status = errorStatus(s.held)
+			status = hosthttp.ErrorStatus(s.held)
 		}
 		s.w.Header().Set("Content-Type", "application/json")
 		s.w.Header().Set("Content-Length", strconv.Itoa(len(s.held)))
@@ -152,7 +152,7 @@ func (s *httpSink) write(line []byte) {
 		}
 		return
 	}
-	resp := isResponse(line)
+	resp := hosthttp.IsResponse(line)
 	if !s.gone && s.ctx.Err() != nil {
 		s.gone = true
 	}
@@ -165,11 +165,11 @@ func (s *httpSink) write(line []byte) {
 		return
 	}
 	if !s.streaming {
-		if resp && s.held == nil && s.acc.json {
+		if resp && s.held == nil && s.acc.JSON {
 			s.held = line // written as JSON at the end, unless more follows
 			return
 		}
-		if !s.acc.sse {
+		if !s.acc.SSE {
 			s.dropped++ // a host that takes only JSON gets no notifications
 			return
 		}
@@ -257,47 +257,6 @@ func (s *httpSink) kept(line []byte) {
 	}
 }
 
-// errorStatus is the HTTP status of a 2026-07-28 response answered as one
-// JSON body: 400 for the errors that revision sends with it, whoever
-// raised them (an upstream's -32021 relayed to the host included:
-// MissingRequiredClientCapability, HeaderMismatch, UnsupportedProtocolVersion),
-// 200 for anything else. (A response on an SSE stream has its 200
-// already.)
-func errorStatus(line []byte) int {
-	msg, err := jsonrpc.Decode(line)
-	if err != nil || msg.Error == nil {
-		return http.StatusOK
-	}
-	switch msg.Error.Code {
-	case mcp.CodeMissingRequiredCapability, mcp.CodeHeaderMismatch, mcp.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-// isResponse reports whether line, as [jsonrpc.Message.Encode] writes it,
-// is a response: it has an id, and no method after it (a request mcpx
-// relays from an upstream has both).
-func isResponse(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte(`{"jsonrpc":"2.0","id":`))
-	if !ok {
-		return false
-	}
-	if len(rest) > 0 && rest[0] == '"' {
-		i := 1
-		for i < len(rest) && rest[i] != '"' {
-			if rest[i] == '\\' {
-				i++
-			}
-			i++
-		}
-		rest = rest[min(i+1, len(rest)):]
-	} else if i := bytes.IndexByte(rest, ','); i >= 0 {
-		rest = rest[i:]
-	}
-	return !bytes.HasPrefix(rest, []byte(`,"method":`))
-}
-
 // shorten cuts s to at most n bytes, at a rune boundary, marking the cut.
 func shorten(s string, n int) string {
 	if len(s) <= n {
@@ -307,20 +266,4 @@ func shorten(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// writeSingle answers with one message: JSON, or one SSE event for a host
-// that takes only SSE.
-func writeSingle(w http.ResponseWriter, acc accept, line []byte) {
-	if acc.json {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(line)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	_ = sse.WriteEvent(w, "", "", line)
 }

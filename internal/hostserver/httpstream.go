@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
@@ -22,42 +23,42 @@ import (
 
 // get serves GET: a legacy session's standalone stream.
 func (h *HTTP) get(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	if v := strings.TrimSpace(r.Header.Get(headerProtocolVersion)); mcp.IsModern(v) {
+	if v := strings.TrimSpace(r.Header.Get(hosthttp.HeaderProtocolVersion)); mcp.IsModern(v) {
 		w.Header().Set("Allow", "POST")
-		httpError(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"method GET not allowed: protocol version %s has no standalone stream (use subscriptions/listen)", v))
 		return
 	}
-	if !parseAccept(r.Header.Values("Accept")).sse {
-		httpError(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	if !hosthttp.ParseAccept(r.Header.Values("Accept")).SSE {
+		hosthttp.Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: a GET stream is text/event-stream"))
 		return
 	}
-	sid := r.Header.Get(headerSessionID)
+	sid := r.Header.Get(hosthttp.HeaderSessionID)
 	if sid == "" {
-		httpError(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"bad request: GET needs the Mcp-Session-Id header of a session (send initialize first)"))
 		return
 	}
 	sess := h.session(who, sid)
 	if sess == nil {
-		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	}
 	hs := sess.hs
 	stream := &httpSink{
-		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: accept{sse: true}, log: h.log,
+		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: hosthttp.Accept{SSE: true}, log: h.log,
 		host: hs.id, id: jsonrpc.NullID, keepAlive: h.opts.KeepAlive, wantSSE: true,
 	}
 	h.mu.Lock()
 	switch {
 	case sess.ended || h.closed:
 		h.mu.Unlock()
-		httpError(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	case sess.stream != nil:
 		h.mu.Unlock()
-		httpError(w, http.StatusConflict, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		hosthttp.Error(w, http.StatusConflict, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"conflict: the session already has a GET stream open"))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 )
 
@@ -46,7 +47,7 @@ func TestRepeatedRefusalsAggregated(t *testing.T) {
 		s := New(nil, nil, &Options{Logger: slog.New(slog.NewTextHandler(&out, nil))})
 		face := s.HTTP(nil)
 		defer face.Close()
-		h := face.Handler(Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
+		h := face.Handler(hosthttp.Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
 		send := func() {
 			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/mcp", strings.NewReader("{}"))
 			r.Header.Set("Authorization", "Bearer wrong")
@@ -139,7 +140,7 @@ func TestCloseStopsTimers(t *testing.T) {
 		s.ToolsChanged()
 		s.ToolsChanged() // the second waits for the window's end
 		face := s.HTTP(nil)
-		h := face.Handler(Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
+		h := face.Handler(hosthttp.Access{Addr: "127.0.0.1:7777", Tokens: testTokens{"right": ""}})
 		for range 2 {
 			r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/mcp", strings.NewReader("{}"))
 			r.Header.Set("Authorization", "Bearer wrong")

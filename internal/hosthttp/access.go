@@ -1,15 +1,13 @@
-package hostserver
+package hosthttp
 
 import (
-	"log/slog"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"mcpx/internal/jsonrpc"
 	"mcpx/internal/principal"
 	"mcpx/internal/sock"
 )
@@ -30,7 +28,7 @@ type Access struct {
 	AllowedHosts []string
 	// People, if not nil, takes people's access tokens too (mcpx.auth):
 	// a bearer token that is a JWT, or one no entry of Tokens opens, is
-	// theirs to check (httppeople.go).
+	// theirs to check (people.go).
 	People *People
 }
 
@@ -62,39 +60,12 @@ type CheckingTokens interface {
 // are bound to it; it travels with the request to its host session, whose
 // policy decides what it may do.
 
-// Handler returns the MCP endpoint for one listener: a's checks, then the
-// protocol. Mount it at /mcp.
-func (h *HTTP) Handler(a Access) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v := a.decide(r)
-		status, msg, who := v.status, v.msg, v.who
-		if status != 0 {
-			// Never the token: only whether one was sent.
-			level := slog.LevelDebug
-			if status == http.StatusUnauthorized && r.Header.Get("Authorization") != "" {
-				level = slog.LevelInfo // a wrong or revoked token: someone should know
-			}
-			// One line per kind of refusal a window: a client sending
-			// wrong tokens cannot flood the log.
-			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
-			if v.challenge != "" {
-				w.Header().Set("WWW-Authenticate", v.challenge)
-			}
-			closeUnread(w, r)
-			httpError(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
-			return
-		}
-		sock.Trust(r.Context())
-		h.serve(w, r, who) // who travels as an argument, then on the session
-	})
-}
-
-// closeUnread makes a refusal the connection's last answer: net/http
+// CloseUnread makes a refusal the connection's last answer: net/http
 // drains at most 256 KiB of the body and then closes, and the client has
 // refusalDrain to send what it drains (a client that sent its body is
 // not reset before it reads the answer; one dripping it loses the
 // connection when the time is up).
-func closeUnread(w http.ResponseWriter, r *http.Request) {
+func CloseUnread(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
 	if r.ContentLength != 0 {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(refusalDrain))
@@ -104,44 +75,40 @@ func closeUnread(w http.ResponseWriter, r *http.Request) {
 // refusalDrain is how long a refused request's body may take to arrive.
 const refusalDrain = time.Second
 
-// check returns the status and reason a request is refused with, or 0 and
-// the request's principal. The order matters: a foreign Host or Origin is
-// a 403 whether or not the request carries a token (DNS rebinding
-// protection must not depend on a secret the attacker lacks anyway, and
-// conformance suites test it without one).
-func (a Access) check(r *http.Request) (status int, msg string, who principal.Principal) {
-	v := a.decide(r)
-	return v.status, v.msg, v.who
+// The order of the checks matters: a foreign Host or Origin is a 403
+// whether or not the request carries a token (DNS rebinding protection
+// must not depend on a secret the attacker lacks anyway, and conformance
+// suites test it without one).
+
+// Verdict is what [Access.Decide] makes of a request: Status 0 and its
+// principal, or the status and reason it is refused with, and the
+// WWW-Authenticate challenge of a 401 or of a 403 for a token lacking a
+// scope ("" for none).
+type Verdict struct {
+	Status         int
+	Msg, Challenge string
+	Who            principal.Principal
 }
 
-// verdict is what decide makes of a request: 0 and its principal, or
-// the status and reason it is refused with, and the WWW-Authenticate
-// challenge of a 401 or of a 403 for a token lacking a scope ("" for
-// none).
-type verdict struct {
-	status         int
-	msg, challenge string
-	who            principal.Principal
-}
+func refused(status int, msg string) Verdict { return Verdict{Status: status, Msg: msg} }
 
-func refused(status int, msg string) verdict { return verdict{status: status, msg: msg} }
-
-// decide is check with the refusal's challenge.
-func (a Access) decide(r *http.Request) verdict {
+// Decide applies all of a's checks (Host, Origin, token) to r: the
+// request's principal, or why it is refused.
+func (a Access) Decide(r *http.Request) Verdict {
 	if a.Addr == "" {
 		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
 			return refused(http.StatusForbidden, "forbidden: the unix socket serves no browser")
 		}
-		return verdict{who: principal.SocketHost()}
+		return Verdict{Who: principal.SocketHost()}
 	}
 	if !a.hostAllowed(r.Host) {
-		return refused(http.StatusForbidden, "forbidden: Host "+quote(r.Host)+" is not this server's address (DNS rebinding protection)")
+		return refused(http.StatusForbidden, "forbidden: Host "+Quote(r.Host)+" is not this server's address (DNS rebinding protection)")
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-		return refused(http.StatusForbidden, "forbidden: Origin "+quote(o)+" may not use this server")
+		return refused(http.StatusForbidden, "forbidden: Origin "+Quote(o)+" may not use this server")
 	}
 	if a.Tokens == nil && a.People == nil {
-		return verdict{who: principal.DefaultToken()}
+		return Verdict{Who: principal.DefaultToken()}
 	}
 	tok := bearer(r.Header.Get("Authorization"))
 	if a.People != nil && (a.Tokens == nil || looksLikeJWT(tok)) {
@@ -155,7 +122,7 @@ func (a Access) decide(r *http.Request) verdict {
 			return refused(http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: "+err.Error())
 		} else if err != nil {
 			// Perhaps a person's opaque token: introspection tells.
-			if v := a.People.decide(r, tok); v.status == 0 {
+			if v := a.People.decide(r, tok); v.Status == 0 {
 				return v
 			}
 			return refused(http.StatusServiceUnavailable, "service unavailable: cannot check the bearer token now: "+err.Error())
@@ -168,12 +135,12 @@ func (a Access) decide(r *http.Request) verdict {
 		return a.People.decide(r, tok)
 	case !ok:
 		v := refused(http.StatusUnauthorized, "unauthorized: send Authorization: Bearer <token> (`mcpx token` prints it; `mcpx token --name NAME` a host's own)")
-		v.challenge = a.challenge(r)
+		v.Challenge = a.challenge(r)
 		return v
 	case name == "":
-		return verdict{who: principal.DefaultToken()}
+		return Verdict{Who: principal.DefaultToken()}
 	}
-	return verdict{who: principal.NamedToken(name, tok)}
+	return Verdict{Who: principal.NamedToken(name, tok)}
 }
 
 // hostAllowed reports whether a Host header names this listener: its port,
@@ -262,11 +229,14 @@ func bearer(header string) string {
 	return strings.TrimSpace(tok)
 }
 
-func quote(s string) string {
+// Quote is s as a JSON string, cut at 100 bytes: how a refusal names a
+// header's value.
+func Quote(s string) string {
 	if len(s) > 100 {
 		s = s[:100] + "..."
 	}
-	return jsonString(s)
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
 }
 
 // CheckBrowser applies a's Host and Origin checks but not its token, for
@@ -278,10 +248,10 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 		return http.StatusForbidden, "forbidden: the unix socket serves no browser"
 	}
 	if !a.hostAllowed(r.Host) {
-		return http.StatusForbidden, "forbidden: Host " + quote(r.Host) + " is not this server's address (DNS rebinding protection)"
+		return http.StatusForbidden, "forbidden: Host " + Quote(r.Host) + " is not this server's address (DNS rebinding protection)"
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r.Host) {
-		return http.StatusForbidden, "forbidden: Origin " + quote(o) + " may not use this server"
+		return http.StatusForbidden, "forbidden: Origin " + Quote(o) + " may not use this server"
 	}
 	return 0, ""
 }
@@ -292,11 +262,11 @@ func (a Access) CheckBrowser(r *http.Request) (status int, msg string) {
 // value to send with it ("" for none); a request that passes trusts its
 // connection (sock.Trust), as the MCP endpoint's do.
 func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg, challenge string) {
-	v := a.decide(r)
-	if v.status == 0 {
+	v := a.Decide(r)
+	if v.Status == 0 {
 		sock.Trust(r.Context())
 	}
-	return v.who, v.status, v.msg, v.challenge
+	return v.Who, v.Status, v.Msg, v.Challenge
 }
 
 // Guard returns h behind all of a's checks (Host, Origin, token), for
@@ -304,15 +274,15 @@ func (a Access) Check(r *http.Request) (who principal.Principal, status int, msg
 // principal in its context; a refused request gets a plain-text error.
 func (a Access) Guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v := a.decide(r)
-		if v.status != 0 {
-			if v.challenge != "" {
-				w.Header().Set("WWW-Authenticate", v.challenge)
+		v := a.Decide(r)
+		if v.Status != 0 {
+			if v.Challenge != "" {
+				w.Header().Set("WWW-Authenticate", v.Challenge)
 			}
-			http.Error(w, v.msg, v.status)
+			http.Error(w, v.Msg, v.Status)
 			return
 		}
 		sock.Trust(r.Context())
-		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), v.who)))
+		h.ServeHTTP(w, r.WithContext(principal.NewContext(r.Context(), v.Who)))
 	})
 }

@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"errors"
@@ -28,7 +28,8 @@ func TestAllowedHosts(t *testing.T) {
 	} {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Host = host
-		status, msg, _ := a.check(r)
+		v := a.Decide(r)
+		status, msg := v.Status, v.Msg
 		if got := status == 0; got != want {
 			t.Errorf("Host %q: status %d %q, want allowed=%v", host, status, msg, want)
 		}
@@ -56,7 +57,8 @@ func TestAccessCheckUnavailable(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Host = "127.0.0.1:7001"
 		r.Header.Set("Authorization", "Bearer "+tok)
-		status, msg, who := a.check(r)
+		v := a.Decide(r)
+		status, msg, who := v.Status, v.Msg, v.Who
 		if status != want || strings.Contains(msg, tok) {
 			t.Errorf("token %q: %d %q, want %d (never quoting the token)", tok, status, msg, want)
 		}

@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"encoding/json"
@@ -34,15 +34,15 @@ func looksLikeJWT(tok string) bool { return strings.Count(tok, ".") == 2 }
 // refuses it as the spec says: 401 invalid_token, 403
 // insufficient_scope, or 503 when the token cannot be checked now
 // (failing closed).
-func (p *People) decide(r *http.Request, tok string) verdict {
+func (p *People) decide(r *http.Request, tok string) Verdict {
 	if tok == "" {
 		v := refused(http.StatusUnauthorized, "unauthorized: sign in at the authorization server named by "+p.MetadataURL()+", or send a token of mcpx (`mcpx token`)")
-		v.challenge = p.challenge("", "")
+		v.Challenge = p.challenge("", "")
 		return v
 	}
 	id, err := p.Verifier.Verify(r.Context(), tok)
 	if err == nil {
-		return verdict{who: principal.Person(id.Issuer, id.Subject, id.Name, id.Groups)}
+		return Verdict{Who: principal.Person(id.Issuer, id.Subject, id.Name, id.Groups)}
 	}
 	var e *authn.Error
 	if !errors.As(err, &e) {
@@ -51,13 +51,13 @@ func (p *People) decide(r *http.Request, tok string) verdict {
 	switch e.Kind {
 	case authn.InsufficientScope:
 		v := refused(http.StatusForbidden, "forbidden: "+e.Error())
-		v.challenge = p.challenge("insufficient_scope", e.Why)
+		v.Challenge = p.challenge("insufficient_scope", e.Why)
 		return v
 	case authn.Unavailable:
 		return refused(http.StatusServiceUnavailable, "service unavailable: cannot check the access token now: "+e.Error())
 	}
 	v := refused(http.StatusUnauthorized, "unauthorized: "+e.Error())
-	v.challenge = p.challenge("invalid_token", e.Why)
+	v.Challenge = p.challenge("invalid_token", e.Why)
 	return v
 }
 
@@ -149,7 +149,7 @@ func (p *People) Metadata(a Access) http.Handler {
 			return
 		}
 		if a.Addr != "" && !a.hostAllowed(r.Host) {
-			http.Error(w, "forbidden: Host "+quote(r.Host)+" is not this server's address (DNS rebinding protection)", http.StatusForbidden)
+			http.Error(w, "forbidden: Host "+Quote(r.Host)+" is not this server's address (DNS rebinding protection)", http.StatusForbidden)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"net/http"
@@ -16,8 +16,8 @@ func TestErrorStatus(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}`:                                                 http.StatusOK,
 		`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`:                                                               http.StatusOK,
 	} {
-		if got := errorStatus([]byte(line)); got != want {
-			t.Errorf("errorStatus(%s) = %d, want %d", line, got, want)
+		if got := ErrorStatus([]byte(line)); got != want {
+			t.Errorf("ErrorStatus(%s) = %d, want %d", line, got, want)
 		}
 	}
 }
