@@ -94,12 +94,14 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 	if cd.timer <= 0 && !cd.background && req.task == nil && gone == nil {
 		return nil, time.Time{}, false
 	}
-	if err := hs.toolFilter(req).pol.Decide(principal.StartJob, principal.Target{Server: cd.server, Tool: cd.tool}); err != nil {
-		if !cd.background && req.task == nil {
-			// A call that would become a job past its host's timer, or
-			// as its host leaves: a plain call, which that timer may end.
-			return nil, time.Time{}, false
-		}
+	pol, target := hs.toolFilter(req).pol, principal.Target{Server: cd.server, Tool: cd.tool}
+	if !cd.background && req.task == nil && !pol.Allows(principal.StartJob, target) {
+		// A call that would become a job past its host's timer, or as
+		// its host leaves: a plain call, which that timer may end. No
+		// job was asked for, so nothing was refused: no audit record.
+		return nil, time.Time{}, false
+	}
+	if err := pol.Decide(principal.StartJob, target); err != nil {
 		if onOff != nil {
 			onOff()
 		}

@@ -22,6 +22,14 @@ func (r *Relay) HostTools(names ...string) (f *config.ToolFilter, sep string) {
 // clientInfo.name; a person's is their groups' (mcpx.auth.groups), which
 // may make them an admin, and may refuse them jobs. Every face decides every operation with it.
 func (r *Relay) Policy(who principal.Principal) principal.Policy {
+	pol := r.policy(who)
+	if r.audit != nil { // a person's refusals are on the record too, and fail closed with it
+		pol = pol.WithAuditor(r.audit)
+	}
+	return pol
+}
+
+func (r *Relay) policy(who principal.Principal) principal.Policy {
 	if who.IsPerson() {
 		cfg := r.cfg.Load()
 		if cfg == nil {
@@ -38,9 +46,5 @@ func (r *Relay) Policy(who principal.Principal) principal.Policy {
 		return pol
 	}
 	f, sep := r.HostTools(who.Token(), who.Client())
-	pol := principal.NewPolicy(who, f, sep)
-	if r.audit != nil {
-		pol = pol.WithAuditor(r.audit)
-	}
-	return pol
+	return principal.NewPolicy(who, f, sep)
 }
