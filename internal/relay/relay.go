@@ -17,6 +17,9 @@ type Relay struct {
 	pool *upstream.Pool
 	// personSignIns starts per-person sign-ins (signin.go); nil: none.
 	personSignIns PersonSignInStarter
+	// exchanger fills a person's record by token exchange (exchange.go);
+	// nil: none.
+	exchanger TokenExchanger
 	cfg           atomic.Pointer[config.Config]
 	reg           *Registry
 	lim           *limiter
