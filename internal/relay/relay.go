@@ -17,9 +17,6 @@ type Relay struct {
 	pool *upstream.Pool
 	// personSignIns starts per-person sign-ins (signin.go); nil: none.
 	personSignIns PersonSignInStarter
-	// exchanger fills a person's record by token exchange (exchange.go);
-	// nil: none.
-	exchanger TokenExchanger
 	cfg           atomic.Pointer[config.Config]
 	reg           *Registry
 	lim           *limiter
@@ -35,6 +32,10 @@ type Relay struct {
 	holds    holds
 
 	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
+
+	// exchanger fills a person's record by token exchange (exchange.go);
+	// nil: none.
+	exchanger TokenExchanger
 
 	callsMu sync.Mutex
 	calls   map[string]int // tool calls under way (CallTool), by server
