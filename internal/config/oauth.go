@@ -29,6 +29,9 @@ type OAuth struct {
 	// IdentityHeader, when set on a per-person server, is a request header
 	// that carries the caller's principal ID upstream.
 	IdentityHeader string
+	// TokenExchange, on a per-person server, gets a person's upstream
+	// token by exchanging their own access token (RFC 8693).
+	TokenExchange *TokenExchange
 }
 
 // Accounts values.
@@ -37,7 +40,7 @@ const (
 	AccountsPerPerson = "per-person"
 )
 
-var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "redirectUri", "accounts", "identityHeader"}
+var oauthFields = []string{"clientId", "clientSecret", "clientMetadataUrl", "scopes", "redirectUri", "accounts", "identityHeader", "tokenExchange"}
 
 // PerPerson reports whether each principal acts upstream as themself on
 // the server: a per-person sign-in and session each.
@@ -77,6 +80,8 @@ func (p *parser) oauth(n *node, at path) (*OAuth, error) {
 			} else if err == nil && (strings.EqualFold(o.IdentityHeader, "Authorization") || strings.HasPrefix(strings.ToLower(o.IdentityHeader), "mcp-")) {
 				err = p.errorf(v.off, at, "must not be Authorization or an MCP header")
 			}
+		case "tokenExchange":
+			o.TokenExchange, err = p.tokenExchange(v, at)
 		case "redirectUri":
 			o.RedirectURI, err = p.expanded(v, at)
 			if err == nil && !loopbackURL(o.RedirectURI) {
@@ -89,6 +94,9 @@ func (p *parser) oauth(n *node, at path) (*OAuth, error) {
 	}
 	if _, ok := f["identityHeader"]; ok && o.Accounts != AccountsPerPerson {
 		return nil, p.errorf(n.off, at, "identityHeader needs accounts %q: a shared session carries no one's identity", AccountsPerPerson)
+	}
+	if _, ok := f["tokenExchange"]; ok && o.Accounts != AccountsPerPerson {
+		return nil, p.errorf(n.off, at, "tokenExchange needs accounts %q: it exchanges a person's own token", AccountsPerPerson)
 	}
 	if _, ok := f["clientSecret"]; ok && o.ClientID == "" {
 		return nil, p.errorf(n.off, at, "clientSecret needs clientId")

@@ -171,6 +171,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 			c.refresh = c.refresher(recs)
 		}
 		r.SetSignIns(c.signIns)
+		r.SetTokenExchanger(&oauth.Exchanger{Records: recs})
 		// The HTTP listener serves the sign-in pages (Run, ServeHTTP).
 		if opts.httpAddr != "" && !opts.LookOnly {
 			c.people = c.gateway(recs, opts.httpAddr)

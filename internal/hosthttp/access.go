@@ -110,7 +110,7 @@ func (a Access) Decide(r *http.Request) Verdict {
 	if a.Tokens == nil && a.People == nil {
 		return Verdict{Who: principal.DefaultToken()}
 	}
-	tok := bearer(r.Header.Get("Authorization"))
+	tok := Bearer(r.Header.Get("Authorization"))
 	if a.People != nil && (a.Tokens == nil || looksLikeJWT(tok)) {
 		return a.People.decide(r, tok)
 	}
@@ -220,8 +220,8 @@ func originAllowed(origin, host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// bearer returns the token of an Authorization header, "" if it has none.
-func bearer(header string) string {
+// Bearer returns the token of an Authorization header, "" if it has none.
+func Bearer(header string) string {
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return ""

@@ -109,6 +109,7 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Prin
 	}
 	defer h.leave(sess)
 	hs := sess.hs
+	hs.keepSubject(r)
 	switch {
 	case msg.IsRequest():
 		h.respond(w, r, hs, msg, parseParams(msg), acc, false)
@@ -156,6 +157,7 @@ func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Prin
 	}
 	hs.stateless = true
 	hs.shared = h.workers
+	hs.keepSubject(r)
 	defer h.forget(hs)
 	w.Header().Set(hosthttp.HeaderProtocolVersion, header)
 	h.respond(w, r, hs, msg, params, acc, true)

@@ -222,6 +222,9 @@ type hostSession struct {
 	// (Access.check for HTTP; principal.Host for a stream, known by its
 	// clientInfo.name per request). Set once, at creation.
 	who principal.Principal
+	// subject is the access token a person (who) sent with the session's
+	// latest HTTP request (subject.go); nil for anyone else.
+	subject atomic.Pointer[string]
 	// connPrincipal is a stream connection's principal (see principal),
 	// made once. Set once, at creation.
 	connPrincipal string

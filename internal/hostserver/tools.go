@@ -175,6 +175,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		Host:        hs.id,
 		SessionKey:  hs.sessionKey(),
 		Person:      hs.who.ID(),
+		Subject:     hs.subjectToken(),
 		Resume:      resumeOf(req),
 		HostProfile: profile,
 	}

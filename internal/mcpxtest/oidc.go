@@ -46,9 +46,12 @@ func StartOIDC(t testing.TB, redirectURI string) *OIDC {
 
 // OIDCUserEntry is a user of a users file (StartOIDCEnv's USERS_FILE=),
 // as the example provider reads it: its ID is the subject of its tokens;
-// its LastName is the claim family_name of the profile scope.
+// its LastName is the claim family_name of the profile scope; IsAdmin
+// lets the provider exchange the user's tokens (RFC 8693 token exchange
+// without an actor: the example provider calls it impersonation).
 type OIDCUserEntry struct {
 	ID, Username, Password, FirstName, LastName, Email string
+	IsAdmin                                            bool `json:",omitempty"`
 }
 
 // StartOIDCEnv is StartOIDC with more of the example provider's

@@ -66,6 +66,11 @@ type Call struct {
 	// per-person server's call goes on that principal's own session, with
 	// their own sign-in (upstream.Pool.SessionAs).
 	Person string
+	// Subject is the access token the person behind the call sent to mcpx
+	// (only a person's; "" otherwise), for a per-person server's token
+	// exchange (exchange.go). It lives as long as the Call and is never
+	// logged, kept or sent anywhere but the configured token endpoint.
+	Subject string
 	// Resume is set when the host retries with a requestState.
 	Resume *Resume
 	// HostProfile is the tool-call timer of the host behind the call
@@ -181,6 +186,9 @@ func (r *Relay) callToolHoldable(ctx context.Context, e *Entry, c Call) (json.Ra
 		return r.callAsTask(ctx, e, c) // upstreamtask.go
 	}
 	res, err := r.callTool(ctx, e, c)
+	if xres, xerr, ok := r.exchangeAndRetry(ctx, e, &c, err); ok {
+		res, err = xres, xerr
+	}
 	if sres, serr, ok := r.signInElicitation(&c, err); ok {
 		return sres, serr
 	}

@@ -33,6 +33,10 @@ type Relay struct {
 
 	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
 
+	// exchanger fills a person's record by token exchange (exchange.go);
+	// nil: none.
+	exchanger TokenExchanger
+
 	callsMu sync.Mutex
 	calls   map[string]int // tool calls under way (CallTool), by server
 }

@@ -20,7 +20,8 @@ func (r *Relay) HostTools(names ...string) (f *config.ToolFilter, sep string) {
 // Policy returns what who may do under the current config: its tool
 // filter is the one mcpx.hosts gives its named token's name, else its
 // clientInfo.name; a person's is their groups' (mcpx.auth.groups), which
-// may make them an admin, and may refuse them jobs. Every face decides every operation with it.
+// may make them an admin, and may refuse them jobs. Every face decides
+// every operation with it.
 func (r *Relay) Policy(who principal.Principal) principal.Policy {
 	pol := r.policy(who)
 	if r.audit != nil { // a person's refusals are on the record too, and fail closed with it
@@ -39,9 +40,6 @@ func (r *Relay) policy(who principal.Principal) principal.Policy {
 		pol := principal.NewPersonPolicy(who, f, admin, cfg.ToolNames.Separator)
 		if !cfg.GroupBackground(who.Groups()) {
 			pol = pol.WithoutJobs()
-		}
-		if r.audit != nil {
-			pol = pol.WithAuditor(r.audit)
 		}
 		return pol
 	}
