@@ -112,7 +112,7 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		}
 		return nil, time.Time{}, true
 	}
-	l = &jobLink{hs: hs, req: req, cd: cd, onOff: onOff}
+	l = &jobLink{hs: hs, req: req, cd: cd, onOff: onOff, who: hs.who.WithClient(clientName(hs, req))}
 	req.job.Store(l)
 	since := l.since()
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
 
@@ -35,6 +36,10 @@ type jobLink struct {
 	hs  *hostSession
 	req *request
 	cd  candidate
+	// who is the host's principal with its client's name, read from the
+	// request as the link is made: the relay edits the request's _meta
+	// while the call runs, and the link becomes a job on its timer.
+	who principal.Principal
 	// asker is the host's Asker, which the link stands in front of
 	// (Can, Ask, Notify) until the call is a job.
 	asker    relay.Asker
@@ -148,11 +153,11 @@ func (l *jobLink) stopHostLocked() {
 // calls never do.
 func (l *jobLink) spec() jobs.Spec {
 	hs, cd := l.hs, l.cd
-	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key, Who: hs.who.WithClient(clientName(hs, l.req))}
+	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key, Who: l.who}
 	if cd.script {
 		// Never run again, not idempotent: its params say only which
 		// filter it ran under (policyfilter.go).
-		sp.Params = hs.toolFilter(l.req).scriptJobParams()
+		sp.Params = hs.filterOf(l.who).scriptJobParams()
 		return sp
 	}
 	sp.Params = cd.params

@@ -22,7 +22,12 @@ type hostFilter struct {
 }
 
 func (hs *hostSession) toolFilter(req *request) hostFilter {
-	pol := hs.srv.relay.Policy(hs.who.WithClient(clientName(hs, req)))
+	return hs.filterOf(hs.who.WithClient(clientName(hs, req)))
+}
+
+// filterOf is the policy of who, a principal of this session's.
+func (hs *hostSession) filterOf(who principal.Principal) hostFilter {
+	pol := hs.srv.relay.Policy(who)
 	f, sep := pol.Tools()
 	return hostFilter{pol: pol, f: f, sep: sep}
 }

@@ -25,7 +25,9 @@ func TestJobCLI(t *testing.T) {
 		}
 		return v.JobID
 	}
-	args := `{"seconds": 1, "text": "from the cli"}`
+	// Long enough that the second call comes while the first runs, on a
+	// loaded machine too: once it has ended, the same call is a new job.
+	args := `{"seconds": 5, "text": "from the cli"}`
 	id := jobID(run(0, "call", "--background", "--json", "demo.sleep_then", args))
 	if again := jobID(run(0, "call", "--background", "--json", "demo.sleep_then", args)); again != id {
 		t.Fatalf("the same call again started job %s, not %s", again, id)
