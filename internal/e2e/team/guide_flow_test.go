@@ -118,6 +118,8 @@ func guideAudit(t *testing.T, e *mcpxtest.Env, cfg, job string) {
 	t.Helper()
 	want := []string{
 		"call alice [developers] whoami error", // the call that asked her to sign in
+		"signin alice []  ok",                  // the sign-in's start page
+		"signin alice []  ok",                  // and its callback
 		"call alice [developers] whoami ok",
 		"call alice [developers] whoami ok",
 		"call alice [developers] whoami ok",
@@ -127,6 +129,8 @@ func guideAudit(t *testing.T, e *mcpxtest.Env, cfg, job string) {
 		"job.end alice [developers] whoami completed job",
 		"refusal bob [support] close_issue refused",
 		"call bob [support] whoami error",
+		"signin bob []  ok",
+		"signin bob []  ok",
 		"call bob [support] whoami ok",
 	}
 	var got []string
