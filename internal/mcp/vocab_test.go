@@ -59,7 +59,7 @@ func vocabulary(t *testing.T, prefixes ...string) map[string]string {
 // Test support, the benchmarks' load generators (both drive mcpx as an
 // outside host would) and the conformance fixture (which grades mcpx on
 // the go-sdk alone) may spell the protocol themselves.
-var vocabExempt = []string{"internal/mcp", "internal/mcpxtest", "internal/conformfixture", "internal/store/storetest", "bench"}
+var vocabExempt = []string{"internal/mcp", "internal/mcpxtest", "internal/e2e/harness", "internal/conformfixture", "internal/store/storetest", "bench"}
 
 // TestVocabularyHasOneHome: no production file outside this package spells
 // a method name, a _meta key or an extension name as a string literal; it

@@ -102,8 +102,10 @@ func TestPrincipalsJobs(t *testing.T) {
 			} {
 				code, body := who.c.Raw(rq.method, rq.path, nil)
 				var apiErr apitype.Error
+				// The id is random base32, which may spell "bob" itself.
+				rest := strings.ReplaceAll(body, j.ID, "")
 				if code != http.StatusNotFound || json.Unmarshal([]byte(body), &apiErr) != nil || !strings.Contains(apiErr.Error, "no job has this id") ||
-					strings.Contains(body, "s3cret") || strings.Contains(body, "bob") {
+					strings.Contains(rest, "s3cret") || strings.Contains(rest, "bob") {
 					t.Errorf("%s: %s %s of another's job: %d %s, want 404 as for an unknown id", who.name, rq.method, rq.path, code, body)
 				}
 			}
