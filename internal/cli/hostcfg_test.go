@@ -419,3 +419,35 @@ func sortedInts(s []string) bool {
 	}
 	return true
 }
+
+// TestInstallCodexWaitsForMcpx: Codex's entry is required and waits the
+// daemon's start plus the config's longest startupTimeout (a disabled
+// server's aside), so Codex does not start a turn without mcpx's tools.
+func TestInstallCodexWaitsForMcpx(t *testing.T) {
+	vars := xdgVars(t)
+	cfg := filepath.Join(vars["HOME"], "mcpx.json")
+	writeTestFile(t, cfg, []byte(`{"mcpx": {"startupTimeout": "20s"}, "mcpServers": {
+		"slow": {"command": "x", "startupTimeout": "2m"},
+		"off": {"command": "x", "startupTimeout": "1h", "disabled": true},
+		"quick": {"command": "x"}}}`))
+	for _, args := range [][]string{{"install", "codex", "--config", cfg}, {"install", "codex", "--config", cfg, "--url", "http://127.0.0.1:7777/mcp"}} {
+		if _, errOut, code := run(t, vars, args...); code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, errOut)
+		}
+		data, _ := os.ReadFile(userFile(t, vars, hostconfig.Lookup("codex")))
+		servers, err := hostconfig.Lookup("codex").Servers(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entry struct {
+			Required bool `json:"required"`
+			Startup  int  `json:"startup_timeout_sec"`
+		}
+		if err := json.Unmarshal(servers["mcpx"], &entry); err != nil {
+			t.Fatal(err)
+		}
+		if !entry.Required || entry.Startup != 135 {
+			t.Errorf("%v: the entry is %s, want required and startup_timeout_sec 135 (15 s of daemon start and the slow server's 2m)", args, servers["mcpx"])
+		}
+	}
+}

@@ -35,7 +35,11 @@ stdio (with the XDG directories of this shell, which some hosts do not pass
 on). With --http the entry names mcpx's HTTP face instead (mcpx.http.listen
 in the config, or --url) with a bearer token of the host's own, minted as
 "mcpx token --name" does (named after the host unless --name says
-otherwise); a daemon must then be running for the host to reach it.
+otherwise); a daemon must then be running for the host to reach it. For
+Codex, which leaves out of a turn a server that has not listed its tools
+within about a second, the entry is marked required, with a
+startup_timeout_sec long enough for mcpx to start its daemon and its
+slowest server.
 
 --move also takes the host's own servers into mcpx's config (as mcpx
 import does) and removes from the host's file those taken; servers mcpx
@@ -106,12 +110,16 @@ func (in *installer) locate(file string) error {
 // target is how the host will reach mcpx.
 func (in *installer) target(useHTTP bool, url, name string, dryRun bool) (hostconfig.Target, error) {
 	env := in.env
+	cfg, _, err := loadConfig(env, in.configPath)
+	if err != nil {
+		return hostconfig.Target{}, err
+	}
 	if !useHTTP {
 		exe := env.Executable
 		if !filepath.IsAbs(exe) {
 			return hostconfig.Target{}, fmt.Errorf("the path of this executable, %q, is not absolute", exe)
 		}
-		t := hostconfig.Target{Command: exe, Args: []string{"serve"}}
+		t := hostconfig.Target{Command: exe, Args: []string{"serve"}, Startup: startupBudget(cfg)}
 		if in.configPath != "" {
 			abs, err := filepath.Abs(in.configPath)
 			if err != nil {
@@ -130,10 +138,6 @@ func (in *installer) target(useHTTP bool, url, name string, dryRun bool) (hostco
 		return t, nil
 	}
 	if url == "" {
-		cfg, _, err := loadConfig(env, in.configPath)
-		if err != nil {
-			return hostconfig.Target{}, err
-		}
 		if cfg.HTTP.Listen == "" || strings.HasSuffix(cfg.HTTP.Listen, ":0") {
 			return hostconfig.Target{}, usagef("--http needs mcpx.http.listen set to a fixed port in the config, or --url")
 		}
@@ -147,15 +151,27 @@ func (in *installer) target(useHTTP bool, url, name string, dryRun bool) (hostco
 	}
 	tok := "<the token named " + name + ">"
 	if !dryRun {
-		cfg, _, err := loadConfig(env, in.configPath)
-		if err != nil {
-			return hostconfig.Target{}, err
-		}
 		if tok, err = namedTokenFor(context.Background(), cfg, in.paths.TokenDir(), name); err != nil {
 			return hostconfig.Target{}, err
 		}
 	}
-	return hostconfig.Target{URL: url, Headers: map[string]string{"Authorization": "Bearer " + tok}}, nil
+	return hostconfig.Target{URL: url, Headers: map[string]string{"Authorization": "Bearer " + tok}, Startup: startupBudget(cfg)}, nil
+}
+
+// startupBudget is how long a host may wait for mcpx's first tools/list:
+// serve may have to start the daemon (connect gives it 15 s), and the
+// list waits for every server's start, in parallel, each within its
+// startupTimeout (a server with none is left out: no budget bounds it).
+// A host whose own timer is shorter (Codex's is 10 s) would otherwise
+// go on without any of mcpx's tools while a slow server starts.
+func startupBudget(cfg *config.Config) time.Duration {
+	longest := cfg.StartupTimeout
+	for _, s := range cfg.Servers {
+		if !s.Disabled {
+			longest = max(longest, s.StartupTimeout)
+		}
+	}
+	return daemonStartWait + longest
 }
 
 // record is what install keeps to undo itself: where the host's file

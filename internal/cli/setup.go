@@ -88,13 +88,16 @@ func connectTo(ctx context.Context, env *Env, configPath string) (*localclient.C
 	return connect(ctx, env, cfg, paths)
 }
 
+// daemonStartWait is how long connect waits for a daemon it starts.
+const daemonStartWait = 15 * time.Second
+
 // connect returns a client of a running daemon for cfg, starting one in the
 // background if none answers. A daemon that is dying (its socket resets
 // connections) or stopping (it holds the lock a new one needs) is waited
-// out: the start is retried until one answers or 15s have passed.
+// out: the start is retried until one answers or daemonStartWait has passed.
 func connect(ctx context.Context, env *Env, cfg *config.Config, paths config.Paths) (*localclient.Client, error) {
 	c, files := client(env, cfg, paths)
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(daemonStartWait)
 	var lastStart time.Time
 	for wait := 5 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-var stdioTarget = Target{Command: "/opt/mcpx/bin/mcpx", Args: []string{"serve"}, Env: map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}}
-var httpTarget = Target{URL: "http://127.0.0.1:7777/mcp", Headers: map[string]string{"Authorization": "Bearer tok"}}
+var stdioTarget = Target{Command: "/opt/mcpx/bin/mcpx", Args: []string{"serve"}, Env: map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}, Startup: 44500 * time.Millisecond}
+var httpTarget = Target{URL: "http://127.0.0.1:7777/mcp", Headers: map[string]string{"Authorization": "Bearer tok"}, Startup: 45 * time.Second}
 
 // TestEditFixtures points each fixture's host at mcpx (stdio, then HTTP
 // with every taken server moved out), checks the diff against a golden

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Target is how a host reaches mcpx: a command on stdio, or a URL with
@@ -14,6 +15,11 @@ type Target struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// Startup is how long mcpx may take to answer the host's first
+	// initialize and tools/list, for a host whose file sets its own
+	// timer for that (Codex's startup_timeout_sec, 10 s when unset);
+	// 0 leaves the host's default.
+	Startup time.Duration
 }
 
 // obj is a JSON object that keeps its members' order.
@@ -73,6 +79,8 @@ func (h *Host) Entry(t Target) (json.RawMessage, error) {
 		add("command", t.Command, true)
 		add("args", t.Args, len(t.Args) > 0)
 		add("env", t.Env, len(t.Env) > 0)
+		add("required", true, h.Name == "codex" && t.Startup > 0)
+		add("startup_timeout_sec", seconds(t.Startup), h.Name == "codex" && t.Startup > 0)
 	default:
 		add("type", "http", h.Name == "claude-code" || h.Name == "vscode")
 		switch h.Name {
@@ -83,6 +91,8 @@ func (h *Host) Entry(t Target) (json.RawMessage, error) {
 		case "codex":
 			add("url", t.URL, true)
 			add("http_headers", t.Headers, len(t.Headers) > 0)
+			add("required", true, t.Startup > 0)
+			add("startup_timeout_sec", seconds(t.Startup), t.Startup > 0)
 			return json.Marshal(o)
 		default:
 			add("url", t.URL, true)
@@ -91,6 +101,9 @@ func (h *Host) Entry(t Target) (json.RawMessage, error) {
 	}
 	return json.Marshal(o)
 }
+
+// seconds is d in whole seconds, rounded up.
+func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
 
 // Edit returns data, the host's file, with the server list changed: each
 // of set added or replaced, each of remove deleted.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"mcpx/internal/mcpxtest"
 )
@@ -71,7 +72,9 @@ func (s *modelStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // on stdio and over HTTP, and calls demo__echo through it: the demo
 // records the call and Codex hands its result back to the model. The
 // tools Codex offers the model follow its tool filter: by clientInfo.name
-// on stdio, by its token's name over HTTP.
+// on stdio, by its token's name over HTTP. The demo takes longer to start
+// than Codex's own startup timer (10 s): install tells Codex to wait for
+// mcpx's servers, so Codex still offers their tools.
 func TestRealCodexExec(t *testing.T) {
 	t.Parallel()
 	bin := mcpxtest.RealHost(t, "codex")
@@ -100,5 +103,6 @@ stream_max_retries = 0
 		stdioName: "codex-mcp-client", httpName: "codex",
 		file: filepath.Join(e.Vars["HOME"], ".codex", "config.toml"), seed: seed,
 		tool: "demo__", stub: &stub.stubLog, said: "hello from the model stub",
+		slowStart: 11 * time.Second,
 	})
 }

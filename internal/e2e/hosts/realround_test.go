@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,10 @@ type realRound struct {
 	// force reports whether uninstall needs --force, given the file as
 	// install wrote it.
 	force func(installed string) bool
+	// slowStart, when set, makes the demo take that long to start: a
+	// server slower than the host's own startup timer, which install
+	// must have told the host to wait for.
+	slowStart time.Duration
 }
 
 func runRealRound(t *testing.T, e *mcpxtest.Env, r realRound) {
@@ -94,13 +99,22 @@ func runRealRound(t *testing.T, e *mcpxtest.Env, r realRound) {
 	if err := os.WriteFile(r.file, []byte(r.seed), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	up := mcpxtest.Demo{Name: "demo"}
+	if r.slowStart > 0 {
+		slow := e.Path("slow-mcpx")
+		script := fmt.Sprintf("#!/bin/sh\nsleep %g\nexec %q \"$@\"\n", r.slowStart.Seconds(), e.Bin)
+		if err := os.WriteFile(slow, []byte(script), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		up.Fields = map[string]any{"command": slow}
+	}
 	cfg := e.WriteConfig(map[string]any{
 		"http": map[string]any{"listen": "127.0.0.1:" + realFreePort(t)},
 		"hosts": map[string]any{
 			r.stdioName: map[string]any{"tools": []string{"!demo__wait"}},
 			r.httpName:  map[string]any{"tools": []string{"!demo__scan"}},
 		},
-	}, mcpxtest.Demo{Name: "demo"})
+	}, up)
 	realStartDaemon(t, e, cfg, e.Path("daemon.log"))
 
 	for i, way := range []string{"stdio", "http"} {
