@@ -60,6 +60,10 @@ func run(bin string, runs int) error {
 	if err != nil {
 		return err
 	}
-	writeReport(os.Stdout, g, syms, inits, rss, st.Size())
+	mapped, err := mappedSize(bin)
+	if err != nil {
+		return err
+	}
+	writeReport(os.Stdout, g, syms, inits, rss, st.Size(), mapped)
 	return nil
 }

@@ -27,6 +27,23 @@ func (s *size) add(o size) {
 	s.globals += o.globals
 }
 
+// mappedSize returns the bytes of the binary's loadable segments: what a
+// process maps of the file.
+func mappedSize(bin string) (int64, error) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var n int64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			n += int64(p.Filesz)
+		}
+	}
+	return n, nil
+}
+
 // symbolSizes sums the sizes of the binary's symbols by package; what no
 // package owns (the runtime's tables, strings) is under "". Pointer-free
 // zeroed data (.noptrbss) takes neither file nor memory until touched, so

@@ -79,7 +79,7 @@ func rows(g *graph, syms map[string]size, inits map[string]pkgInit) []row {
 
 func kb(n int64) string { return fmt.Sprintf("%.0f KB", float64(n)/1000) }
 
-func writeReport(w io.Writer, g *graph, syms map[string]size, inits map[string]pkgInit, rssKiB, fileSize int64) {
+func writeReport(w io.Writer, g *graph, syms map[string]size, inits map[string]pkgInit, rssKiB, fileSize, mapped int64) {
 	rs := rows(g, syms, inits)
 	var all row
 	for _, r := range rs {
@@ -91,8 +91,8 @@ func writeReport(w io.Writer, g *graph, syms map[string]size, inits map[string]p
 		all.allocs += r.allocs
 	}
 	all.name = "**all**"
-	fmt.Fprintf(w, "binary %.1f MB (symbols %.1f MB: the rest is the runtime's tables and strings); `mcpx version`: %d inits, %.1f ms of init (median of runs, summed), %.0f KB allocated by inits, peak RSS %.1f MB\n\n",
-		float64(fileSize)/1e6, float64(all.size.code+all.size.rodata+all.size.noptr+all.size.globals)/1e6, all.inits, all.initMS, float64(all.initHeap)/1000, float64(rssKiB)/1024)
+	fmt.Fprintf(w, "binary %.1f MB, %.1f MB of it mapped by every process (the rest is DWARF and the symbol table; symbols %.1f MB: the rest of the mapped bytes is the runtime's tables and strings); `mcpx version`: %d inits, %.1f ms of init (median of runs, summed), %.0f KB allocated by inits, peak RSS %.1f MB\n\n",
+		float64(fileSize)/1e6, float64(mapped)/1e6, float64(all.size.code+all.size.rodata+all.size.noptr+all.size.globals)/1e6, all.inits, all.initMS, float64(all.initHeap)/1000, float64(rssKiB)/1024)
 	fmt.Fprintln(w, "| dependency | packages | code | read-only data | pointer-free data | globals the GC scans | inits | init ms | heap allocated by inits | allocs |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, r := range append(rs, all) {

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 
 	"mcpx/internal/config"
 	"mcpx/internal/hostconfig"
@@ -170,13 +171,13 @@ func followLinks(path string) (string, error) {
 	return "", fmt.Errorf("%s: more than %d symbolic links in a row", path, maxLinks)
 }
 
-// bearer matches a bearer token in a diff.
-var bearer = regexp.MustCompile(`(Bearer )[A-Za-z0-9._~+/=-]{16,}`)
+// bearer matches a bearer token in a diff; compiled on first use.
+var bearer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(Bearer )[A-Za-z0-9._~+/=-]{16,}`) })
 
 // printDiff prints a diff of a host's file with bearer tokens hidden: the
 // file holds them, the terminal and its scrollback need not.
 func printDiff(w io.Writer, diff string) {
-	fmt.Fprint(w, bearer.ReplaceAllString(diff, "${1}<hidden>"))
+	fmt.Fprint(w, bearer().ReplaceAllString(diff, "${1}<hidden>"))
 }
 
 func sum(data []byte) string {

@@ -7,12 +7,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/jsonrpc"
 )
 
-var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+// identifier is compiled on first use, not at every process's start-up.
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
 // accessPath is how a script names a tool: tools.server.tool, with
 // brackets for names that are not identifiers.
@@ -21,7 +23,7 @@ func accessPath(server, tool string) string {
 }
 
 func member(name string) string {
-	if identifier.MatchString(name) {
+	if identifier().MatchString(name) {
 		return "." + name
 	}
 	return "[" + string(jsonrpc.MustMarshal(name)) + "]"
@@ -29,7 +31,7 @@ func member(name string) string {
 
 // propertyName is name as a TypeScript property key.
 func propertyName(name string) string {
-	if identifier.MatchString(name) {
+	if identifier().MatchString(name) {
 		return name
 	}
 	return string(jsonrpc.MustMarshal(name))

@@ -3,6 +3,7 @@ package config
 import (
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // SignInKey names the key that seals the OAuth sign-ins kept in a shared
@@ -22,7 +23,9 @@ type SignInKey struct {
 // Named reports whether k names a key.
 func (k SignInKey) Named() bool { return k.File != "" || k.Env != "" }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is compiled on first use: start-up pays for no regular
+// expression a process may never match.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // signInKey reads the "mcpx.oauth" block.
 func (p *parser) signInKey(n *node, at path, k *SignInKey) error {
@@ -42,7 +45,7 @@ func (p *parser) signInKey(n *node, at path, k *SignInKey) error {
 		if k.Env, err = p.str(v, at.key("keyEnv")); err != nil {
 			return err
 		}
-		if !envName.MatchString(k.Env) {
+		if !envName().MatchString(k.Env) {
 			return p.errorf(v.off, at.key("keyEnv"), "must be the name of an environment variable (letters, digits, _), not the key")
 		}
 		if k.File != "" {

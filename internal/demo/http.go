@@ -155,7 +155,7 @@ func newHTTPServer(cfg *config) (*httpServer, error) {
 
 // newServer returns a request handler sharing h's record and wire log.
 func (h *httpServer) newServer(cfg *config, session string) *server {
-	return &server{cfg: cfg, log: h.log, rec: h.rec, wire: h.wire, calls: map[string]*call{}, tools: cfg.toolsOf(httpTools), session: session, stopping: h.ctx.Done()}
+	return &server{cfg: cfg, log: h.log, rec: h.rec, wire: h.wire, calls: map[string]*call{}, tools: cfg.toolsOf(httpTools()), session: session, stopping: h.ctx.Done()}
 }
 
 func (h *httpServer) close() {

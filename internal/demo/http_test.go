@@ -510,11 +510,11 @@ func TestHTTPParamHeader(t *testing.T) {
 }
 
 func TestHeaderParams(t *testing.T) {
-	params, err := headerParams(httpToolDefs["region_echo"])
+	params, err := headerParams(httpToolDefs()["region_echo"])
 	if err != nil || len(params) != 1 || params[0].name != "Region" || params[0].typ != "string" || !slices.Equal(params[0].path, []string{"region"}) {
 		t.Errorf("region_echo: %+v, %v", params, err)
 	}
-	if _, err := headerParams(httpToolDefs["bad_header_tool"]); err == nil {
+	if _, err := headerParams(httpToolDefs()["bad_header_tool"]); err == nil {
 		t.Error("bad_header_tool's annotation is valid")
 	}
 	if _, ok := headerParamsOf()["bad_header_tool"]; ok {

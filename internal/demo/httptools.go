@@ -16,38 +16,42 @@ import (
 // Headers from Tool Parameters"). region_echo's annotation is valid: a 2026
 // client must mirror its region argument as Mcp-Param-Region.
 // bad_header_tool's is not (x-mcp-header on a number): an HTTP client must
-// drop the tool from its tools/list.
-var httpToolDefs = map[string]string{
-	"region_echo": compact(`{"name": "region_echo", "title": "Region echo",
+// drop the tool from its tools/list. Built on first use, as toolDefs are.
+var httpToolDefs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"region_echo": compact(`{"name": "region_echo", "title": "Region echo",
 		"description": "Returns its region argument and the Mcp-Param-Region header it arrived with (decoded): a 2026-07-28 HTTP client must mirror region there.",
 		"inputSchema": {"type": "object", "properties": {
 			"region": {"type": "string", "x-mcp-header": "Region", "description": "a region, mirrored as the Mcp-Param-Region header"},
 			"text": {"type": "string", "description": "anything; not mirrored"}},
 			"required": ["region"]},
 		"annotations": {"readOnlyHint": true}}`),
-	"bad_header_tool": compact(`{"name": "bad_header_tool", "title": "Invalid x-mcp-header",
+		"bad_header_tool": compact(`{"name": "bad_header_tool", "title": "Invalid x-mcp-header",
 		"description": "Its x-mcp-header annotation is on a number, which is invalid: an HTTP client must drop this tool from its list.",
 		"inputSchema": {"type": "object", "properties": {
 			"amount": {"type": "number", "x-mcp-header": "Amount", "description": "a number: x-mcp-header is not allowed here"}}}}`),
-}
+	}
+})
 
 // httpTools are the tools served over HTTP: every stdio tool, then the ones
 // above.
-var httpTools = append(slices.Clip(tools), tool{"region_echo", runRegionEcho}, tool{"bad_header_tool", runBadHeaderTool})
+var httpTools = sync.OnceValue(func() []tool {
+	return append(slices.Clip(tools), tool{"region_echo", runRegionEcho}, tool{"bad_header_tool", runBadHeaderTool})
+})
 
 // toolDef returns the definition of tool name.
 func toolDef(name string) string {
 	if d, ok := toolDefs()[name]; ok {
 		return d
 	}
-	return httpToolDefs[name]
+	return httpToolDefs()[name]
 }
 
 // headerParamsOf returns the valid x-mcp-header annotations of every HTTP
 // tool that has some; a tool whose annotations are invalid is absent.
 var headerParamsOf = sync.OnceValue(func() map[string][]headerParam {
 	out := map[string][]headerParam{}
-	for _, t := range httpTools {
+	for _, t := range httpTools() {
 		params, err := headerParams(toolDef(t.name))
 		if err == nil && len(params) > 0 {
 			out[t.name] = params

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,7 +68,7 @@ func openPostgres(ctx context.Context, rawURL string, schemaStep func(context.Co
 		return nil, &UnavailableError{Where: where, Err: err}
 	}
 	s := &Postgres{pgDB: pgDB{pool: pool, where: where}}
-	s.jobsSQL = jobsSQL{db: s.pgDB, q: pgStatements}
+	s.jobsSQL = jobsSQL{db: s.pgDB, q: pgStatements()}
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		pool.Close()
@@ -109,7 +110,11 @@ func (s *Postgres) Close() error {
 // pgNow is the server's clock in Unix milliseconds.
 const pgNow = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
-var pgStatements = newStatements(numbered, "NULL::bytea", pgNow, "id = ANY(?)")
+// pgStatements are built on first use: a process that opens no
+// PostgreSQL store does not pay for them at start-up.
+var pgStatements = sync.OnceValue(func() *statements {
+	return newStatements(numbered, "NULL::bytea", pgNow, "id = ANY(?)")
+})
 
 // pgDB is pgx's pool as jobsSQL's dialect.
 type pgDB struct {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -133,7 +134,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store: %w", err)
 	}
-	s := &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements}, db: db, path: path, file: fi}
+	s := &SQLite{jobsSQL: jobsSQL{db: sqlDB{db}, q: sqliteStatements()}, db: db, path: path, file: fi}
 	s.size.Store(fi.Size())
 	return s, nil
 }
@@ -259,9 +260,12 @@ func (s *SQLite) WatchCancels(ctx context.Context, fn func(id, why string)) erro
 	return s.cancels.watch(ctx, fn)
 }
 
-// SQLite's clock is this machine's: the store is one machine's.
-var sqliteStatements = newStatements(questionMarks, "NULL", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
-	"id IN (SELECT value FROM json_each(?))")
+// SQLite's clock is this machine's: the store is one machine's. The
+// statements are built on first use, as pgStatements are.
+var sqliteStatements = sync.OnceValue(func() *statements {
+	return newStatements(questionMarks, "NULL", "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+		"id IN (SELECT value FROM json_each(?))")
+})
 
 // sqlDB is database/sql's driver as jobsSQL's dialect.
 type sqlDB struct{ db *sql.DB }
