@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"net/http"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/principal"
 )
 
@@ -15,7 +14,7 @@ import (
 // after they left a group) finds no session, and so no policy of the
 // groups they no longer have.
 func TestPersonSessionGroups(t *testing.T) {
-	face, stop := newFuzzHTTP()
+	face, stop := newTestServer()
 	defer stop()
 	a := principal.Person("https://idp.example.com/", "u1", "Ada", []string{"eng", "ops"})
 	w := httptest.NewRecorder()
@@ -23,7 +22,7 @@ func TestPersonSessionGroups(t *testing.T) {
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	face.serve(w, r, a)
-	sid := w.Header().Get(hosthttp.HeaderSessionID)
+	sid := w.Header().Get(HeaderSessionID)
 	if w.Code != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d %s", w.Code, w.Body)
 	}
@@ -36,12 +35,4 @@ func TestPersonSessionGroups(t *testing.T) {
 	if face.session(principal.Person("https://idp.example.com/", "u2", "Bo", []string{"eng", "ops"}), sid) != nil {
 		t.Error("another person finds the session")
 	}
-}
-
-// testTokens maps each token to its name ("" for the default).
-type testTokens map[string]string
-
-func (tt testTokens) Match(tok string) (string, bool) {
-	name, ok := tt[tok]
-	return name, ok
 }
