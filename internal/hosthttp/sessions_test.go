@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"mcpx/internal/jsonrpc"
@@ -17,7 +19,25 @@ import (
 // testSessions are host sessions that answer every request with an
 // empty result: the seam the transport's own tests stand on (the real
 // sessions are hostserver's, tested through this transport there).
-type testSessions struct{ n atomic.Int64 }
+// Each says what the transport asked of it (record).
+type testSessions struct {
+	n atomic.Int64
+
+	mu    sync.Mutex
+	calls []string // "http-N Method" or "Sessions Close", in order
+}
+
+func (f *testSessions) record(call string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	f.mu.Unlock()
+}
+
+func (f *testSessions) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
 
 func newTestServer() (*Server, func()) {
 	h := New(&testSessions{}, nil)
@@ -25,7 +45,7 @@ func newTestServer() (*Server, func()) {
 }
 
 func (f *testSessions) New(who principal.Principal, _ bool) Session {
-	return &testSession{id: "http-" + strconv.FormatInt(f.n.Add(1), 10), who: who}
+	return &testSession{id: "http-" + strconv.FormatInt(f.n.Add(1), 10), who: who, f: f}
 }
 func (f *testSessions) NewQueue() *outq.Queue { return outq.New(outq.Options{}) }
 func (f *testSessions) Knows(string) bool     { return true }
@@ -34,7 +54,7 @@ func (f *testSessions) MaxMessageBytes() int  { return 1 << 20 }
 func (f *testSessions) Stopping() *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "stopping")
 }
-func (f *testSessions) Close() {}
+func (f *testSessions) Close() { f.record("Sessions Close") }
 func (f *testSessions) ParamValues(context.Context, string, json.RawMessage) ([]ParamValue, bool) {
 	return nil, false
 }
@@ -43,6 +63,7 @@ func (f *testSessions) Refused(context.Context, slog.Level, string, string, ...a
 type testSession struct {
 	id  string
 	who principal.Principal
+	f   *testSessions
 }
 
 func (s *testSession) ID() string                         { return s.id }
@@ -59,6 +80,9 @@ func (s *testSession) Notify(*jsonrpc.Message)  {}
 func (s *testSession) Answer(*jsonrpc.Message)  {}
 func (s *testSession) Watch(*Stream)            {}
 func (s *testSession) CancelRequest(jsonrpc.ID) {}
-func (s *testSession) End(Ending) (int, error)  { return 0, errors.New("ended") }
-func (s *testSession) Close()                   {}
-func (s *testSession) Leave()                   {}
+func (s *testSession) End(why Ending) (int, error) {
+	s.f.record(s.id + " End " + strconv.Itoa(int(why)))
+	return 0, errors.New("ended")
+}
+func (s *testSession) Close() { s.f.record(s.id + " Close") }
+func (s *testSession) Leave() { s.f.record(s.id + " Leave") }
