@@ -38,7 +38,8 @@ type Options struct {
 // stateless 2026-07-28 requests side by side. A legacy session is a host
 // session whose requests arrive as POSTs; a 2026-07-28 request is a host
 // session of its own. Either way each request's messages go to its own
-// response stream, and the relay core is the stdio one.
+// response stream, and the host sessions behind it ([Sessions]) are
+// those of a stream connection.
 //
 // What a disconnect means depends on the era: a 2026-07-28 host closing a
 // request's stream cancels the request (the spec's cancellation signal); a
