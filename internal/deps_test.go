@@ -80,7 +80,7 @@ var rules = []rule{
 	{
 		pkg:     "hosthttp",
 		allowed: []string{"principal", "config", "sock", "authn", "jsonrpc", "mcp", "outq", "sse"},
-		why:     "hosthttp, the HTTP side of the host face (who may use a listener), knows HTTP, the principals and the wire: never the host sessions (hostserver builds on it, not the other way), the core, the other edge or the roots",
+		why:     "hosthttp, the Streamable HTTP transport toward hosts (who may use a listener, the wire, the sessions' POSTs, GET streams and response streams), knows HTTP, the principals and the wire: it sees the host sessions through its Sessions interface and never imports them (hostserver builds on it, not the other way), nor the core, the other edge or the roots",
 	},
 	{
 		pkg:     "hoststream",
@@ -135,6 +135,10 @@ var importedOnlyBy = map[string][]string{
 	"daemon":                {"cmd/mcpx"},
 	"cli":                   {"cmd/mcpx"},
 	"integrations/opencode": {"cli"}, // mcpx install opencode --plugin
+	// The host-side transport: the host sessions serve over it, the daemon
+	// mounts it on its listeners and guards them with its checks; the
+	// core never sees it.
+	"hosthttp": {"hostserver", "daemon"},
 }
 
 // testOnly packages are imported from _test.go files only, and by one

@@ -297,7 +297,7 @@ func ServeHTTP(ctx context.Context, opts *Options, ln net.Listener, tokens *host
 	o.httpAddr, opts = ln.Addr().String(), &o
 	c := newCore(opts, nil)
 	defer c.run(ctx, opts)()
-	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
+	face := c.hosts.HTTP(&hosthttp.Options{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	guard := newConnGuard(true)
 	access := tcpAccess(ln.Addr().String(), c.hostTokens(tokens, opts.Config.Store != ""), opts.Config.HTTP.AllowedHosts)
 	access.People = people(opts.Config.Auth, log)

@@ -88,7 +88,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer stopHosts()
 	shutdown := make(chan struct{})
 	var shutdownOnce sync.Once
-	face := c.hosts.HTTP(&hostserver.HTTPOptions{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
+	face := c.hosts.HTTP(&hosthttp.Options{SessionIdle: opts.Config.HTTP.SessionIdle, MaxSessions: opts.Config.HTTP.MaxSessions})
 	apiOpts := &localapi.Options{
 		Jobs:          c.jobs,
 		Scripts:       c.scripts,

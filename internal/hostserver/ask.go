@@ -37,7 +37,7 @@ func (hs *hostSession) asker(req *request) relay.Asker {
 	if req.modern {
 		return capsAsker(req.caps)
 	}
-	if !carriesRequests(req.sink) {
+	if !req.sink.carriesRequests() {
 		return nil
 	}
 	req.asker = hostAsker{hs: hs, sink: req.sink, caps: req.caps}
@@ -108,18 +108,6 @@ func resumeOf(req *request) *relay.Resume {
 	}
 	responses, _ := req.params.Get("inputResponses")
 	return &relay.Resume{State: state, Responses: responses}
-}
-
-// carriesRequests reports whether a request can reach the host on s: not
-// on an HTTP response a host takes only as JSON.
-func carriesRequests(s sink) bool {
-	if a, ok := s.(*answeredSink); ok {
-		s = a.sink
-	}
-	if h, ok := s.(*httpSink); ok {
-		return h.acc.SSE
-	}
-	return true
 }
 
 func (a *hostAsker) Can(method string, params json.RawMessage) bool {
@@ -195,17 +183,10 @@ func (a *hostAsker) put(method string, params json.RawMessage) (jsonrpc.ID, <-ch
 // call's stream; an error if that stream has ended, which nothing would
 // then carry to the host (an HTTP response stream ends with its answer).
 func (a *hostAsker) push(line []byte) error {
-	s := a.sink
-	if w, ok := s.(*answeredSink); ok {
-		s = w.sink
+	if q := a.sink.queue(); q != nil {
+		return q.Push(line)
 	}
-	switch s := s.(type) {
-	case *connSink:
-		return s.q.Push(line)
-	case *httpSink:
-		return s.q.Push(line)
-	}
-	s.pushWhile(nil, line)
+	a.sink.pushWhile(nil, line)
 	return nil
 }
 
@@ -230,7 +211,7 @@ func (a *hostAsker) Notify(method string, params json.RawMessage) {
 // legacy host once, at initialize), so the last answer is kept: the
 // decoding was a tenth of a relayed call's CPU.
 func (hs *hostSession) upstreamCaps(req *request) json.RawMessage {
-	carries := req.modern || carriesRequests(req.sink)
+	carries := req.modern || req.sink.carriesRequests()
 	hs.capsMu.Lock()
 	defer hs.capsMu.Unlock()
 	if m := &hs.capsMemo; m.out == nil || m.carries != carries || string(m.caps) != string(req.caps) {

@@ -106,7 +106,7 @@ func benchServerFor(b *testing.B, server map[string]any) *Server {
 // benchServerOpts is benchServerFor with the Server's options and the
 // config's mcpx.hosts; with opts.Jobs set to a placeholder, a job manager
 // over a SQLite store in a temporary directory, run until cleanup.
-func benchServerOpts(b *testing.B, server map[string]any, opts *Options, hosts map[string]any) *Server {
+func benchServerOpts(b testing.TB, server map[string]any, opts *Options, hosts map[string]any) *Server {
 	b.Helper()
 	top := map[string]any{"mcpServers": map[string]any{"demo": server}}
 	if hosts != nil {

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"context"
 	"io"
 
 	"mcpx/internal/outq"
@@ -33,7 +34,10 @@ func (s connSink) pushProgressWhile(live func() bool, key string, line []byte) {
 	_ = s.q.PushKeyed(live, key, line)
 }
 
-func (connSink) finish() {}
+func (connSink) finish()                      {}
+func (s connSink) queue() *outq.Queue         { return s.q }
+func (connSink) carriesRequests() bool        { return true }
+func (connSink) hostContext() context.Context { return nil }
 
 // maxKeptBatch is the largest batch buffer a writer keeps for the next: an
 // idle host costs little.

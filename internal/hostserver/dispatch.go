@@ -172,6 +172,21 @@ func (hs *hostSession) execute(req *request) (released bool) {
 	return false
 }
 
+// release gives up req, whose call has become a job that runs on, on the
+// goroutine executing it: its sink is finished and it leaves the session
+// now, not when that goroutine (the job's from now on) returns, and
+// execute then does nothing more for it. The goroutine leaves what runs
+// it too (the session's handlers, or its face's shared workers), so that
+// neither the session's end nor the face's Close waits for the job.
+func (hs *hostSession) release(req *request) {
+	req.sink.finish()
+	hs.inflight.Add(-1)
+	hs.handlers.Done()
+	if hs.shared != nil {
+		hs.shared.release()
+	}
+}
+
 // notification handles a host notification. None is ever answered.
 func (hs *hostSession) notification(msg *jsonrpc.Message) {
 	switch msg.Method {

@@ -36,6 +36,11 @@
 // Each stream connection has one reader (the goroutine in
 // [Server.ServeConn]), one writer draining an ordered queue, and one
 // goroutine per waiting request; ServeConn returns only after all of them
-// have ended. Over HTTP each request's messages go to its own response
-// stream, written by the goroutine serving that request.
+// have ended. Over HTTP the transport is package hosthttp's
+// ([Server.HTTP] makes one): it routes each POST to a host session
+// (httpface.go: the sessions as hosthttp.Sessions, a hostSession as a
+// hosthttp.Session), and each request's messages go to its own response
+// stream (a hosthttp.Stream as the request's sink), written by the
+// goroutine serving that request. A 2026-07-28 request's handler runs on
+// the face's shared workers (workers.go).
 package hostserver

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -29,22 +30,23 @@ func (s *Server) Hosts() []HostInfo {
 	for hs := range s.streams {
 		sessions = append(sessions, hs)
 	}
-	faces := append([]*HTTP(nil), s.faces...)
+	faces := append([]*hosthttp.Server(nil), s.faces...)
 	s.hostsMu.Unlock()
-	for _, h := range faces {
-		h.mu.Lock()
-		for hs := range h.live {
-			sessions = append(sessions, hs)
-		}
-		h.mu.Unlock()
-	}
 	out := make([]HostInfo, 0, len(sessions))
 	for _, hs := range sessions {
 		hs.mu.Lock()
 		info := HostInfo{ID: hs.id, Client: hs.clientName, Protocol: hs.version}
 		hs.mu.Unlock()
-		info.Profile = s.relay.HostProfile(info.Client)
 		out = append(out, info)
+	}
+	for _, h := range faces {
+		for _, hs := range h.Live() {
+			_, version, client := hs.Describe()
+			out = append(out, HostInfo{ID: hs.ID(), Client: client, Protocol: version})
+		}
+	}
+	for i := range out {
+		out[i].Profile = s.relay.HostProfile(out[i].Client)
 	}
 	sort.Slice(out, func(i, j int) bool { return lessID(out[i].ID, out[j].ID) })
 	return out

@@ -39,11 +39,8 @@ const jobAskWait = 10 * time.Minute
 // jobStream returns the stream of hs that carries what mcpx sends it
 // outside its requests (streamOf), as the queue behind it, nil if none.
 func (hs *hostSession) jobStream() *outq.Queue {
-	switch s := hs.srv.streamOf(hs).(type) {
-	case *connSink:
-		return s.q
-	case *httpSink:
-		return s.q
+	if s := hs.srv.streamOf(hs); s != nil {
+		return s.queue()
 	}
 	return nil
 }

@@ -3,11 +3,14 @@ package hostserver
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 )
@@ -119,7 +122,7 @@ func TestJobAskLiveThenDeadline(t *testing.T) {
 // could withdraw it or notice the host leave.
 func TestJobAskLiveNoStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &httpSink{q: newHostQueue(nil, nil)}
+		out := testHTTPSink()
 		f, promote := newLiveAsk(t, `{"elicitation":{}}`, false, out)
 		got := asked(f, "elicitation/create")
 		synctest.Wait()
@@ -142,7 +145,7 @@ func TestJobAskLiveNoStream(t *testing.T) {
 // answer the host cannot be asked for.
 func TestHostAskerStreamEnded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		out := &httpSink{q: newHostQueue(nil, nil)}
+		out := testHTTPSink()
 		out.finish()
 		a := &hostAsker{hs: &hostSession{srv: &Server{}}, sink: out, caps: json.RawMessage(`{"elicitation":{}}`)}
 		_, err := a.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
@@ -295,4 +298,11 @@ func TestWatchLegacyUnderSessionLock(t *testing.T) {
 	default:
 		t.Fatal("a new stream did not tell the question waiting for one")
 	}
+}
+
+// testHTTPSink is the response stream of a legacy request whose host
+// takes neither JSON nor SSE: it carries no request of mcpx's.
+func testHTTPSink() httpSink {
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:7777/mcp", nil)
+	return httpSink{hosthttp.NewStream(newHostQueue(nil, nil), httptest.NewRecorder(), r, hosthttp.Accept{})}
 }

@@ -128,7 +128,7 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		// their own timeout) leaves a job kept for its principal, not a
 		// result nobody reads.
 		link := l // not l, a result: captured, it would be moved to the heap on every call
-		l.stopGone = context.AfterFunc(hostCtx(req.sink), func() { link.promote(false) })
+		l.stopGone = context.AfterFunc(req.sink.hostContext(), func() { link.promote(false) })
 	}
 	if cd.background {
 		// A job before the call starts: its answer is the job, however
@@ -270,22 +270,10 @@ func (req *request) jobLive() bool {
 // hostGone returns a channel closed when a legacy HTTP host has left the
 // request's stream; nil (never) for any other sink.
 func hostGone(s sink) <-chan struct{} {
-	if a, ok := s.(*answeredSink); ok {
-		s = a.sink
-	}
-	if h, ok := s.(*httpSink); ok && !h.modern {
-		return h.ctx.Done()
+	if ctx := s.hostContext(); ctx != nil {
+		return ctx.Done()
 	}
 	return nil
-}
-
-// hostCtx returns a legacy HTTP request's context (done once the host has
-// gone); only for sinks hostGone finds one for.
-func hostCtx(s sink) context.Context {
-	if a, ok := s.(*answeredSink); ok {
-		s = a.sink
-	}
-	return s.(*httpSink).ctx
 }
 
 // idempotent reports whether server's tool is annotated idempotentHint.

@@ -131,12 +131,7 @@ func (l *jobLink) promote(answer bool) {
 	hs.replyRunningID(req, c, c.ID(), l.cd.timer)
 	// The request's end, now: its goroutine goes on in the call, for the
 	// job (execute and the handler loops see released).
-	req.sink.finish()
-	hs.inflight.Add(-1)
-	hs.handlers.Done()
-	if hs.shared != nil {
-		hs.shared.wg.Done() // the shared worker running it (workers.go)
-	}
+	hs.release(req)
 	l.released.Store(true)
 }
 

@@ -20,7 +20,7 @@ import (
 
 // benchJobs is a job manager over a SQLite store in a temporary
 // directory, running until cleanup.
-func benchJobs(b *testing.B, r *relay.Relay) *jobs.Manager {
+func benchJobs(b testing.TB, r *relay.Relay) *jobs.Manager {
 	b.Helper()
 	st, err := store.OpenSQLite(filepath.Join(b.TempDir(), store.FileName))
 	if err != nil {
@@ -37,7 +37,7 @@ func benchJobs(b *testing.B, r *relay.Relay) *jobs.Manager {
 
 // benchJobServer is benchServer with jobs on, and the bench host's
 // profile (its clientInfo.name is "bench") as the config's hosts says.
-func benchJobServer(b *testing.B, host map[string]any) *Server {
+func benchJobServer(b testing.TB, host map[string]any) *Server {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {

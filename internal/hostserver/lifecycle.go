@@ -159,7 +159,7 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 			Data: jsonrpc.MustMarshal(struct {
 				Supported []string `json:"supported"`
 				Requested string   `json:"requested"`
-			}{modernVersions(), v}),
+			}{mcp.ModernVersions(), v}),
 		}
 	}
 	caps, ok := meta.Get(mcp.MetaClientCapabilities)
@@ -172,16 +172,6 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 	req.version, req.modern, req.caps = v, true, caps
 	req.meta = meta
 	return req, nil
-}
-
-func modernVersions() []string {
-	var out []string
-	for _, v := range mcp.Versions {
-		if mcp.IsModern(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // result adapts a result for the request's era: 2026-07-28 hosts get

@@ -14,9 +14,11 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
+	"mcpx/internal/hosthttp"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/outq"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
@@ -64,7 +66,7 @@ type Server struct {
 
 	hostsMu sync.Mutex                // for Hosts
 	streams map[*hostSession]struct{} // stream connections being served
-	faces   []*HTTP                   // the HTTP faces made by HTTP
+	faces   []*hosthttp.Server        // the HTTP faces made by HTTP
 
 	lastClient atomic.Pointer[clientMemo] // hosts.go
 }
@@ -269,10 +271,21 @@ type hostSession struct {
 // nothing of a request follows what was queued after live turned false.
 // finish is called once per request, after the last message of it: a
 // request's own stream ends there; the connection's queue ignores it.
+//
+// What a sink says of the stream under it: queue is the ordered queue on
+// which mcpx may put requests of its own to the host (Push fails once the
+// stream has ended), nil for a request answered at once;
+// carriesRequests, whether such a request can reach the host on it (not
+// on an HTTP response a host takes only as JSON); hostContext, a legacy
+// HTTP request's context, done once its host has gone without
+// cancelling, nil for every other sink.
 type sink interface {
 	pushWhile(live func() bool, line []byte)
 	pushProgressWhile(live func() bool, key string, line []byte)
 	finish()
+	queue() *outq.Queue
+	carriesRequests() bool
+	hostContext() context.Context
 }
 
 func reply(out sink, id jsonrpc.ID, result json.RawMessage) {

@@ -106,7 +106,7 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 	}
 	id, m := j.ID, hs.srv.opts.Jobs
 	var asker *hostAsker
-	if carriesRequests(req.sink) {
+	if req.sink.carriesRequests() {
 		asker = &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
 	}
 	for !j.Status.Final() {

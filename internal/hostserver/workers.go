@@ -18,8 +18,9 @@ import (
 // The session still counts the request in its handlers (its setClosing
 // and handlers.Wait mean what they mean for a session's own goroutines);
 // the workers themselves are counted in wg, and end once close is
-// called: HTTP.Close calls it after every live session's handlers have
-// ended, when no session can hand a worker a request any more.
+// called: the face's Close (httpFace.Close) calls it after every live
+// session's handlers have ended, when no session can hand a worker a
+// request any more.
 type workers struct {
 	work chan work
 	stop chan struct{}
@@ -86,6 +87,11 @@ func (p *workers) loop(w work) {
 		}
 	}
 }
+
+// release counts gone the worker executing a request its session
+// released (hostSession.release): it runs on in the job its call became,
+// and returns without counting itself (loop).
+func (p *workers) release() { p.wg.Done() }
 
 // close ends the waiting workers and waits for every worker to end.
 func (p *workers) close() {

@@ -30,6 +30,18 @@ func IsSupported(v string) bool { return slices.Contains(Versions, v) }
 // no initialize, per-request _meta, server/discover.
 func IsModern(v string) bool { return v >= Version20260728 }
 
+// ModernVersions lists the stateless revisions mcpx speaks, newest first:
+// those a request without a session may use.
+func ModernVersions() []string {
+	var out []string
+	for _, v := range Versions {
+		if IsModern(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // IsLegacy reports whether v is a supported initialize-based revision.
 func IsLegacy(v string) bool { return slices.Contains(LegacyVersions, v) }
 

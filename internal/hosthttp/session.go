@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"crypto/rand"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"mcpx/internal/principal"
-	"mcpx/internal/relay"
 )
 
 // httpSession is one legacy (initialize-based) host session over HTTP: a
@@ -18,11 +17,12 @@ import (
 // request needs to act in the session), so logs and the registry name the
 // session by its host session's label instead.
 type httpSession struct {
-	id string // Mcp-Session-Id: 128 random bits, hex
-	hs *hostSession
+	id  string // Mcp-Session-Id: 128 random bits, hex
+	hs  Session
+	who principal.Principal // whose session it is
 
-	// Guarded by HTTP.mu.
-	stream   *httpSink // the standalone GET stream, if one is open
+	// Guarded by Server.mu.
+	stream   *Stream   // the standalone GET stream, if one is open
 	active   int       // requests in flight, the GET stream included
 	lastUsed time.Time // when the last one ended
 	ended    bool
@@ -35,12 +35,12 @@ var errTooManySessions = errors.New("too many HTTP sessions with calls in flight
 // addSession makes hs (just initialized) a legacy session with a fresh id,
 // ending first the sessions idle for longer than SessionIdle and, at
 // MaxSessions, the one unused for the longest.
-func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
+func (h *Server) addSession(hs Session, who principal.Principal) (*httpSession, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("making a session id: %w", err)
 	}
-	sess := &httpSession{id: hex.EncodeToString(b), hs: hs, lastUsed: time.Now()}
+	sess := &httpSession{id: hex.EncodeToString(b), hs: hs, who: who, lastUsed: time.Now()}
 	var idle []*httpSession
 	h.mu.Lock()
 	if h.closed {
@@ -66,9 +66,10 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 	h.sessions[sess.id] = sess
 	h.mu.Unlock()
 	for _, s := range idle {
-		h.endSession(s, &relay.Cause{Kind: relay.HostDisconnected})
+		h.endSession(s, EndIdle)
 	}
-	h.log.Info("http session started", "host", hs.id, "principal", hs.principal(), "version", hs.version, "client", hs.clientName)
+	p, version, client := hs.Describe()
+	h.log.Info("http session started", "host", hs.ID(), "principal", p, "version", version, "client", client)
 	return sess, nil
 }
 
@@ -82,18 +83,18 @@ func (h *HTTP) addSession(hs *hostSession) (*httpSession, error) {
 // token that says other groups (they joined or left one) finds no
 // session, and its host starts another, under the policy of the groups
 // it now has.
-func (h *HTTP) session(who principal.Principal, sid string) *httpSession {
+func (h *Server) session(who principal.Principal, sid string) *httpSession {
 	h.mu.Lock()
 	sess := h.sessions[sid]
 	h.mu.Unlock()
-	if sess == nil || sess.hs.who.ID() != who.ID() || !slices.Equal(sess.hs.who.Groups(), who.Groups()) {
+	if sess == nil || sess.who.ID() != who.ID() || !slices.Equal(sess.who.Groups(), who.Groups()) {
 		return nil
 	}
 	return sess
 }
 
 // enter counts a request in flight in sess; false if it has ended.
-func (h *HTTP) enter(sess *httpSession) bool {
+func (h *Server) enter(sess *httpSession) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if sess.ended || h.closed {
@@ -103,7 +104,7 @@ func (h *HTTP) enter(sess *httpSession) bool {
 	return true
 }
 
-func (h *HTTP) leave(sess *httpSession) {
+func (h *Server) leave(sess *httpSession) {
 	h.mu.Lock()
 	sess.active--
 	sess.lastUsed = time.Now()
@@ -111,8 +112,8 @@ func (h *HTTP) leave(sess *httpSession) {
 }
 
 // endSession ends sess: later requests naming it get 404, and its calls in
-// flight are cancelled with cause.
-func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
+// flight are cancelled, for why.
+func (h *Server) endSession(sess *httpSession, why Ending) {
 	h.mu.Lock()
 	if sess.ended {
 		h.mu.Unlock()
@@ -132,16 +133,15 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 	if stream != nil {
 		stream.finish()
 	}
-	sess.hs.setClosing()
-	n := h.srv.relay.Registry().CancelSession(sess.hs.id, cause)
+	n, cause := sess.hs.End(why)
 	// What it asked for no longer counts: its log level, its resource
 	// subscriptions (unsubscribed upstream when it was the last, which may
 	// take an upstream round trip: not on the caller's time, which may be
 	// another host's initialize), and its own sessions of perHost servers,
 	// once its requests, cancelled above, have ended (none starts another).
 	cleanup := func() {
-		sess.hs.handlers.Wait()
-		h.srv.leaveSurface(sess.hs)
+		sess.hs.Close()
+		sess.hs.Leave()
 	}
 	if closed {
 		cleanup() // Close is under way: on the caller's time
@@ -151,5 +151,6 @@ func (h *HTTP) endSession(sess *httpSession, cause *relay.Cause) {
 			cleanup()
 		}()
 	}
-	h.log.Info("http session ended", "host", sess.hs.id, "principal", sess.hs.principal(), "why", cause.Error(), "cancelledCalls", n)
+	p, _, _ := sess.hs.Describe()
+	h.log.Info("http session ended", "host", sess.hs.ID(), "principal", p, "why", cause.Error(), "cancelledCalls", n)
 }

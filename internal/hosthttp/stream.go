@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"context"
@@ -10,15 +10,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/outq"
 	"mcpx/internal/sse"
 )
 
-// httpSink is one request's response stream: the request's messages, in
-// order, as a single JSON body or as SSE.
+// Stream is one request's response stream: the request's messages, in
+// order, as a single JSON body or as SSE; or a legacy session's GET
+// stream (standalone.go). It is what a session sees of the transport.
 //
 // It streams (SSE) from the start when the host asked for progress or, in
 // 2026-07-28, for log messages, and otherwise as soon as a notification
@@ -26,19 +26,19 @@ import (
 // A host that accepts only JSON gets no notifications; one that accepts
 // only SSE gets SSE.
 //
-// Messages are queued by the request's goroutines (handler, upstream
-// reader) in an outq.Queue, in order; the ServeHTTP goroutine alone writes
-// them, in [httpSink.serve], until finish. What cannot be written because
-// the host has gone is dropped: a legacy host that disconnects has not
-// cancelled, so its call goes on as a job whose result is kept for the
-// host's principal (jobcall.go); without a job store, the response is
-// logged.
-type httpSink struct {
+// Messages are queued by the session's goroutines (a request's handler,
+// an upstream's reader) in an outq.Queue, in order; the ServeHTTP
+// goroutine alone writes them, in serve, until [Stream.Finish]. What
+// cannot be written because the host has gone is dropped: a legacy host
+// that disconnects has not cancelled, so its session may keep its call's
+// result (hostserver makes the call a job for the host's principal,
+// [Stream.HostContext]); a response nobody took is logged.
+type Stream struct {
 	q   *outq.Queue
 	w   http.ResponseWriter
 	rc  *http.ResponseController
 	ctx context.Context // the HTTP request's: done once the host has gone
-	acc hosthttp.Accept
+	acc Accept
 	log *slog.Logger
 
 	// For the log of a kept result.
@@ -48,7 +48,7 @@ type httpSink struct {
 	keepAlive time.Duration
 	wantSSE   bool
 	// modern: a 2026-07-28 request, whose error responses carry their
-	// HTTP status (see hosthttp.ErrorStatus).
+	// HTTP status (see ErrorStatus).
 	modern  bool
 	replied atomic.Bool // a response was pushed
 
@@ -64,10 +64,17 @@ type httpSink struct {
 // keepAliveLine is queued to make serve write an SSE comment.
 var keepAliveLine = []byte(":")
 
-func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc hosthttp.Accept) *httpSink {
-	s := &httpSink{
-		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
-		host: hs.id, id: msg.ID, keepAlive: h.opts.KeepAlive,
+// NewStream returns the response stream of r on w, whose messages q
+// queues, for a host that accepts acc. A [Server] makes the streams it
+// serves; NewStream is for a session's tests.
+func NewStream(q *outq.Queue, w http.ResponseWriter, r *http.Request, acc Accept) *Stream {
+	return &Stream{q: q, w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: slog.New(slog.DiscardHandler), id: jsonrpc.NullID}
+}
+
+func (h *Server) newStream(w http.ResponseWriter, r *http.Request, hs Session, msg *jsonrpc.Message, params reqParams, acc Accept) *Stream {
+	s := &Stream{
+		q: h.srv.NewQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: acc, log: h.log,
+		host: hs.ID(), id: msg.ID, keepAlive: h.opts.KeepAlive,
 	}
 	if msg.Method == mcp.MethodToolsCall {
 		s.tool, _ = params.str("name")
@@ -78,32 +85,57 @@ func (h *HTTP) newSink(w http.ResponseWriter, r *http.Request, hs *hostSession, 
 	return s
 }
 
-func (s *httpSink) pushWhile(live func() bool, line []byte) {
+// PushWhile queues line while live (nil: always) reports true, checked
+// so that nothing follows what was queued after live turned false.
+func (s *Stream) PushWhile(live func() bool, line []byte) {
 	_ = s.q.PushWhile(func() bool {
 		if live != nil && !live() {
 			return false
 		}
-		if hosthttp.IsResponse(line) {
+		if IsResponse(line) {
 			s.replied.Store(true)
 		}
 		return true
 	}, line)
 }
 
-func (s *httpSink) pushProgressWhile(live func() bool, key string, line []byte) {
+// PushKeyed queues line while live, as PushWhile, where a line of the
+// same key not yet written may be replaced by it (progress).
+func (s *Stream) PushKeyed(live func() bool, key string, line []byte) {
 	_ = s.q.PushKeyed(live, key, line)
 }
 
-// finish ends the stream once what is queued is written.
-func (s *httpSink) finish() { s.q.Close() }
+// Finish ends the stream once what is queued is written.
+func (s *Stream) Finish() { s.q.Close() }
+
+// finish is Finish, for the transport's own calls.
+func (s *Stream) finish() { s.Finish() }
+
+// Queue is the queue the stream writes from: a session may push on it
+// (Push fails once the stream has finished) and wait for its end (Done).
+func (s *Stream) Queue() *outq.Queue { return s.q }
+
+// AcceptsSSE reports whether the host takes the stream as SSE, so that
+// it can carry more than the response: requests of mcpx's, notifications.
+func (s *Stream) AcceptsSSE() bool { return s.acc.SSE }
+
+// HostContext is a legacy request's HTTP context, done once its host has
+// gone (which, in those revisions, cancels nothing); nil for a
+// 2026-07-28 request, whose host closing the stream cancels it.
+func (s *Stream) HostContext() context.Context {
+	if s.modern {
+		return nil
+	}
+	return s.ctx
+}
 
 // answered reports whether the request's response has been pushed: after
 // that, the host closing the stream cancels nothing.
-func (s *httpSink) answered() bool { return s.replied.Load() }
+func (s *Stream) answered() bool { return s.replied.Load() }
 
 // serve writes the request's messages until finish, then ends the
 // response.
-func (s *httpSink) serve() {
+func (s *Stream) serve() {
 	if s.wantSSE {
 		s.startSSE()
 	}
@@ -124,7 +156,7 @@ func (s *httpSink) serve() {
 	case s.held != nil:
 		status := http.StatusOK
 		if s.modern {
-			status = hosthttp.ErrorStatus(s.held)
+			status = ErrorStatus(s.held)
 		}
 		s.w.Header().Set("Content-Type", "application/json")
 		s.w.Header().Set("Content-Length", strconv.Itoa(len(s.held)))
@@ -143,7 +175,7 @@ func (s *httpSink) serve() {
 }
 
 // write writes one queued message (or keep-alive).
-func (s *httpSink) write(line []byte) {
+func (s *Stream) write(line []byte) {
 	if &line[0] == &keepAliveLine[0] {
 		if s.streaming && !s.gone {
 			if sse.WriteComment(s.w, "keep-alive") != nil || s.rc.Flush() != nil {
@@ -152,7 +184,7 @@ func (s *httpSink) write(line []byte) {
 		}
 		return
 	}
-	resp := hosthttp.IsResponse(line)
+	resp := IsResponse(line)
 	if !s.gone && s.ctx.Err() != nil {
 		s.gone = true
 	}
@@ -188,7 +220,7 @@ func (s *httpSink) write(line []byte) {
 	}
 }
 
-func (s *httpSink) startSSE() {
+func (s *Stream) startSSE() {
 	if s.streaming {
 		return
 	}
@@ -205,7 +237,7 @@ func (s *httpSink) startSSE() {
 }
 
 // runKeepAlive queues a keep-alive comment every KeepAlive until stopped.
-func (s *httpSink) runKeepAlive() (stop func()) {
+func (s *Stream) runKeepAlive() (stop func()) {
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
@@ -226,7 +258,7 @@ func (s *httpSink) runKeepAlive() (stop func()) {
 // kept logs a response its host did not stay for: its size, ids and
 // shape, never its content (a tool's result may hold anything a user
 // would not put in a log file), and the first text only at debug level.
-func (s *httpSink) kept(line []byte) {
+func (s *Stream) kept(line []byte) {
 	msg, err := jsonrpc.Decode(line)
 	if err != nil {
 		return

@@ -1,10 +1,9 @@
-package hostserver
+package hosthttp
 
 import (
 	"context"
 	"net/http"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -16,7 +15,7 @@ import (
 // first; a value without both markers is literal) must equal the value.
 // A mismatch is -32020 (with HTTP 400). A tool mcpx does not list is left
 // to the call, which says it is unknown.
-func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message, params reqParams) *jsonrpc.Error {
+func (h *Server) checkParamHeaders(ctx context.Context, hdr http.Header, msg *jsonrpc.Message, params reqParams) *jsonrpc.Error {
 	if msg.Method != mcp.MethodToolsCall {
 		return nil
 	}
@@ -24,31 +23,27 @@ func (h *HTTP) checkParamHeaders(ctx context.Context, hdr http.Header, msg *json
 	if !ok {
 		return nil
 	}
-	annotations, ok := h.srv.catalog.ParamHeaders(ctx, name)
-	if !ok {
-		return nil
-	}
 	args, _ := params.get("arguments")
-	values, err := annotations.Values(args)
-	if err != nil {
-		return nil // mcpx lists no tool whose annotations are invalid
+	values, ok := h.srv.ParamValues(ctx, name, args)
+	if !ok {
+		return nil // not a tool mcpx lists (mcpx lists none whose annotations are invalid)
 	}
 	for _, v := range values {
-		raw, inHeader := hosthttp.HeaderValue(hdr, v.Header)
+		raw, inHeader := HeaderValue(hdr, v.Header)
 		if !inHeader {
 			if v.Set {
-				return headerMismatch("missing %s header (want the argument's value %s)", v.Header, quote(v.Value))
+				return headerMismatch("missing %s header (want the argument's value %s)", v.Header, Quote(v.Value))
 			}
 			continue
 		}
-		got, err := hosthttp.DecodeHeaderValue(raw)
+		got, err := DecodeHeaderValue(raw)
 		switch {
 		case err != nil:
 			return headerMismatch("malformed %s header: %v", v.Header, err)
 		case !v.Set:
-			return headerMismatch("%s header %s, but the arguments give no value", v.Header, quote(got))
+			return headerMismatch("%s header %s, but the arguments give no value", v.Header, Quote(got))
 		case got != v.Value:
-			return headerMismatch("%s header %s does not match the argument's value %s", v.Header, quote(got), quote(v.Value))
+			return headerMismatch("%s header %s does not match the argument's value %s", v.Header, Quote(got), Quote(v.Value))
 		}
 	}
 	return nil

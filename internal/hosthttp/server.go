@@ -1,7 +1,6 @@
-package hostserver
+package hosthttp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,16 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
-	"mcpx/internal/relay"
 	"mcpx/internal/sock"
 )
 
-// HTTPOptions configure [Server.HTTP]; nil means defaults.
-type HTTPOptions struct {
+// Options configure a [Server]; nil means defaults.
+type Options struct {
 	// SessionIdle ends a legacy session that has had no request in flight
 	// for this long (checked whenever a session starts). Default 1h.
 	SessionIdle time.Duration
@@ -32,14 +29,17 @@ type HTTPOptions struct {
 	// KeepAlive is how often a quiet SSE response stream gets a comment
 	// line, so that proxies and clients do not time it out. Default 15s.
 	KeepAlive time.Duration
+	// Logger: nil discards.
+	Logger *slog.Logger
 }
 
-// HTTP serves MCP over Streamable HTTP, every revision on one endpoint
+// Server serves MCP over Streamable HTTP, every revision on one endpoint
 // (docs/protocol-notes.md §6.3): initialize-based sessions (Mcp-Session-Id) and
 // stateless 2026-07-28 requests side by side. A legacy session is a host
 // session whose requests arrive as POSTs; a 2026-07-28 request is a host
 // session of its own. Either way each request's messages go to its own
-// response stream, and the relay core is the stdio one.
+// response stream, and the host sessions behind it ([Sessions]) are
+// those of a stream connection.
 //
 // What a disconnect means depends on the era: a 2026-07-28 host closing a
 // request's stream cancels the request (the spec's cancellation signal); a
@@ -47,40 +47,41 @@ type HTTPOptions struct {
 // so its call runs on and a result that finds no stream is logged, kept for
 // the host; a legacy host cancels with a notifications/cancelled POST.
 //
-// A legacy session may open one standalone GET stream (httpstream.go),
+// A legacy session may open one standalone GET stream (standalone.go),
 // which carries what mcpx tells the session outside any request: list
 // changes, resource updates, log messages. What an upstream asks during a
 // call goes on that call's own stream. 2026-07-28 has no standalone
 // stream (GET answers 405 there).
 // JSON-RPC batches are refused, in every revision (see post).
 //
-// An HTTP is safe for concurrent use. [HTTP.Close] ends it.
-type HTTP struct {
-	srv  *Server
-	opts HTTPOptions
+// A Server is safe for concurrent use. [Server.Close] ends it.
+type Server struct {
+	srv  Sessions // the host sessions it carries messages for
+	opts Options
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	sessions map[string]*httpSession   // legacy sessions by Mcp-Session-Id
-	live     map[*hostSession]struct{} // every session and 2026 request
+	sessions map[string]*httpSession // legacy sessions by Mcp-Session-Id
+	live     map[Session]struct{}    // every session and 2026 request
 	closed   bool
 
 	cleanup sync.WaitGroup // what ended sessions leave behind (endSession); Close waits
-	workers *workers       // the handler goroutines of 2026-07-28 requests
 }
 
-// HTTP returns the Streamable HTTP face of s. Serve it through
-// [HTTP.Handler], once per listener.
-func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
-	h := &HTTP{
-		srv:      s,
-		log:      s.log,
+// New returns the Streamable HTTP face of sessions. Serve it through
+// [Server.Handler], once per listener.
+func New(sessions Sessions, opts *Options) *Server {
+	h := &Server{
+		srv:      sessions,
 		sessions: map[string]*httpSession{},
-		live:     map[*hostSession]struct{}{},
-		workers:  newWorkers(),
+		live:     map[Session]struct{}{},
 	}
 	if opts != nil {
 		h.opts = *opts
+	}
+	h.log = h.opts.Logger
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
 	}
 	if h.opts.SessionIdle <= 0 {
 		h.opts.SessionIdle = time.Hour
@@ -91,9 +92,6 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 	if h.opts.KeepAlive <= 0 {
 		h.opts.KeepAlive = 15 * time.Second
 	}
-	s.hostsMu.Lock()
-	s.faces = append(s.faces, h)
-	s.hostsMu.Unlock()
 	return h
 }
 
@@ -101,14 +99,14 @@ func (s *Server) HTTP(opts *HTTPOptions) *HTTP {
 // stopping" (the hosts still reading are told so), and later requests get
 // 503. It returns once every handler goroutine it knows of has ended; the
 // HTTP servers' own Shutdown then waits for the response streams.
-func (h *HTTP) Close() {
+func (h *Server) Close() {
 	h.mu.Lock()
 	h.closed = true
-	live := make([]*hostSession, 0, len(h.live))
+	live := make([]Session, 0, len(h.live))
 	for hs := range h.live {
 		live = append(live, hs)
 	}
-	var streams []*httpSink
+	var streams []*Stream
 	for _, sess := range h.sessions {
 		if sess.stream != nil {
 			streams = append(streams, sess.stream)
@@ -120,35 +118,41 @@ func (h *HTTP) Close() {
 		s.finish()
 	}
 	for _, hs := range live {
-		hs.setClosing()
-		h.srv.relay.Registry().CancelSession(hs.id, &relay.Cause{Kind: relay.Stopping})
+		hs.End(EndStopping)
 	}
 	for _, hs := range live {
-		hs.handlers.Wait()
+		hs.Close()
 	}
-	// No session can hand the workers a request now: a 2026-07-28
-	// request's session is new (refused now) or live (closing, waited
-	// for above), or forgotten once its request ended.
-	h.workers.close()
+	// No session has a request in flight now: a 2026-07-28 request's
+	// session is new (refused now) or live (closed, waited for above),
+	// or forgotten once its request ended.
+	h.srv.Close()
 	h.cleanup.Wait()
 }
 
 // Sessions returns how many legacy sessions are open.
-func (h *HTTP) Sessions() int {
+func (h *Server) Sessions() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.sessions)
 }
 
+// Live returns every session the face serves now: the legacy sessions,
+// and each 2026-07-28 request's.
+func (h *Server) Live() []Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]Session, 0, len(h.live))
+	for hs := range h.live {
+		out = append(out, hs)
+	}
+	return out
+}
+
 // newHostSession returns a host session for the HTTP requests of
 // principal, registered as live; nil once the face is closed.
-func (h *HTTP) newHostSession(who principal.Principal) *hostSession {
-	hs := &hostSession{
-		srv:  h.srv,
-		id:   "http-" + strconv.FormatUint(h.srv.nextID.Add(1), 10),
-		base: context.Background(), // HTTP.Close ends its requests, through the registry
-		who:  who,
-	}
+func (h *Server) newHostSession(who principal.Principal, stateless bool) Session {
+	hs := h.srv.New(who, stateless)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -158,7 +162,7 @@ func (h *HTTP) newHostSession(who principal.Principal) *hostSession {
 	return hs
 }
 
-func (h *HTTP) forget(hs *hostSession) {
+func (h *Server) forget(hs Session) {
 	h.mu.Lock()
 	delete(h.live, hs)
 	h.mu.Unlock()
@@ -166,7 +170,7 @@ func (h *HTTP) forget(hs *hostSession) {
 
 // Handler returns the MCP endpoint for one listener: a's checks, then the
 // protocol. Mount it at /mcp.
-func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
+func (h *Server) Handler(a Access) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v := a.Decide(r)
 		status, msg, who := v.Status, v.Msg, v.Who
@@ -178,12 +182,12 @@ func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
 			}
 			// One line per kind of refusal a window: a client sending
 			// wrong tokens cannot flood the log.
-			h.srv.refused.Log(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
+			h.srv.Refused(r.Context(), level, strconv.Itoa(status)+msg, "http request refused", "status", status, "remote", r.RemoteAddr, "why", msg)
 			if v.Challenge != "" {
 				w.Header().Set("WWW-Authenticate", v.Challenge)
 			}
-			hosthttp.CloseUnread(w, r)
-			hosthttp.Error(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
+			CloseUnread(w, r)
+			Error(w, status, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg))
 			return
 		}
 		sock.Trust(r.Context())
@@ -192,12 +196,12 @@ func (h *HTTP) Handler(a hosthttp.Access) http.Handler {
 }
 
 // Who an HTTP request comes from is decided once, by the listener's
-// [hosthttp.Access]; the requestState mcpx seals and a legacy session are
+// [Access]; the requestState mcpx seals and a legacy session are
 // bound to it; it travels with the request to its host session, whose
 // policy decides what it may do.
 
 // serve routes one request that passed its listener's checks.
-func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Principal) {
+func (h *Server) serve(w http.ResponseWriter, r *http.Request, who principal.Principal) {
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r, who)
@@ -207,7 +211,7 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 		h.get(w, r, who)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		hosthttp.Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"method %s not allowed: use POST (GET for a legacy session's stream, DELETE to end it)", r.Method))
 	}
 }
@@ -215,38 +219,38 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request, who principal.Princ
 // post serves one JSON-RPC message. Batches are refused in every
 // revision: 2025-03-26 allowed them, but no SDK sends them, 2025-06-18
 // removed them, and mcpx's stdio face refuses them too.
-func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	if !hosthttp.IsJSONType(r.Header.Get("Content-Type")) {
-		hosthttp.Error(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-			"unsupported Content-Type %s: send one JSON-RPC message as application/json", quote(r.Header.Get("Content-Type"))))
+func (h *Server) post(w http.ResponseWriter, r *http.Request, who principal.Principal) {
+	if !IsJSONType(r.Header.Get("Content-Type")) {
+		Error(w, http.StatusUnsupportedMediaType, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"unsupported Content-Type %s: send one JSON-RPC message as application/json", Quote(r.Header.Get("Content-Type"))))
 		return
 	}
-	acc := hosthttp.ParseAccept(r.Header.Values("Accept"))
+	acc := ParseAccept(r.Header.Values("Accept"))
 	if !acc.JSON && !acc.SSE {
-		hosthttp.Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: Accept must allow application/json and text/event-stream"))
 		return
 	}
-	if limit := int64(h.srv.maxMessageBytes()); r.ContentLength > limit {
-		hosthttp.CloseUnread(w, r) // refused by its length, unread
-		hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	if limit := int64(h.srv.MaxMessageBytes()); r.ContentLength > limit {
+		CloseUnread(w, r) // refused by its length, unread
+		Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: message of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.srv.maxMessageBytes())))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(h.srv.MaxMessageBytes())))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			hosthttp.Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			Error(w, http.StatusRequestEntityTooLarge, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 				"invalid request: message exceeds the limit of %d bytes", tooBig.Limit))
 			return
 		}
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: reading the body: %v", err))
 		return
 	}
 	msg, err := jsonrpc.Decode(body)
 	if errors.Is(err, jsonrpc.ErrBatch) {
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: JSON-RPC batches are not supported; send one message per POST"))
 		return
 	}
@@ -259,40 +263,30 @@ func (h *HTTP) post(w http.ResponseWriter, r *http.Request, who principal.Princi
 		if msg != nil && msg.ID.IsValid() {
 			id = msg.ID
 		}
-		hosthttp.Error(w, http.StatusBadRequest, id, rpcErr)
+		Error(w, http.StatusBadRequest, id, rpcErr)
 		return
 	}
 	h.dispatch(w, r, who, msg, acc)
 }
 
 // delete ends a legacy session.
-func (h *HTTP) delete(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	sid := r.Header.Get(hosthttp.HeaderSessionID)
+func (h *Server) delete(w http.ResponseWriter, r *http.Request, who principal.Principal) {
+	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header"))
 		return
 	}
 	sess := h.session(who, sid)
 	if sess == nil {
-		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	}
-	h.endSession(sess, &relay.Cause{Kind: relay.HostCancelled, Detail: "it ended its session (HTTP DELETE)"})
+	h.endSession(sess, EndDeleted)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// quote is how a refusal names a value (hosthttp.Quote).
-func quote(s string) string { return hosthttp.Quote(s) }
-
 func errNoSession() *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; send initialize for a new one")
-}
-
-func (s *Server) maxMessageBytes() int {
-	if s.opts.MaxMessageBytes > 0 {
-		return s.opts.MaxMessageBytes
-	}
-	return 16 << 20
 }
 
 // metaOf returns a request's params._meta, empty if absent.

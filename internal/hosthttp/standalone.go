@@ -1,11 +1,10 @@
-package hostserver
+package hosthttp
 
 import (
 	"context"
 	"net/http"
 	"strings"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
@@ -22,62 +21,62 @@ import (
 // standalone stream, so a GET with Last-Event-ID opens a fresh one.
 
 // get serves GET: a legacy session's standalone stream.
-func (h *HTTP) get(w http.ResponseWriter, r *http.Request, who principal.Principal) {
-	if v := strings.TrimSpace(r.Header.Get(hosthttp.HeaderProtocolVersion)); mcp.IsModern(v) {
+func (h *Server) get(w http.ResponseWriter, r *http.Request, who principal.Principal) {
+	if v := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion)); mcp.IsModern(v) {
 		w.Header().Set("Allow", "POST")
-		hosthttp.Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusMethodNotAllowed, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"method GET not allowed: protocol version %s has no standalone stream (use subscriptions/listen)", v))
 		return
 	}
-	if !hosthttp.ParseAccept(r.Header.Values("Accept")).SSE {
-		hosthttp.Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+	if !ParseAccept(r.Header.Values("Accept")).SSE {
+		Error(w, http.StatusNotAcceptable, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"not acceptable: a GET stream is text/event-stream"))
 		return
 	}
-	sid := r.Header.Get(hosthttp.HeaderSessionID)
+	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"bad request: GET needs the Mcp-Session-Id header of a session (send initialize first)"))
 		return
 	}
 	sess := h.session(who, sid)
 	if sess == nil {
-		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	}
 	hs := sess.hs
-	stream := &httpSink{
-		q: newHostQueue(nil, nil), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: hosthttp.Accept{SSE: true}, log: h.log,
-		host: hs.id, id: jsonrpc.NullID, keepAlive: h.opts.KeepAlive, wantSSE: true,
+	stream := &Stream{
+		q: h.srv.NewQueue(), w: w, rc: http.NewResponseController(w), ctx: r.Context(), acc: Accept{SSE: true}, log: h.log,
+		host: hs.ID(), id: jsonrpc.NullID, keepAlive: h.opts.KeepAlive, wantSSE: true,
 	}
 	h.mu.Lock()
 	switch {
 	case sess.ended || h.closed:
 		h.mu.Unlock()
-		hosthttp.Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
+		Error(w, http.StatusNotFound, jsonrpc.NullID, errNoSession())
 		return
 	case sess.stream != nil:
 		h.mu.Unlock()
-		hosthttp.Error(w, http.StatusConflict, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusConflict, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"conflict: the session already has a GET stream open"))
 		return
 	}
 	sess.stream = stream
 	sess.active++
 	h.mu.Unlock()
-	h.srv.watchLegacy(hs, stream)
-	h.log.Debug("http session opened its stream", "host", hs.id)
+	hs.Watch(stream)
+	h.log.Debug("http session opened its stream", "host", hs.ID())
 
 	stop := context.AfterFunc(r.Context(), stream.finish) // the host left
 	stream.serve()                                        // until finish
 	stop()
 
-	h.srv.watchLegacy(hs, nil)
+	hs.Watch(nil)
 	h.mu.Lock()
 	if sess.stream == stream {
 		sess.stream = nil
 	}
 	h.mu.Unlock()
 	h.leave(sess)
-	h.log.Debug("http session's stream ended", "host", hs.id)
+	h.log.Debug("http session's stream ended", "host", hs.ID())
 }

@@ -1,4 +1,4 @@
-package hostserver
+package hosthttp
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"strings"
 
-	"mcpx/internal/hosthttp"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
-	"mcpx/internal/relay"
 )
 
 // dispatch classifies one POSTed message by era (docs/protocol-notes.md §6.3) and
@@ -29,9 +27,9 @@ import (
 //     whose header is missing, wrong or unsupported (-32020, -32022);
 //   - a header naming a revision mcpx does not speak is -32022;
 //   - anything else is a legacy request without its session (400).
-func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept) {
-	header := strings.TrimSpace(r.Header.Get(hosthttp.HeaderProtocolVersion))
-	sid := r.Header.Get(hosthttp.HeaderSessionID)
+func (h *Server) dispatch(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc Accept) {
+	header := strings.TrimSpace(r.Header.Get(HeaderProtocolVersion))
+	sid := r.Header.Get(HeaderSessionID)
 	switch {
 	case msg.Method == mcp.MethodInitialize && !hasMetaVersion(msg):
 		if sid != "" {
@@ -46,52 +44,51 @@ func (h *HTTP) dispatch(w http.ResponseWriter, r *http.Request, who principal.Pr
 	case msg.IsRequest() && hasMetaVersion(msg):
 		h.modern(w, r, who, msg, acc, header)
 	case header != "" && !mcp.IsSupported(header):
-		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
+		Error(w, http.StatusBadRequest, idOf(msg), unsupportedVersion(header))
 	default:
-		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"bad request: missing Mcp-Session-Id; send initialize first, or use protocol version %s (header %s and _meta)",
-			mcp.Version20260728, hosthttp.HeaderProtocolVersion))
+			mcp.Version20260728, HeaderProtocolVersion))
 	}
 }
 
 // initialize starts a legacy session: the session exists, and its id goes
 // back in Mcp-Session-Id, only if initialize succeeds.
-func (h *HTTP) initialize(w http.ResponseWriter, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept) {
+func (h *Server) initialize(w http.ResponseWriter, who principal.Principal, msg *jsonrpc.Message, acc Accept) {
 	if !msg.IsRequest() {
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "invalid request: initialize must be a request"))
 		return
 	}
-	hs := h.newHostSession(who)
+	hs := h.newHostSession(who, false)
 	if hs == nil {
-		hosthttp.Error(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		Error(w, http.StatusServiceUnavailable, msg.ID, h.srv.Stopping())
 		return
 	}
-	out := &captureSink{}
-	hs.routeRequest(msg, out)
-	reply, _ := jsonrpc.Decode(out.line)
+	line := hs.Initialize(msg)
+	reply, _ := jsonrpc.Decode(line)
 	if reply == nil || reply.Error != nil {
 		h.forget(hs)
 	} else {
-		sess, err := h.addSession(hs)
+		sess, err := h.addSession(hs, who)
 		if err != nil {
 			h.forget(hs)
 			status := http.StatusInternalServerError
 			if errors.Is(err, errTooManySessions) {
 				status = http.StatusServiceUnavailable
 			}
-			hosthttp.Error(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
+			Error(w, status, msg.ID, jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: %v", err))
 			return
 		}
-		w.Header().Set(hosthttp.HeaderSessionID, sess.id)
+		w.Header().Set(HeaderSessionID, sess.id)
 	}
-	hosthttp.WriteSingle(w, acc, out.line)
+	WriteSingle(w, acc, line)
 }
 
 // legacy serves a message of the legacy session sid.
-func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept, sid, header string) {
+func (h *Server) legacy(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc Accept, sid, header string) {
 	sess := h.session(who, sid)
 	if sess == nil {
-		hosthttp.Error(w, http.StatusNotFound, idOf(msg), errNoSession())
+		Error(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
 	}
 	// The header names the session's revision; clients are not always
@@ -99,25 +96,25 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Prin
 	// session), and the session's negotiated revision is what counts, so
 	// only a revision mcpx does not speak in a session is refused.
 	if header != "" && !mcp.IsLegacy(header) {
-		hosthttp.Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
-			"bad request: %s %s is not a revision of an initialize-based session", hosthttp.HeaderProtocolVersion, quote(header)))
+		Error(w, http.StatusBadRequest, idOf(msg), jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"bad request: %s %s is not a revision of an initialize-based session", HeaderProtocolVersion, Quote(header)))
 		return
 	}
 	if !h.enter(sess) {
-		hosthttp.Error(w, http.StatusNotFound, idOf(msg), errNoSession())
+		Error(w, http.StatusNotFound, idOf(msg), errNoSession())
 		return
 	}
 	defer h.leave(sess)
 	hs := sess.hs
-	hs.keepSubject(r)
+	hs.KeepSubject(r)
 	switch {
 	case msg.IsRequest():
 		h.respond(w, r, hs, msg, parseParams(msg), acc, false)
 	case msg.IsNotification():
-		hs.notification(msg)
+		hs.Notify(msg)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		hs.answer(msg) // to a request mcpx relayed from an upstream
+		hs.Answer(msg) // to a request mcpx relayed from an upstream
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
@@ -127,91 +124,83 @@ func (h *HTTP) legacy(w http.ResponseWriter, r *http.Request, who principal.Prin
 // method one mcpx serves (404, -32601). Notifications are accepted and
 // ignored: that revision defines none for HTTP (a host cancels by closing
 // the request's stream).
-func (h *HTTP) modern(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc hosthttp.Accept, header string) {
+func (h *Server) modern(w http.ResponseWriter, r *http.Request, who principal.Principal, msg *jsonrpc.Message, acc Accept, header string) {
 	if msg.IsNotification() {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	if !msg.IsRequest() {
-		hosthttp.Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+		Error(w, http.StatusBadRequest, jsonrpc.NullID, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
 			"invalid request: a %s client sends no JSON-RPC responses", mcp.Version20260728))
 		return
 	}
 	params := parseParams(msg)
-	if status, rpcErr := checkModern(r.Header, msg, params, header); rpcErr != nil {
-		hosthttp.Error(w, status, msg.ID, rpcErr)
+	if status, rpcErr := checkModern(r.Header, msg, params, header, h.srv.Knows); rpcErr != nil {
+		Error(w, status, msg.ID, rpcErr)
 		return
 	}
-	if isSurface(msg.Method, true) && !h.srv.surfaceServed(msg.Method) { // surface.go
-		hosthttp.Error(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
+	if !h.srv.Served(msg.Method) {
+		Error(w, http.StatusNotFound, msg.ID, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s (no upstream serves it)", msg.Method))
 		return
 	}
 	if rpcErr := h.checkParamHeaders(r.Context(), r.Header, msg, params); rpcErr != nil {
-		hosthttp.Error(w, http.StatusBadRequest, msg.ID, rpcErr)
+		Error(w, http.StatusBadRequest, msg.ID, rpcErr)
 		return
 	}
-	hs := h.newHostSession(who)
+	hs := h.newHostSession(who, true)
 	if hs == nil {
-		hosthttp.Error(w, http.StatusServiceUnavailable, msg.ID, callError(&relay.Cause{Kind: relay.Stopping}, ""))
+		Error(w, http.StatusServiceUnavailable, msg.ID, h.srv.Stopping())
 		return
 	}
-	hs.stateless = true
-	hs.shared = h.workers
-	hs.keepSubject(r)
+	hs.KeepSubject(r)
 	defer h.forget(hs)
-	w.Header().Set(hosthttp.HeaderProtocolVersion, header)
+	w.Header().Set(HeaderProtocolVersion, header)
 	h.respond(w, r, hs, msg, params, acc, true)
-	hs.setClosing()
-	hs.handlers.Wait()
+	hs.Close()
 }
 
-// modernMethods are the methods mcpx serves to 2026-07-28 hosts.
-// subscriptions/listen carries the tools.listChanged that server/discover
-// advertises: its response stream stays open until the host closes it.
-var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsList: true, mcp.MethodToolsCall: true,
-	mcp.MethodSubscriptionsListen: true, mcp.MethodTasksGet: true, mcp.MethodTasksUpdate: true, mcp.MethodTasksCancel: true}
-
 // checkModern validates a 2026-07-28 request's headers against its body and
-// returns the status and error it is refused with, if it is.
-func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header string) (int, *jsonrpc.Error) {
+// returns the status and error it is refused with, if it is; serves says
+// knows says which methods the sessions serve ([Sessions.Knows]).
+func checkModern(hdr http.Header, msg *jsonrpc.Message, params reqParams, header string, knows func(method string) bool) (int, *jsonrpc.Error) {
 	meta := params.meta
 	v, ok := mcp.MetaString(meta, mcp.MetaProtocolVersion)
 	switch {
 	case !ok:
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaProtocolVersion)
 	case header == "":
-		return http.StatusBadRequest, headerMismatch("missing %s header (want %s, as in _meta)", hosthttp.HeaderProtocolVersion, quote(v))
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s, as in _meta)", HeaderProtocolVersion, Quote(v))
 	case header != v:
-		return http.StatusBadRequest, headerMismatch("%s header %s does not match _meta protocolVersion %s", hosthttp.HeaderProtocolVersion, quote(header), quote(v))
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match _meta protocolVersion %s", HeaderProtocolVersion, Quote(header), Quote(v))
 	case !mcp.IsSupported(v) || !mcp.IsModern(v):
 		return http.StatusBadRequest, unsupportedVersion(v)
 	}
-	method, ok := hosthttp.HeaderValue(hdr, hosthttp.HeaderMethod)
+	method, ok := HeaderValue(hdr, HeaderMethod)
 	switch {
 	case !ok:
-		return http.StatusBadRequest, headerMismatch("missing %s header (want %s)", hosthttp.HeaderMethod, quote(msg.Method))
+		return http.StatusBadRequest, headerMismatch("missing %s header (want %s)", HeaderMethod, Quote(msg.Method))
 	case method != msg.Method:
-		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", hosthttp.HeaderMethod, quote(method), quote(msg.Method))
+		return http.StatusBadRequest, headerMismatch("%s header %s does not match the body's method %s", HeaderMethod, Quote(method), Quote(msg.Method))
 	}
 	if key := nameParam(msg.Method); key != "" {
 		body, inBody := params.str(key)
-		raw, inHeader := hosthttp.HeaderValue(hdr, hosthttp.HeaderName)
-		name, err := hosthttp.DecodeHeaderValue(raw)
+		raw, inHeader := HeaderValue(hdr, HeaderName)
+		name, err := DecodeHeaderValue(raw)
 		switch {
 		case inBody && !inHeader:
-			return http.StatusBadRequest, headerMismatch("missing %s header (want params.%s %s)", hosthttp.HeaderName, key, quote(body))
+			return http.StatusBadRequest, headerMismatch("missing %s header (want params.%s %s)", HeaderName, key, Quote(body))
 		case inHeader && err != nil:
-			return http.StatusBadRequest, headerMismatch("malformed %s header: %v", hosthttp.HeaderName, err)
+			return http.StatusBadRequest, headerMismatch("malformed %s header: %v", HeaderName, err)
 		case inHeader && !inBody:
-			return http.StatusBadRequest, headerMismatch("%s header %s, but the body has no params.%s", hosthttp.HeaderName, quote(name), key)
+			return http.StatusBadRequest, headerMismatch("%s header %s, but the body has no params.%s", HeaderName, Quote(name), key)
 		case inHeader && name != body:
-			return http.StatusBadRequest, headerMismatch("%s header %s does not match params.%s %s", hosthttp.HeaderName, quote(name), key, quote(body))
+			return http.StatusBadRequest, headerMismatch("%s header %s does not match params.%s %s", HeaderName, Quote(name), key, Quote(body))
 		}
 	}
 	if _, ok := meta.Get(mcp.MetaClientCapabilities); !ok {
 		return http.StatusBadRequest, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
-	if !modernMethods[msg.Method] && !isSurface(msg.Method, true) {
+	if !knows(msg.Method) {
 		return http.StatusNotFound, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %s", msg.Method)
 	}
 	return 0, nil
@@ -242,11 +231,11 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 func unsupportedVersion(v string) *jsonrpc.Error {
 	return &jsonrpc.Error{
 		Code:    mcp.CodeUnsupportedProtocolVersion,
-		Message: "Unsupported protocol version: " + quote(v),
+		Message: "Unsupported protocol version: " + Quote(v),
 		Data: jsonrpc.MustMarshal(struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
-		}{modernVersions(), v}),
+		}{mcp.ModernVersions(), v}),
 	}
 }
 
@@ -265,29 +254,17 @@ func idOf(msg *jsonrpc.Message) jsonrpc.ID {
 // respond runs one request of hs and streams what it produces to w. For a
 // 2026-07-28 request (cancelOnClose), the host closing the stream before
 // the response cancels the request.
-func (h *HTTP) respond(w http.ResponseWriter, r *http.Request, hs *hostSession, msg *jsonrpc.Message, params reqParams, acc hosthttp.Accept, cancelOnClose bool) {
-	out := h.newSink(w, r, hs, msg, params, acc)
+func (h *Server) respond(w http.ResponseWriter, r *http.Request, hs Session, msg *jsonrpc.Message, params reqParams, acc Accept, cancelOnClose bool) {
+	out := h.newStream(w, r, hs, msg, params, acc)
 	out.modern = cancelOnClose
-	hs.routeRequest(msg, out)
+	hs.Request(msg, out)
 	if cancelOnClose {
-		key := relay.HostKey{Session: hs.id, ID: msg.ID.String()}
 		stop := context.AfterFunc(r.Context(), func() {
 			if !out.answered() {
-				h.srv.relay.Registry().CancelHost(key, &relay.Cause{Kind: relay.HostCancelled, Detail: "it closed the request's response stream"})
+				hs.CancelRequest(msg.ID)
 			}
 		})
 		defer stop()
 	}
 	out.serve()
 }
-
-// captureSink keeps the one message of a request answered at once.
-type captureSink struct{ line []byte }
-
-func (c *captureSink) pushWhile(live func() bool, line []byte) {
-	if live == nil || live() {
-		c.line = line
-	}
-}
-func (c *captureSink) pushProgressWhile(func() bool, string, []byte) {}
-func (c *captureSink) finish()                                       {}
