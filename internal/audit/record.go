@@ -91,6 +91,8 @@ const (
 // decided by one face.
 func FaceOf(who principal.Principal) string {
 	switch {
+	case who.IsRecorded():
+		return FaceJob
 	case who.Operator():
 		return FaceSocket
 	case who.ID() == principal.LocalID:
