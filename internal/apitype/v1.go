@@ -34,6 +34,10 @@ const (
 	// DELETE revokes and forgets it (the operator names another
 	// principal's with ?principal=ID), answered with a SignOut.
 	PathV1SignIn = "/v1/signins/{server}"
+	// PathV1UILink mints a one-time link to the live view for the caller
+	// (POST, a UILink): for those who may operate the gateway (the local
+	// user, a person of an admin group).
+	PathV1UILink = "/v1/ui/link"
 )
 
 // JobEvent is one line of the NDJSON stream answering GET PathV1JobWait:

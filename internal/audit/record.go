@@ -41,6 +41,7 @@ const (
 	KindSignIn     Kind = "signin"      // a sign-in to an upstream ended
 	KindSignOut    Kind = "signout"     // a sign-in to an upstream was forgotten
 	KindAdmin      Kind = "admin"       // the operator acted on the daemon
+	KindToken      Kind = "token"       // a host's bearer token was minted or revoked
 )
 
 // Record is one line of the audit log. It never holds a call's
@@ -83,12 +84,15 @@ const (
 	FaceMCP    = "socket-mcp"
 	FaceHTTP   = "http" // a bearer token's holder on the HTTP listener
 	FaceJob    = "job"  // a stored job run with no request behind it
+	FaceCLI    = "cli"  // the CLI acting by itself, with no daemon (mcpx token, login, logout)
 )
 
 // FaceOf names the face that decided who: each kind of principal is
 // decided by one face.
 func FaceOf(who principal.Principal) string {
 	switch {
+	case who.IsRecorded():
+		return FaceJob
 	case who.Operator():
 		return FaceSocket
 	case who.ID() == principal.LocalID:

@@ -38,7 +38,7 @@ back from now (90m, 24h); --since is included, --until is not.`,
 			fs.StringVar(&tool, "tool", "", "the upstream's own `name` of the tool")
 			fs.StringVar(&server, "server", "", "the server `name`")
 			fs.StringVar(&outcome, "outcome", "", "how it ended: ok, tool_error, error, timeout, cancelled, refused, ...")
-			fs.StringVar(&kind, "kind", "", "call, call.cancel, job.start, job.promote, job.end, job.cancel, refusal, signin, signout, admin")
+			fs.StringVar(&kind, "kind", "", "call, call.cancel, job.start, job.promote, job.end, job.cancel, refusal, signin, signout, admin, token")
 			fs.StringVar(&since, "since", "", "records at or after this `time`")
 			fs.StringVar(&until, "until", "", "records before this `time`")
 			fs.IntVar(&limit, "limit", 100, "at most this many records")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/config"
 	"mcpx/internal/oauth"
 )
@@ -39,11 +40,18 @@ Run it again to sign in anew (or with the scopes a server asked for).
 Login needs no daemon: it runs here, where the browser is.`,
 		setFlags: func(fs *flag.FlagSet) { configFlag(fs, &configPath) },
 		run: func(ctx context.Context, env *Env, args []string) error {
-			srv, recs, prev, closeRecs, err := signIn(ctx, env, configPath, args)
+			srv, cfg, paths, err := signInServer(env, configPath, args)
+			if err != nil {
+				return err
+			}
+			recs, prev, closeRecs, err := signInOf(ctx, env, srv, cfg, paths)
 			if err != nil {
 				return err
 			}
 			defer closeRecs()
+			aud := auditor{env: env, cfg: cfg, paths: paths}
+			audRec := audit.Record{Kind: audit.KindSignIn, Action: "mcpx login", Server: srv.Name, Outcome: "ok", Detail: "the shared sign-in"}
+			refused := false
 			if prev != nil && prev.ServerURL != srv.URL {
 				prev = nil // signed in to the server's old URL
 			}
@@ -54,9 +62,19 @@ Login needs no daemon: it runs here, where the browser is.`,
 			rec, err := client.SignIn(ctx, oauth.LoginRequest{
 				Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Previous: prev,
 				Browser: show,
-			}, func(r *oauth.Record) error { return recs.Save(ctx, r) })
+			}, func(r *oauth.Record) error {
+				// Recorded before the tokens are kept.
+				if err := aud.record(ctx, audRec); err != nil {
+					refused = true
+					return err
+				}
+				return recs.Save(ctx, r)
+			})
 			removePage() // the browser read it long before the redirect came
 			if err != nil {
+				if !refused {
+					aud.failed(ctx, audRec, err)
+				}
 				return fmt.Errorf("signing in to %q: %w", srv.Name, err)
 			}
 			fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", srv.Name, expiry(rec.Token.Expiry, rec.Token.RefreshToken != "", time.Now()))
@@ -87,27 +105,22 @@ func signInServer(env *Env, configPath string, args []string) (*config.Server, *
 	return srv, cfg, paths, nil
 }
 
-// signIn is signInServer with where sign-ins are kept and the server's
-// stored sign-in; rec is nil when there is none. close releases the
-// records.
-func signIn(ctx context.Context, env *Env, configPath string, args []string) (srv *config.Server, recs oauth.Records, rec *oauth.Record, close func(), err error) {
-	srv, cfg, paths, err := signInServer(env, configPath, args)
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
+// signInOf is where cfg keeps sign-ins, and srv's stored sign-in; rec
+// is nil when there is none. close releases the records.
+func signInOf(ctx context.Context, env *Env, srv *config.Server, cfg *config.Config, paths config.Paths) (recs oauth.Records, rec *oauth.Record, close func(), err error) {
 	recs, close, err = signInRecords(ctx, env, cfg, paths)
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
 	rec, err = recs.Load(ctx, srv.Name)
 	if errors.Is(err, oauth.ErrNoRecord) {
-		return srv, recs, nil, close, nil
+		return recs, nil, close, nil
 	}
 	if err != nil {
 		close()
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, err
 	}
-	return srv, recs, rec, close, nil
+	return recs, rec, close, nil
 }
 
 // browser shows the URL that starts the sign-in: always on stdout, for a

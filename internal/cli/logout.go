@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/localclient"
 	"mcpx/internal/oauth"
 )
@@ -37,7 +38,11 @@ through the daemon of this config (its operator, on its socket).`,
 			if principal != "" || gateway != "" {
 				return personLogout(ctx, env, configPath, principal, gateway, args)
 			}
-			srv, recs, rec, closeRecs, err := signIn(ctx, env, configPath, args)
+			srv, cfg, paths, err := signInServer(env, configPath, args)
+			if err != nil {
+				return err
+			}
+			recs, rec, closeRecs, err := signInOf(ctx, env, srv, cfg, paths)
 			if err != nil {
 				return err
 			}
@@ -48,9 +53,17 @@ through the daemon of this config (its operator, on its socket).`,
 			}
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			client := &oauth.Client{HTTP: &http.Client{Timeout: 15 * time.Second}}
-			revoked, rerr := client.Revoke(ctx, rec)
-			if err := recs.Delete(ctx, srv.Name); err != nil {
+			var (
+				revoked bool
+				rerr    error
+			)
+			audRec := audit.Record{Kind: audit.KindSignOut, Action: "mcpx logout", Server: srv.Name, Outcome: "ok", Detail: "the shared sign-in"}
+			err = auditor{env: env, cfg: cfg, paths: paths}.change(ctx, audRec, func() error {
+				client := &oauth.Client{HTTP: &http.Client{Timeout: 15 * time.Second}}
+				revoked, rerr = client.Revoke(ctx, rec)
+				return recs.Delete(ctx, srv.Name)
+			})
+			if err != nil {
 				return err
 			}
 			switch {

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
+	"mcpx/internal/audit"
 	"mcpx/internal/config"
 	"mcpx/internal/hosttoken"
 )
@@ -97,9 +100,16 @@ value is kept only in the file where it was minted.`,
 				}
 				return printTokens(env.Stdout, infos)
 			case revoke != "":
-				err := hosttoken.RevokeToken(dir, revoke)
-				if shared.Store != "" {
-					err = hosttoken.RevokeShared(ctx, shared.Store, dir, revoke)
+				var err error
+				if _, serr := os.Lstat(filepath.Join(dir, revoke)); shared.Store == "" && errors.Is(serr, fs.ErrNotExist) {
+					err = hosttoken.ErrNoToken // nothing to change, nothing to record
+				} else {
+					err = auditor{env: env, cfg: shared, paths: paths}.change(ctx, tokenRecord("revoke", revoke), func() error {
+						if shared.Store != "" {
+							return hosttoken.RevokeShared(ctx, shared.Store, dir, revoke)
+						}
+						return hosttoken.RevokeToken(dir, revoke)
+					})
 				}
 				if errors.Is(err, hosttoken.ErrNoToken) {
 					return &exitError{code: ExitUsage, err: fmt.Errorf("no token is named %q (mcpx token --list lists them)", revoke)}
@@ -113,9 +123,25 @@ value is kept only in the file where it was minted.`,
 			file, tok := paths.TokenFile(), ""
 			if name != "" {
 				file = filepath.Join(dir, name)
-				tok, err = namedTokenFor(ctx, shared, dir, name)
+			}
+			mint := func() (err error) {
+				if name != "" {
+					tok, err = namedTokenFor(ctx, shared, dir, name)
+				} else {
+					tok, err = config.Token(file)
+				}
+				return err
+			}
+			if _, serr := os.Lstat(file); errors.Is(serr, fs.ErrNotExist) {
+				// A token minted here is a change, recorded before it is made.
+				if name == "" {
+					if shared, _, err = loadConfig(env, configPath); err != nil {
+						return err
+					}
+				}
+				err = auditor{env: env, cfg: shared, paths: paths}.change(ctx, tokenRecord("mint", name), mint)
 			} else {
-				tok, err = config.Token(file)
+				err = mint()
 			}
 			if err != nil {
 				return err
@@ -127,6 +153,16 @@ value is kept only in the file where it was minted.`,
 			return err
 		},
 	}
+}
+
+// tokenRecord is the audit record of a token's mint or revoke (action);
+// name "" is the default token. The token itself is never in it.
+func tokenRecord(action, name string) audit.Record {
+	detail := "the token named " + name
+	if name == "" {
+		detail = "the default token"
+	}
+	return audit.Record{Kind: audit.KindToken, Action: action, Outcome: "ok", Detail: detail}
 }
 
 // printTokens writes one line per named token: its name, when it was

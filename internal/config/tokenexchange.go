@@ -13,8 +13,11 @@ import (
 // browser step.
 type TokenExchange struct {
 	// TokenEndpoint is the identity provider's token endpoint: https, or
-	// http on a loopback address.
+	// http on a loopback address. Issuer, instead, names the provider,
+	// whose metadata (RFC 8414, or OpenID Connect discovery) gives the
+	// endpoint; exactly one of the two is set.
 	TokenEndpoint string
+	Issuer        string
 	// ClientID and ClientSecret are mcpx's client at the provider, the
 	// one allowed to exchange tokens.
 	ClientID     string
@@ -29,7 +32,7 @@ type TokenExchange struct {
 	SignInFallback bool
 }
 
-var tokenExchangeFields = []string{"tokenEndpoint", "clientId", "clientSecret", "audience", "resource", "scopes", "signInFallback"}
+var tokenExchangeFields = []string{"tokenEndpoint", "issuer", "clientId", "clientSecret", "audience", "resource", "scopes", "signInFallback"}
 
 func (p *parser) tokenExchange(n *node, at path) (*TokenExchange, error) {
 	f, err := p.object(n, at, tokenExchangeFields)
@@ -44,6 +47,11 @@ func (p *parser) tokenExchange(n *node, at path) (*TokenExchange, error) {
 			t.TokenEndpoint, err = p.expanded(v, at)
 			if err == nil && !exchangeEndpoint(t.TokenEndpoint) {
 				err = p.errorf(v.off, at, "must be an https URL (http only on a loopback address), without a query or fragment")
+			}
+		case "issuer":
+			t.Issuer, err = p.expanded(v, at)
+			if err == nil && !exchangeEndpoint(t.Issuer) {
+				err = p.errorf(v.off, at, "must be the identity provider's issuer: an https URL (http only on a loopback address), without a query or fragment")
 			}
 		case "clientId":
 			t.ClientID, err = p.expanded(v, at)
@@ -73,8 +81,10 @@ func (p *parser) tokenExchange(n *node, at path) (*TokenExchange, error) {
 		}
 	}
 	switch {
-	case f["tokenEndpoint"] == nil:
-		return nil, p.errorf(n.off, at, "tokenEndpoint is required: the identity provider's token endpoint")
+	case f["tokenEndpoint"] == nil && f["issuer"] == nil:
+		return nil, p.errorf(n.off, at, "tokenEndpoint or issuer is required: the identity provider's token endpoint, or its issuer to discover it from")
+	case f["tokenEndpoint"] != nil && f["issuer"] != nil:
+		return nil, p.errorf(n.off, at, "tokenEndpoint and issuer exclude each other: the endpoint is discovered from the issuer")
 	case t.ClientID == "":
 		return nil, p.errorf(n.off, at, "clientId is required: the client the identity provider lets exchange tokens")
 	case t.Audience == "" && t.Resource == "":

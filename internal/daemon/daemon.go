@@ -140,7 +140,7 @@ func Run(ctx context.Context, opts *Options) error {
 		access.People = people(opts.Config.Auth, log)
 		mux := mcpMux(face.Handler(access))
 		serveMetadata(mux, access)
-		seen.onHTTP(mux, addr, access)
+		seen.onHTTP(mux, addr, access, opts.Config.HTTP.PublicURL)
 		mux.Handle("/v1/", api.V1(access.Check))
 		if pages := api.SignInPages(); pages != nil {
 			mux.Handle(oauth.StartPath, pages)

@@ -59,21 +59,33 @@ func (o *observing) labelFrom(pool *upstream.Pool) {
 
 // newView returns the live view for a listener bound to addr.
 func (o *observing) newView(addr string) *ui.View {
+	return o.newViewChecked(hosthttp.Access{Addr: addr}.CheckBrowser)
+}
+
+// newViewChecked returns the live view whose browsers' requests check
+// admits.
+func (o *observing) newViewChecked(check func(*http.Request) (int, string)) *ui.View {
 	return ui.NewView(ui.ViewOptions{
 		Live: o.live, Policy: o.policy, Cancel: o.api.Cancel, Restart: o.api.Restart, Logger: o.log,
 		CancelJob: func(ctx context.Context, id string) error {
 			_, err := o.api.CancelJob(ctx, id, "the live view")
 			return err
 		},
-		CheckRequest: hosthttp.Access{Addr: addr}.CheckBrowser,
+		CheckRequest: check,
 	})
 }
 
 // onHTTP serves the view on the HTTP listener at addr: mux gains /ui/,
 // and /metrics behind access, to the principals the policy lets read it.
-func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hosthttp.Access) {
-	o.view = o.newView(addr)
+// The view's browsers pass access's Host and Origin rules (its
+// allowedHosts too); its links are on publicURL when set (a load
+// balancer's, which people's browsers reach), else on addr.
+func (o *observing) onHTTP(mux *http.ServeMux, addr string, access hosthttp.Access, publicURL string) {
+	o.view = o.newViewChecked(access.CheckBrowser)
 	o.base = "http://" + linkHost(addr)
+	if publicURL != "" {
+		o.base = publicURL
+	}
 	mux.Handle("/ui/", o.view)
 	mux.Handle(apitype.PathMetrics, access.Guard(o.api.Decided(principal.ReadMetrics, o.metrics.Handler())))
 }

@@ -28,8 +28,8 @@ type Spec struct {
 	// pays nothing for them. It runs on Promote's goroutine.
 	Describe func(*Spec)
 	// Who is the principal the job is for, as the face that started it
-	// decided (zero for a stored job run again: Principal names it),
-	// for the audit log.
+	// decided (for a stored job run again, as the store kept it:
+	// principal.Recorded), for the audit log.
 	Who principal.Principal
 	// started: StartJob made it a job from the start (job.start), not
 	// its host's timer (job.promote).
@@ -229,6 +229,9 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 		ID: NewID(), Principal: c.spec.Principal, Server: c.spec.Server, Tool: c.spec.Tool, Key: c.spec.Key,
 		Params: c.spec.Params, Idempotent: c.spec.Idempotent, Status: store.Running, Owner: m.owner,
 		Attempt: c.attempt, Created: c.began,
+	}
+	if who := c.spec.Who; !who.IsZero() {
+		j.Name, j.Groups, j.Client = who.Name(), who.Groups(), who.Client()
 	}
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)

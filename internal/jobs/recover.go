@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
@@ -75,7 +76,8 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job, lapsedFor time.Durati
 		m.log.Info("job interrupted by a stop of mcpx", "job", j.ID, "tool", j.Tool, "server", j.Server)
 		return
 	}
-	spec := Spec{Principal: j.Principal, Server: j.Server, Tool: j.Tool, Params: j.Params, Key: j.Key, Idempotent: true}
+	spec := Spec{Principal: j.Principal, Server: j.Server, Tool: j.Tool, Params: j.Params, Key: j.Key, Idempotent: true,
+		Who: principal.Recorded(j.Principal, j.Name, j.Groups, j.Client)}
 	run := m.opts.Rerun
 	job := *j
 	if _, err := m.start(spec, j.ID, j.Attempt+1, func(ctx context.Context, c *Call) (json.RawMessage, error) { return run(ctx, &job, c) }); err != nil {

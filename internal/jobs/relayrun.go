@@ -34,6 +34,7 @@ func RelayRunner(r *relay.Relay) Runner {
 			Person:    j.Principal,
 			Host:      "job:" + j.ID,
 			Job:       j.ID,
+			Who:       c.Spec().Who,
 		})
 	}
 }

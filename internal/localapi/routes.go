@@ -62,6 +62,7 @@ func (h *Handler) routes() []route {
 		{method: "GET", path: apitype.PathV1JobWait, op: principal.ReadJob, fn: h.serveJobWait, v1: true, out: apitype.JobEvent{}, ndjson: true},
 		{method: "POST", path: apitype.PathV1JobCancel, op: principal.CancelJob, fn: h.serveV1JobCancel, v1: true, in: apitype.CancelJob{}, out: apitype.Job{}},
 		{method: "GET", path: apitype.PathV1Audit, op: principal.ReadAudit, fn: h.serveAudit, v1: true, out: apitype.AuditRecords{}},
+		{method: "POST", path: apitype.PathV1UILink, op: principal.Operate, fn: h.serveUILink, v1: true, out: apitype.UILink{}},
 		{method: "DELETE", path: apitype.PathV1SignIn, op: principal.RevokeSignIn, fn: h.serveRevokeSignIn, v1: true, out: apitype.SignOut{}},
 
 		// Reached by a person's browser, authenticated by the sign-in's

@@ -62,6 +62,7 @@ var routePolicies = map[string]principal.Op{
 	"POST " + apitype.PathV1JobCancel: principal.CancelJob,
 	"GET " + apitype.PathV1Audit:      principal.ReadAudit,
 	"DELETE " + apitype.PathV1SignIn:  principal.RevokeSignIn,
+	"POST " + apitype.PathV1UILink:    principal.Operate,
 	"GET " + oauth.StartPath:          principal.SignIn,
 	"GET " + oauth.CallbackPath:       principal.SignIn,
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,25 @@ type OIDCUserEntry struct {
 // OIDCUserEntry by ID, in place of the built-in ones).
 func StartOIDCEnv(t testing.TB, redirectURI string, env ...string) *OIDC {
 	t.Helper()
-	bin := oidcTool.path(t)
+	return startOIDC(t, oidcTool, redirectURI, env...)
+}
+
+// oidcJWTTool is the example provider with clients of JWT access tokens
+// (test/tools/oidcjwt).
+var oidcJWTTool = &toolBinary{pkg: "mcpx/test/tools/oidcjwt", name: "oidc-jwt-server", what: "the example OpenID provider with JWT clients"}
+
+// StartOIDCJWT is StartOIDCEnv with, beside the example's clients,
+// confidential clients named jwtClients (secret "secret") whose access
+// tokens are JWTs signed with the provider's key, their audience the
+// client's id.
+func StartOIDCJWT(t testing.TB, redirectURI string, jwtClients []string, env ...string) *OIDC {
+	t.Helper()
+	return startOIDC(t, oidcJWTTool, redirectURI, append(env, "JWT_CLIENTS="+strings.Join(jwtClients, ","))...)
+}
+
+func startOIDC(t testing.TB, tool *toolBinary, redirectURI string, env ...string) *OIDC {
+	t.Helper()
+	bin := tool.path(t)
 	port := FreePort(t)
 	if u, err := url.Parse(redirectURI); err == nil {
 		for port == u.Port() { // the redirect's port, free too a moment ago

@@ -38,6 +38,8 @@ type ExchangeError struct {
 	Server  string
 	Refused bool
 	Err     error
+
+	kept bool // the provider answered; keeping its token failed
 }
 
 func (e *ExchangeError) Error() string {
@@ -54,6 +56,8 @@ func (e *ExchangeError) Unwrap() error { return e.Err }
 type Exchanger struct {
 	Records Records
 	HTTP    *http.Client // nil: a client with a 30 s timeout
+
+	failures exchangeFailures
 }
 
 // ExchangeForm is the token request that exchanges subject for a token
@@ -79,8 +83,36 @@ func ExchangeForm(te *config.TokenExchange, subject string) url.Values {
 
 // Exchange exchanges subject, principal's access token at the identity
 // provider, for a token of srv and saves it as principal's record of srv.
-// The error is an *ExchangeError.
+// The error is an *ExchangeError. After a failure, principal's next
+// exchanges for srv wait (exchangeback.go): until then the error is the
+// last failure's, wrapped in a *BackoffError, and the provider is not
+// asked.
 func (x *Exchanger) Exchange(ctx context.Context, srv *config.Server, principal, subject string) error {
+	key := srv.Name + "\x00" + principal
+	if err := x.failures.waiting(key, time.Now()); err != nil {
+		be := err.(*BackoffError)
+		xe, _ := be.Last.(*ExchangeError)
+		refused := xe != nil && xe.Refused
+		if xe != nil {
+			be.Last = xe.Err
+		}
+		return &ExchangeError{Server: srv.Name, Refused: refused, Err: be}
+	}
+	err := x.exchange(ctx, srv, principal, subject)
+	var xe *ExchangeError
+	switch {
+	case err == nil:
+		x.failures.succeeded(key)
+	case ctx.Err() != nil, errors.As(err, &xe) && xe.kept, subject == "":
+		// The caller gave up, mcpx could not keep the token, or there
+		// was nothing to exchange: no word on the provider.
+	default:
+		x.failures.fail(key, err, time.Now())
+	}
+	return err
+}
+
+func (x *Exchanger) exchange(ctx context.Context, srv *config.Server, principal, subject string) error {
 	if srv.OAuth == nil || srv.OAuth.TokenExchange == nil {
 		return &ExchangeError{Server: srv.Name, Err: errors.New("the server has no tokenExchange")}
 	}
@@ -97,7 +129,11 @@ func (x *Exchanger) Exchange(ctx context.Context, srv *config.Server, principal,
 		h = &http.Client{Timeout: 30 * time.Second}
 	}
 	c := &Client{HTTP: h}
-	resp, err := c.postForm(ctx, te.TokenEndpoint, &reg, ExchangeForm(te, subject))
+	endpoint, err := x.tokenEndpoint(ctx, c, te)
+	if err != nil {
+		return &ExchangeError{Server: srv.Name, Err: err}
+	}
+	resp, err := c.postForm(ctx, endpoint, &reg, ExchangeForm(te, subject))
 	if err != nil {
 		return &ExchangeError{Server: srv.Name, Err: err}
 	}
@@ -127,13 +163,13 @@ func (x *Exchanger) Exchange(ctx context.Context, srv *config.Server, principal,
 	}
 	now := time.Now()
 	rec := &Record{Server: srv.Name, ServerURL: srv.URL, Resource: te.Resource, Principal: principal, Scopes: te.Scopes,
-		Metadata: ServerMetadata{TokenEndpoint: te.TokenEndpoint}, Client: reg, SignedIn: now,
+		Metadata: ServerMetadata{TokenEndpoint: endpoint}, Client: reg, SignedIn: now,
 		Token: Token{AccessToken: out.AccessToken, RefreshToken: out.RefreshToken, Scope: out.Scope, Obtained: now}}
 	if out.ExpiresIn > 0 {
 		rec.Token.Expiry = now.Add(time.Duration(out.ExpiresIn) * time.Second)
 	}
 	if err := x.Records.Save(ctx, rec); err != nil {
-		return &ExchangeError{Server: srv.Name, Err: fmt.Errorf("keeping the exchanged token: %w", err)}
+		return &ExchangeError{Server: srv.Name, Err: fmt.Errorf("keeping the exchanged token: %w", err), kept: true}
 	}
 	return nil
 }

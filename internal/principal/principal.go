@@ -56,6 +56,8 @@ type Principal struct {
 	// name and groups are a person's readable name and groups (joined
 	// by NUL, so that a Principal stays comparable); see person.go.
 	name, groups string
+	// recorded: rebuilt from a stored job's record (Recorded).
+	recorded bool
 }
 
 // LocalUser is the peer of the daemon's unix socket: the user that runs

@@ -64,7 +64,8 @@ type statements struct {
 }
 
 const columns = `id, principal, server, tool, key, params, idempotent, status, attempt, owner, lease_until,
-	progress, result, error, note, created, updated, finished, expired, late_status, late_result, late_error, late_at`
+	progress, result, error, note, created, updated, finished, expired, late_status, late_result, late_error, late_at,
+	who_name, who_groups, who_client`
 
 // newStatements writes the statements with ? placeholders through bind
 // (a dialect's numbering), once per dialect. nullBytes is a NULL that
@@ -76,7 +77,8 @@ const columns = `id, principal, server, tool, key, params, idempotent, status, a
 func newStatements(bind func(string) string, nullBytes, now, inList string) *statements {
 	s := &statements{
 		insert: `INSERT INTO jobs (id, principal, server, tool, key, params, idempotent, status, attempt,
-			owner, lease_until, progress, error, note, created, updated, finished) VALUES (?,?,?,?,?,?,?,?,?,?,` + now + ` + ?,?,?,?,` + now + ` - ?,` + now + `,0)`,
+			owner, lease_until, progress, error, note, created, updated, finished, who_name, who_groups, who_client)
+			VALUES (?,?,?,?,?,?,?,?,?,?,` + now + ` + ?,?,?,?,` + now + ` - ?,` + now + `,0,?,?,?)`,
 		get: `SELECT ` + columns + ` FROM jobs WHERE id = ?`,
 		findRunning: `SELECT ` + columns + ` FROM jobs
 			WHERE status = 'running' AND principal = ? AND key = ? ORDER BY created DESC LIMIT 1`,
@@ -178,11 +180,15 @@ func scanJob(r scanner) (*Job, bool, error) {
 	var expired flag
 	var lease, created, updated, finished, lateAt int64
 	var late Late
-	var lateStatus string
+	var lateStatus, groups string
 	err := r.Scan(&j.ID, &j.Principal, &j.Server, &j.Tool, &j.Key, &j.Params, (*flag)(&j.Idempotent), &status, &j.Attempt, &j.Owner, &lease,
-		&j.Progress, &j.Result, &j.Error, &j.Note, &created, &updated, &finished, &expired, &lateStatus, &late.Result, &late.Error, &lateAt)
+		&j.Progress, &j.Result, &j.Error, &j.Note, &created, &updated, &finished, &expired, &lateStatus, &late.Result, &late.Error, &lateAt,
+		&j.Name, &groups, &j.Client)
 	if err != nil {
 		return nil, false, err
+	}
+	if groups != "" {
+		j.Groups = strings.Split(groups, "\n")
 	}
 	j.Status = Status(status)
 	j.LeaseUntil, j.Created, j.Updated, j.Finished = fromMs(lease), fromMs(created), fromMs(updated), fromMs(finished)
@@ -208,7 +214,7 @@ func (s *jobsSQL) Create(ctx context.Context, j *Job, term time.Duration) error 
 		j.Attempt = 1
 	}
 	_, err := s.db.exec(ctx, s.q.insert, j.ID, j.Principal, j.Server, j.Tool, j.Key, j.Params, j.Idempotent, string(j.Status),
-		j.Attempt, j.Owner, term.Milliseconds(), j.Progress, j.Error, j.Note, age.Milliseconds())
+		j.Attempt, j.Owner, term.Milliseconds(), j.Progress, j.Error, j.Note, age.Milliseconds(), j.Name, strings.Join(j.Groups, "\n"), j.Client)
 	if err != nil {
 		return s.db.fail(fmt.Sprintf("creating job %q", j.ID), err)
 	}

@@ -101,6 +101,10 @@ var migrations = []string{
 	CREATE INDEX audit_principal ON audit (principal, at);
 	CREATE INDEX audit_name ON audit (name, at);
 	CREATE INDEX audit_tool ON audit (tool, at);`,
+	// 8: a job's principal as the audit log names it (see Job.Name).
+	`ALTER TABLE jobs ADD COLUMN who_name text NOT NULL DEFAULT '',
+		ADD COLUMN who_groups text NOT NULL DEFAULT '',
+		ADD COLUMN who_client text NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this build brings a store to.

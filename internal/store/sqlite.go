@@ -58,7 +58,10 @@ CREATE TABLE IF NOT EXISTS jobs (
 	late_status TEXT NOT NULL DEFAULT '',
 	late_result BLOB,
 	late_error  TEXT NOT NULL DEFAULT '',
-	late_at     INTEGER NOT NULL DEFAULT 0
+	late_at     INTEGER NOT NULL DEFAULT 0,
+	who_name    TEXT NOT NULL DEFAULT '',
+	who_groups  TEXT NOT NULL DEFAULT '',
+	who_client  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS jobs_running ON jobs (status, principal, key);
 CREATE INDEX IF NOT EXISTS jobs_finished ON jobs (finished);
@@ -119,7 +122,11 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
-	if err := addLateColumns(db); err != nil {
+	err = addLateColumns(db)
+	if err == nil {
+		err = addWhoColumns(db)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("opening the job store %s: %w", path, err)
 	}
@@ -234,6 +241,21 @@ func addLateColumns(db *sql.DB) error {
 	}
 	for _, c := range []string{`late_status TEXT NOT NULL DEFAULT ''`, `late_result BLOB`, `late_error TEXT NOT NULL DEFAULT ''`, `late_at INTEGER NOT NULL DEFAULT 0`} {
 		if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addWhoColumns brings a store file made before jobs kept their
+// principal's name, groups and host (Job.Name) to the table above.
+func addWhoColumns(db *sql.DB) error {
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'who_name'`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	for _, c := range []string{`who_name`, `who_groups`, `who_client`} {
+		if _, err := db.Exec(`ALTER TABLE jobs ADD COLUMN ` + c + ` TEXT NOT NULL DEFAULT ''`); err != nil {
 			return err
 		}
 	}

@@ -68,8 +68,15 @@ func (s Status) Final() bool { return s != Running }
 type Job struct {
 	ID        string
 	Principal string
-	Server    string
-	Tool      string
+	// Name, Groups and Client are the principal as the audit log names
+	// it when the job starts (its readable name, a person's groups, the
+	// host's clientInfo.name): kept so that the records of the job run
+	// again after a restart, with no request behind it, name them too.
+	Name   string
+	Groups []string
+	Client string
+	Server string
+	Tool   string
 	// Key identifies the call (server, tool and arguments) for attaching
 	// a retry to the job; Params are the call's params, kept to run it
 	// again after a restart.

@@ -117,6 +117,7 @@ func teamGuideFlow(t *testing.T, op *mcpxtest.OIDC, tracker *personUpstream, env
 func guideAudit(t *testing.T, e *mcpxtest.Env, cfg, job string) {
 	t.Helper()
 	want := []string{
+		"signin  []  ok",                       // the service account's mcpx login, recorded by the CLI
 		"call alice [developers] whoami error", // the call that asked her to sign in
 		"signin alice []  ok",                  // the sign-in's start page
 		"signin alice []  ok",                  // and its callback

@@ -42,6 +42,13 @@ func personToken(t *testing.T, op *mcpxtest.OIDC, user, scope string) string {
 // personTokens is personToken, returning the ID token too.
 func personTokens(t *testing.T, op *mcpxtest.OIDC, user, scope string) (access, id string) {
 	t.Helper()
+	return clientTokens(t, op, "web", user, scope)
+}
+
+// clientTokens is personTokens through the confidential client named
+// client (secret "secret").
+func clientTokens(t *testing.T, op *mcpxtest.OIDC, client, user, scope string) (access, id string) {
+	t.Helper()
 	var md struct {
 		AuthorizationEndpoint string `json:"authorization_endpoint"`
 		TokenEndpoint         string `json:"token_endpoint"`
@@ -54,7 +61,7 @@ func personTokens(t *testing.T, op *mcpxtest.OIDC, user, scope string) (access, 
 		}
 		return nil
 	}}
-	q := url.Values{"client_id": {"web"}, "redirect_uri": {oidcRedirect}, "response_type": {"code"}, "scope": {scope}, "state": {"s1"}}
+	q := url.Values{"client_id": {client}, "redirect_uri": {oidcRedirect}, "response_type": {"code"}, "scope": {scope}, "state": {"s1"}}
 	resp, err := c.Get(md.AuthorizationEndpoint + "?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +85,7 @@ func personTokens(t *testing.T, op *mcpxtest.OIDC, user, scope string) (access, 
 	req, _ := http.NewRequest(http.MethodPost, md.TokenEndpoint, strings.NewReader(url.Values{"grant_type": {"authorization_code"},
 		"code": {code}, "redirect_uri": {oidcRedirect}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth("web", "secret")
+	req.SetBasicAuth(url.QueryEscape(client), "secret")
 	resp, err = c.Do(req)
 	if err != nil {
 		t.Fatal(err)

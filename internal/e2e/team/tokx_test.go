@@ -37,7 +37,7 @@ func TestTokenExchangeUpstream(t *testing.T) {
 	}
 	loginRedirect := "http://127.0.0.1:" + mcpxtest.FreePort(t) + "/callback"
 	op := mcpxtest.StartOIDCEnv(t, loginRedirect+","+oidcRedirect, "USERS_FILE="+usersFile)
-	var md map[string]any
+	var md map[string]any // the provider's issuer: mcpx discovers its token endpoint
 	getJSONInto(t, op.Issuer+".well-known/openid-configuration", &md)
 	up := startPersonUpstream(t, op.Issuer)
 	port := mcpxtest.FreePort(t)
@@ -54,7 +54,7 @@ func TestTokenExchangeUpstream(t *testing.T) {
 		"mcpServers": map[string]any{"secure": map[string]any{
 			"url": up.URL + "/mcp",
 			"oauth": map[string]any{"clientId": mcpxtest.OIDCClient, "redirectUri": loginRedirect, "accounts": "per-person",
-				"tokenExchange": map[string]any{"tokenEndpoint": md["token_endpoint"], "clientId": "api", "clientSecret": "secret",
+				"tokenExchange": map[string]any{"issuer": md["issuer"], "clientId": "api", "clientSecret": "secret",
 					"audience": "api", "resource": up.URL + "/mcp", "scopes": []string{"openid", "profile"}}},
 		}},
 	})
@@ -104,5 +104,11 @@ func TestTokenExchangeUpstream(t *testing.T) {
 	}
 	if last := up.last(t); last.User == "bob" {
 		t.Errorf("the upstream took a call as bob: %+v", last)
+	}
+	// His next call, right after, is answered with that reason without
+	// asking the provider again: mcpx backs off.
+	_, err = harness.CallWhoami(bob)
+	if err == nil || !strings.Contains(err.Error(), "impersonation permission") || !strings.Contains(err.Error(), "mcpx asks again in") {
+		t.Errorf("bob's second call: %v, want the last refusal and when mcpx asks again", err)
 	}
 }
