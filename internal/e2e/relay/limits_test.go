@@ -47,18 +47,16 @@ func holdCall(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host, server, rawID str
 	harness.UpstreamRequest(e, server, marker)
 }
 
-// waitQueued waits until n calls wait in server's queue, as the daemon's
-// status shows them. An in-process gateway has no status to ask: there
-// the test lets a moment pass (time, not the event: nothing outside the
-// gateway sees its queue).
-func waitQueued(t *testing.T, e *mcpxtest.Env, mode mcpxtest.Mode, cfg, server string, n int) {
+// waitQueued waits until n calls wait in server's queue, as the
+// gateway's status shows them: the daemon's, or the in-process one's.
+func waitQueued(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host, cfg, server string, n int) {
 	t.Helper()
-	if mode != mcpxtest.Daemon {
-		time.Sleep(harness.Settle)
-		return
-	}
 	harness.WaitUntil(t, harness.WaitLong, fmt.Sprintf("status showing %d queued call(s) of %s", n, server), func() bool {
-		return harness.UpstreamOf(harness.StatusJSON(t, e, cfg), server).Queued == n
+		st, ok := h.Status()
+		if !ok {
+			st = harness.StatusJSON(t, e, cfg)
+		}
+		return harness.UpstreamOf(st, server).Queued == n
 	})
 }
 
@@ -82,7 +80,7 @@ func TestUpstreamBusyQueueFull(t *testing.T) {
 		holdCall(t, e, h, "demo", "9001")
 		holdCall(t, e, h, "demo", "9002")
 		queued := harness.SendCall(h, "9003", "demo__echo", map[string]any{"q": 1}, map[string]any{harness.MarkerKey: "queued"})
-		waitQueued(t, e, mode, cfg, "demo", 1)
+		waitQueued(t, e, h, cfg, "demo", 1)
 		if mode == mcpxtest.Daemon {
 			out, _, _ := e.Run(harness.WaitLong, "status", "--config", cfg)
 			if !strings.Contains(out, "demo: 1 more call(s) queued for a call slot (maxConcurrentCalls)") {
@@ -167,13 +165,13 @@ func TestCancelWhileQueued(t *testing.T) {
 		h.Initialize("2025-11-25")
 		holdCall(t, e, h, "demo", "9001")
 		queued := harness.SendCall(h, "9002", "demo__export", map[string]any{"seconds": 1}, map[string]any{harness.MarkerKey: "queued", "progressToken": "q"})
-		waitQueued(t, e, mode, cfg, "demo", 1)
+		waitQueued(t, e, h, cfg, "demo", 1)
 		harness.Cancel(h, "9002", "not any more")
 		// Its queue place is free: another call queues (it would be
 		// refused with a full queue of 1 otherwise) and runs once the
 		// held call ends.
 		next := harness.SendCall(h, "9003", "demo__echo", map[string]any{"after": 1}, map[string]any{harness.MarkerKey: "next"})
-		waitQueued(t, e, mode, cfg, "demo", 1)
+		waitQueued(t, e, h, cfg, "demo", 1)
 		harness.Cancel(h, "9001", "make room")
 		if got := harness.ResultText(t, h.Result(next, harness.WaitLong)); got != `{"after":1}` {
 			t.Errorf("the call after the cancelled one: %q", got)
