@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -405,11 +406,13 @@ func TestRestartedDaemonReaps(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGSTOP)
 	}
 	_ = syscall.Kill(daemon, syscall.SIGKILL)
-	time.Sleep(100 * time.Millisecond)
+	harness.WaitUntil(t, harness.WaitLong, "end of the killed daemon", func() bool { return !harness.ProcAlive(daemon) })
 	for _, pid := range shims {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	time.Sleep(500 * time.Millisecond)
+	harness.WaitUntil(t, harness.WaitLong, "end of the killed supervisors", func() bool {
+		return !slices.ContainsFunc(shims, harness.ProcAlive)
+	})
 	left := leftovers(t, tr, tag, nil)
 	if len(left) == 0 {
 		t.Fatal("nothing survived the supervisors: the test shows nothing")
