@@ -177,7 +177,10 @@ func TestHTTPConnectionReused(t *testing.T) {
 					t.Fatalf("call: %s %v", res, err)
 				}
 				<-ended
-				time.Sleep(20 * time.Millisecond) // for mcpx to read the stream's end
+				// For mcpx to read the stream's end: time, not the event,
+				// which nothing shows the test; the check below allows one
+				// end read late.
+				time.Sleep(20 * time.Millisecond)
 			}
 			conns := map[string]bool{}
 			for _, in := range up.requests() {
