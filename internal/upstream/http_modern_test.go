@@ -226,7 +226,7 @@ func TestHTTPModernCancel(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the server's request context did not end")
 	}
-	time.Sleep(settle)
+	time.Sleep(settle) // time: notifications/cancelled must not be posted
 	if n := up.count(isRPC(mcp.MethodCancelled)); n != 0 {
 		t.Errorf("%d notifications/cancelled posted to a 2026-07-28 server", n)
 	}

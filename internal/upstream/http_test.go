@@ -788,7 +788,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	up.waitFor("two calls", func(*inbound) bool { return up.count(isRPC(mcp.MethodToolsCall)) == 2 })
-	time.Sleep(settle)
+	time.Sleep(settle) // time: a third call must not arrive
 	if n := up.count(isRPC(mcp.MethodToolsCall)); n != 2 {
 		t.Fatalf("%d calls in flight, want 2", n)
 	}
@@ -818,7 +818,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 			t.Fatalf("call %d not answered", r.ID)
 		}
 	}
-	time.Sleep(settle)
+	time.Sleep(settle) // time: the cancelled call must not arrive late
 	mu.Lock()
 	defer mu.Unlock()
 	if peak != 2 {
