@@ -312,7 +312,7 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 		}
 	}
 	t.Logf("every host call ended with an error; %s after the kill", time.Since(killed).Round(time.Millisecond))
-	time.Sleep(2*time.Second - time.Since(killed))
+	time.Sleep(2*time.Second - time.Since(killed)) // time: nothing may come back for 2 s
 	if left := leftovers(t, tr, tag, nil); len(left) > 0 {
 		t.Fatalf("processes back 2 s after the kill: %+v", left)
 	}
