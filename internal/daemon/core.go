@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/config"
@@ -71,6 +72,10 @@ type Options struct {
 	// opens no job store, and a shared store only to read the sign-ins,
 	// only if it is at this build's schema, never migrating it.
 	LookOnly bool
+	// Observe, if set, is given the gateway's status as the local API
+	// reports it (ServeStdio only, which has no socket to ask): tests of
+	// an in-process gateway read it where a daemon's would be asked.
+	Observe func(status func() apitype.Status)
 
 	// httpAddr is where this core serves HTTP hosts ("" for nowhere): a
 	// replica names it to the others.
@@ -281,6 +286,9 @@ func (c *core) run(ctx context.Context, opts *Options) (stop func()) {
 func ServeStdio(ctx context.Context, opts *Options, conn hostserver.Conn) error {
 	c := newCore(opts, nil)
 	defer c.run(ctx, opts)()
+	if opts.Observe != nil {
+		opts.Observe(localapi.New(c.relay, c.catalog, &localapi.Options{Logger: opts.logger(), Version: opts.Version}).Status)
+	}
 	err := c.hosts.ServeConn(ctx, conn)
 	// Calls of this host that outlived it were cancelled as it left.
 	c.relay.Registry().CancelAll(&relay.Cause{Kind: relay.Stopping})

@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/daemon"
 	"mcpx/internal/jsonrpc"
 )
@@ -70,6 +72,8 @@ type Host struct {
 	wake   chan struct{}
 	nextID int
 	sent   []string
+
+	status atomic.Pointer[func() apitype.Status] // in-process only
 }
 
 // StartHost connects a host to mcpx in mode with the config at cfgPath.
@@ -88,7 +92,8 @@ func (e *Env) StartHost(mode Mode, cfgPath string) *Host {
 			// Upstreams run under the built mcpx as their supervisor, as
 			// with `mcpx serve --in-process`.
 			files := InProcessFiles(e)
-			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files}, mcpxEnd)
+			observe := func(status func() apitype.Status) { h.status.Store(&status) }
+			served <- daemon.ServeStdio(ctx, &daemon.Options{Config: cfg, Version: "test", Logger: log, Shim: e.Bin, Files: files, Observe: observe}, mcpxEnd)
 		}()
 		r, h.w = hostEnd, hostEnd
 		h.closeW = func() error { return hostEnd.Close() }
@@ -221,6 +226,15 @@ func (h *Host) Received() []Received {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]Received(nil), h.recv...)
+}
+
+// Status returns the status of the in-process gateway h talks to, as the
+// local API reports it; false in daemon mode (ask the daemon instead).
+func (h *Host) Status() (apitype.Status, bool) {
+	if f := h.status.Load(); f != nil {
+		return (*f)(), true
+	}
+	return apitype.Status{}, false
 }
 
 // Sent returns every line the host wrote.

@@ -177,7 +177,10 @@ func TestHTTPConnectionReused(t *testing.T) {
 					t.Fatalf("call: %s %v", res, err)
 				}
 				<-ended
-				time.Sleep(20 * time.Millisecond) // for mcpx to read the stream's end
+				// For mcpx to read the stream's end: time, not the event,
+				// which nothing shows the test; the check below allows one
+				// end read late.
+				time.Sleep(20 * time.Millisecond)
 			}
 			conns := map[string]bool{}
 			for _, in := range up.requests() {
@@ -223,7 +226,7 @@ func TestHTTPModernCancel(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the server's request context did not end")
 	}
-	time.Sleep(settle)
+	time.Sleep(settle) // time: notifications/cancelled must not be posted
 	if n := up.count(isRPC(mcp.MethodCancelled)); n != 0 {
 		t.Errorf("%d notifications/cancelled posted to a 2026-07-28 server", n)
 	}

@@ -788,7 +788,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	up.waitFor("two calls", func(*inbound) bool { return up.count(isRPC(mcp.MethodToolsCall)) == 2 })
-	time.Sleep(settle)
+	time.Sleep(settle) // time: a third call must not arrive
 	if n := up.count(isRPC(mcp.MethodToolsCall)); n != 2 {
 		t.Fatalf("%d calls in flight, want 2", n)
 	}
@@ -818,7 +818,7 @@ func TestHTTPConcurrencyLimit(t *testing.T) {
 			t.Fatalf("call %d not answered", r.ID)
 		}
 	}
-	time.Sleep(settle)
+	time.Sleep(settle) // time: the cancelled call must not arrive late
 	mu.Lock()
 	defer mu.Unlock()
 	if peak != 2 {
@@ -896,8 +896,9 @@ func TestHTTPLegacyAcceptedWithoutStream(t *testing.T) {
 	}))
 	p := startPool(t, &config.Server{URL: up.ts.URL}, nil)
 	s := session(t, p)
+	// The handshake waited for the GET's answer (the session is ready
+	// once its standalone stream is open or refused): the 405 is read.
 	up.waitFor("the GET", func(in *inbound) bool { return in.Method == http.MethodGet })
-	time.Sleep(50 * time.Millisecond) // its 405 has been read
 	_, err := call(t, s, mcp.MethodToolsCall, `{"name":"a"}`)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 202") || !strings.Contains(err.Error(), "no stream") {
 		t.Fatalf("err = %v", err)

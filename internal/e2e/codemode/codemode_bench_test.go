@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,15 +24,16 @@ import (
 
 // benchExecSession connects a go-sdk host to mcpx serve (the daemon) with
 // the demo behind it, and runs one script so that everything has started.
-func benchExecSession(b *testing.B) (*mcpxtest.Env, *mcp.ClientSession) {
+func benchExecSession(b *testing.B) (*mcpxtest.Env, *mcp.ClientSession, *harness.ProgressLog) {
 	e := mcpxtest.NewEnv(b)
-	cs := harness.ConnectGoSDK(b, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), "2025-11-25", harness.NewProgressLog())
+	progress := harness.NewProgressLog()
+	cs := harness.ConnectGoSDK(b, e, mcpxtest.Daemon, e.WriteConfig(nil, mcpxtest.Demo{Name: "demo"}), "2025-11-25", progress)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{"code": "return (await tools.demo.echo({n: 1})).n"}}); err != nil {
 		b.Fatal(err)
 	}
-	return e, cs
+	return e, cs, progress
 }
 
 // reportQuantiles reports the p50 and p99 of d in milliseconds.
@@ -57,7 +59,7 @@ func BenchmarkExecTrivial(b *testing.B) {
 }
 
 func benchExecTrivial(b *testing.B, spaced bool) {
-	e, cs := benchExecSession(b)
+	e, cs, _ := benchExecSession(b)
 	ctx := context.Background()
 	var d []time.Duration
 	for b.Loop() {
@@ -83,7 +85,7 @@ func benchExecTrivial(b *testing.B, spaced bool) {
 // the host; the time from the host's cancel to the last of the 8 upstream
 // cancels, by the demo's own clock.
 func BenchmarkExecCancel(b *testing.B) {
-	e, cs := benchExecSession(b)
+	e, cs, _ := benchExecSession(b)
 	var d []time.Duration
 	seen := 0
 	for b.Loop() {
@@ -130,15 +132,17 @@ func BenchmarkExecCancel(b *testing.B) {
 // BenchmarkExec50: the memory of the daemon, and of the script processes,
 // with 50 scripts running at once (each waiting in sleep).
 func BenchmarkExec50(b *testing.B) {
-	e, cs := benchExecSession(b)
-	for b.Loop() {
+	e, cs, progress := benchExecSession(b)
+	for round := 0; b.Loop(); round++ {
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
-		for range 50 {
+		token := func(i int) string { return fmt.Sprintf("exec50-%d-%d", round, i) }
+		for i := range 50 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{"code": `progress(1); await sleep(60000)`}})
+				cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcpx_exec", Arguments: map[string]any{"code": `progress(1); await sleep(60000)`},
+					Meta: mcp.Meta{"progressToken": token(i)}})
 			}()
 		}
 		deadline := time.Now().Add(60 * time.Second)
@@ -148,7 +152,15 @@ func BenchmarkExec50(b *testing.B) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(time.Second) // let the 50 settle before measuring
+		// Each script has reached its sleep once its progress came.
+		harness.WaitUntil(b, 60*time.Second, "progress of the 50 scripts", func() bool {
+			for i := range 50 {
+				if len(progress.Of(token(i))) == 0 {
+					return false
+				}
+			}
+			return true
+		})
 		daemon, children, private := 0, 0, 0
 		kids := sandboxChildren(e.Bin)
 		for pid := range kids {

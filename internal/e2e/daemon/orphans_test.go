@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -311,7 +312,7 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 		}
 	}
 	t.Logf("every host call ended with an error; %s after the kill", time.Since(killed).Round(time.Millisecond))
-	time.Sleep(2*time.Second - time.Since(killed))
+	time.Sleep(2*time.Second - time.Since(killed)) // time: nothing may come back for 2 s
 	if left := leftovers(t, tr, tag, nil); len(left) > 0 {
 		t.Fatalf("processes back 2 s after the kill: %+v", left)
 	}
@@ -405,11 +406,13 @@ func TestRestartedDaemonReaps(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGSTOP)
 	}
 	_ = syscall.Kill(daemon, syscall.SIGKILL)
-	time.Sleep(100 * time.Millisecond)
+	harness.WaitUntil(t, harness.WaitLong, "end of the killed daemon", func() bool { return !harness.ProcAlive(daemon) })
 	for _, pid := range shims {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	time.Sleep(500 * time.Millisecond)
+	harness.WaitUntil(t, harness.WaitLong, "end of the killed supervisors", func() bool {
+		return !slices.ContainsFunc(shims, harness.ProcAlive)
+	})
 	left := leftovers(t, tr, tag, nil)
 	if len(left) == 0 {
 		t.Fatal("nothing survived the supervisors: the test shows nothing")

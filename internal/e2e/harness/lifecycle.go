@@ -1,9 +1,12 @@
 package harness
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +42,22 @@ func UpstreamProcs(t testing.TB, s string) int {
 		n++
 	}
 	return n
+}
+
+// ProcAlive reports whether pid runs (a zombie does not).
+func ProcAlive(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesized command name.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
+		return false
+	}
+	return true
 }
 
 // WaitProcs waits until want processes hold s in their command line.

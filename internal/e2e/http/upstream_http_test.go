@@ -285,7 +285,7 @@ func TestHTTPUpstreamGoSDK(t *testing.T) {
 				upID := up.callPost(t, "c1").Msg.ID
 				cancels := up.postsOf("notifications/cancelled")
 				if modern {
-					time.Sleep(harness.Settle)
+					time.Sleep(harness.Settle) // time: the cancel must not be posted
 					if cancels = up.postsOf("notifications/cancelled"); len(cancels) != 0 {
 						t.Errorf("mcpx posted notifications/cancelled to a 2026-07-28 upstream: %s", cancels[0].Msg.Params)
 					}

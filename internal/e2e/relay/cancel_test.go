@@ -139,7 +139,7 @@ func TestCancelUnknownOrFinished(t *testing.T) {
 		if got := harness.ResultText(t, h.Result(next, harness.WaitLong)); got != `{"b":2}` {
 			t.Errorf("echo after the stray cancels = %q", got)
 		}
-		time.Sleep(harness.Settle)
+		time.Sleep(harness.Settle) // time: a reply to a cancel must not come
 		for _, r := range h.Received()[before:] {
 			if r.Msg.IsResponse() && r.Msg.ID != next {
 				t.Errorf("a cancel notification got a reply: %s", r.Raw)
@@ -294,7 +294,7 @@ func cancelRound(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host, id, count, at 
 	e.WaitRecord("demo", harness.WaitLong, func(ev demo.Event) bool {
 		return ev.Event == demo.EventFinished && string(ev.ID) == string(up.ID)
 	})
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // time: what the upstream sent last must not reach the host
 	all := h.Received()
 	f := harness.ResponseIndex(all, fence)
 	answered = harness.ResponseIndex(all, cid) >= 0
@@ -338,7 +338,7 @@ func TestCancelThenReuseID(t *testing.T) {
 			}
 			harness.CheckCancel(t, harness.UpstreamCancel(e, "demo", up.ID), "cancelled by the host: reusing the id")
 		}
-		time.Sleep(harness.Settle)
+		time.Sleep(harness.Settle) // time: a second answer to an id must not come
 		counts := map[string]int{}
 		for _, r := range h.Received() {
 			if r.Msg.IsResponse() {

@@ -350,7 +350,7 @@ func checkTSAbort(t *testing.T, r *v1Report, tap *harness.TapLog) {
 func checkProcsExited(t *testing.T, pids []int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for _, pid := range pids {
-		for procAlive(pid) {
+		for harness.ProcAlive(pid) {
 			if time.Now().After(deadline) {
 				t.Errorf("process %d (%s) is still running after the test", pid, procCmdline(pid))
 				syscall.Kill(pid, syscall.SIGKILL)
@@ -359,22 +359,6 @@ func checkProcsExited(t *testing.T, pids []int) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-}
-
-// procAlive reports whether pid runs (a zombie does not).
-func procAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the parenthesized command name.
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && b[i+2] == 'Z' {
-		return false
-	}
-	return true
 }
 
 func procCmdline(pid int) string {

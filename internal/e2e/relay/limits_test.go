@@ -47,6 +47,19 @@ func holdCall(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host, server, rawID str
 	harness.UpstreamRequest(e, server, marker)
 }
 
+// waitQueued waits until n calls wait in server's queue, as the
+// gateway's status shows them: the daemon's, or the in-process one's.
+func waitQueued(t *testing.T, e *mcpxtest.Env, h *mcpxtest.Host, cfg, server string, n int) {
+	t.Helper()
+	harness.WaitUntil(t, harness.WaitLong, fmt.Sprintf("status showing %d queued call(s) of %s", n, server), func() bool {
+		st, ok := h.Status()
+		if !ok {
+			st = harness.StatusJSON(t, e, cfg)
+		}
+		return harness.UpstreamOf(st, server).Queued == n
+	})
+}
+
 // echoCall calls server's echo tool and returns the response.
 func echoCall(h *mcpxtest.Host, server string, n int) *jsonrpc.Message {
 	return h.Response(h.Request("tools/call", map[string]any{"name": server + "__echo", "arguments": map[string]any{"n": n}}), harness.WaitLong)
@@ -67,20 +80,12 @@ func TestUpstreamBusyQueueFull(t *testing.T) {
 		holdCall(t, e, h, "demo", "9001")
 		holdCall(t, e, h, "demo", "9002")
 		queued := harness.SendCall(h, "9003", "demo__echo", map[string]any{"q": 1}, map[string]any{harness.MarkerKey: "queued"})
+		waitQueued(t, e, h, cfg, "demo", 1)
 		if mode == mcpxtest.Daemon {
-			deadline := time.Now().Add(harness.WaitLong)
-			for harness.UpstreamOf(harness.StatusJSON(t, e, cfg), "demo").Queued != 1 {
-				if time.Now().After(deadline) {
-					t.Fatalf("status never showed the queued call: %+v", harness.StatusJSON(t, e, cfg))
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
 			out, _, _ := e.Run(harness.WaitLong, "status", "--config", cfg)
 			if !strings.Contains(out, "demo: 1 more call(s) queued for a call slot (maxConcurrentCalls)") {
 				t.Errorf("mcpx status does not show the queued call:\n%s", out)
 			}
-		} else {
-			time.Sleep(harness.Settle) // let it queue; the outcome below holds either way
 		}
 
 		start := time.Now()
@@ -160,23 +165,13 @@ func TestCancelWhileQueued(t *testing.T) {
 		h.Initialize("2025-11-25")
 		holdCall(t, e, h, "demo", "9001")
 		queued := harness.SendCall(h, "9002", "demo__export", map[string]any{"seconds": 1}, map[string]any{harness.MarkerKey: "queued", "progressToken": "q"})
-		if mode == mcpxtest.Daemon {
-			deadline := time.Now().Add(harness.WaitLong)
-			for harness.UpstreamOf(harness.StatusJSON(t, e, cfg), "demo").Queued != 1 {
-				if time.Now().After(deadline) {
-					t.Fatal("status never showed the queued call")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		} else {
-			time.Sleep(harness.Settle)
-		}
+		waitQueued(t, e, h, cfg, "demo", 1)
 		harness.Cancel(h, "9002", "not any more")
 		// Its queue place is free: another call queues (it would be
 		// refused with a full queue of 1 otherwise) and runs once the
 		// held call ends.
 		next := harness.SendCall(h, "9003", "demo__echo", map[string]any{"after": 1}, map[string]any{harness.MarkerKey: "next"})
-		time.Sleep(harness.Settle)
+		waitQueued(t, e, h, cfg, "demo", 1)
 		harness.Cancel(h, "9001", "make room")
 		if got := harness.ResultText(t, h.Result(next, harness.WaitLong)); got != `{"after":1}` {
 			t.Errorf("the call after the cancelled one: %q", got)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
@@ -108,7 +107,7 @@ func TestResearchTSHosts(t *testing.T) {
 					// tasks/result, the answer came back, and the second
 					// task was cancelled.
 					upTask, answered, cancels := "", false, 0
-					waitUntil(t, harness.WaitLong, "the server's tasks/cancel", func() bool {
+					harness.WaitUntil(t, harness.WaitLong, "the server's tasks/cancel", func() bool {
 						l := harness.ReadTapLog(t, tapPath)
 						cancels = 0
 						for _, en := range l.Entries {
@@ -135,16 +134,6 @@ func TestResearchTSHosts(t *testing.T) {
 					t.Logf("%s %s %s: statuses %v; the server's task %s asked, the host answered; %d tasks/cancel", hc.sdk, hc.era, transport, r.Research.Statuses, upTask, cancels)
 				})
 			})
-		}
-	}
-}
-
-// waitUntil polls ok until it holds, failing the test after d.
-func waitUntil(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !ok(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, d)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func TestTimeoutSilencesStubbornUpstream(t *testing.T) {
 		e.WaitRecord("demo", harness.WaitLong, func(ev demo.Event) bool {
 			return ev.Event == demo.EventFinished && ev.Tool == "stubborn"
 		})
-		time.Sleep(harness.Settle)
+		time.Sleep(harness.Settle) // time: late progress must not come, and no event says it did not
 		all := h.Received()
 		errAt := harness.ResponseIndex(all, id)
 		for _, r := range all[errAt+1:] {

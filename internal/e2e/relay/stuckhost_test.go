@@ -2,11 +2,14 @@ package relay
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
 )
 
@@ -22,7 +25,8 @@ func TestServeStopsWithStuckHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cmd.StdoutPipe(); err != nil { // never read
+	stdout, err := cmd.StdoutPipe() // never read
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
@@ -39,7 +43,7 @@ func TestServeStopsWithStuckHost(t *testing.T) {
 	for i := range 20 {
 		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"demo__burst","arguments":{"count":5000},"_meta":{"progressToken":%d}}}`, 100+i, i))
 	}
-	time.Sleep(2 * time.Second) // let the pipe fill
+	waitPipeFull(t, stdout.(*os.File))
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -54,4 +58,33 @@ func TestServeStopsWithStuckHost(t *testing.T) {
 		<-done
 		t.Fatal("mcpx serve --in-process did not exit within 20s of SIGTERM while its host was not reading")
 	}
+}
+
+// waitPipeFull waits until the pipe f reads from has no room left: a write
+// end of it, opened here, polls as not writable (the byte count cannot
+// tell, as the pipe's pages need not be full to the byte).
+func waitPipeFull(t *testing.T, f *os.File) {
+	t.Helper()
+	rfd, err := pipeCtl(f, func(fd int) (int, error) { return fd, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", rfd), os.O_WRONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	harness.WaitUntil(t, harness.WaitLong, "full pipe", func() bool {
+		n, err := pipeCtl(w, func(fd int) (int, error) {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			if _, err := unix.Poll(p, 0); err != nil {
+				return 0, err
+			}
+			return int(p[0].Revents & unix.POLLOUT), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
 }
