@@ -46,7 +46,7 @@ var rules = []rule{
 	{pkg: "authn", stdOnly: true, why: "authn (checking the access tokens people present, as an OAuth resource server) is a leaf: the standard library only, no policy and no request"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "promtext", stdOnly: true, why: "promtext (metrics in Prometheus's text format) is a leaf: the standard library only"},
-	{pkg: "seal", stdOnly: true, why: "seal, the one AES-GCM sealer of relay and oauth, is a leaf: the standard library only"},
+	{pkg: "seal", stdOnly: true, why: "seal, the one AES-GCM sealer of bridge and oauth, is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "principal", allowed: []string{"config"}, why: "principal (who a request acts for, and the one policy that decides what it may do) is a leaf: the config's tool filters and nothing else of mcpx, so every face and the core can use it"},
 	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},

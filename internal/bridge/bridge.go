@@ -120,6 +120,7 @@ func (b *Bridge) call(ctx context.Context, e *relay.Entry, call relay.Call, asTa
 			res, req, err = b.followTask(l, task) // upstreamtask.go
 		}
 		if errors.Is(err, relay.ErrHold) {
+			l.Hold() // End leaves it running
 			args, _ := c.Params.Get("arguments")
 			return b.hold(&heldCall{live: l, req: req, server: c.Server, tool: c.Tool,
 				principal: c.Principal, digest: requestDigest(c.Server, c.Tool, args), pending: map[string]*upstream.Inbound{}})

@@ -93,7 +93,7 @@ func stateError(err error) *jsonrpc.Error {
 // what the upstream asked: each request under a key of mcpx's, and a
 // requestState sealed for this host, this request and this hold.
 func (b *Bridge) hold(hc *heldCall) (json.RawMessage, error) {
-	queued := hc.live.Hold()
+	queued := hc.live.Queued()
 	hc.mu.Lock()
 	for _, in := range queued {
 		hc.n++

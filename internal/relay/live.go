@@ -13,8 +13,9 @@ import (
 
 // Live is one tool call under way: its upstream session, its call slot,
 // its timers, its heartbeats and its questions to its host, from Begin to
-// End. Its methods are called on the call's own goroutine (Hold's call is
-// then the retry's), but for Progress and Alive, which may run anywhere.
+// End. Its methods are called on the call's own goroutine (a held call's
+// is then its retry's), but for Progress and Alive, which may run
+// anywhere.
 type Live struct {
 	r    *Relay
 	ctx  context.Context // the call's: its timers and its host end it
@@ -27,7 +28,7 @@ type Live struct {
 
 // ErrHold ends the wait of a Holdable call whose upstream asked its host
 // something (Round, Await): the upstream request goes on, and its
-// questions wait, queued, for Hold to take them.
+// questions wait, queued, for the caller to Hold the call and take them.
 var ErrHold = errors.New("held for the host's input")
 
 // Begin starts c's life: the upstream session (c.Person's, c.SessionKey's
@@ -180,12 +181,14 @@ func (l *Live) Alive() {
 func (l *Live) WaitOnHost(delta int) { l.st.asks.busy(delta) }
 
 // Hold keeps the call past End, for its host's retry: the upstream
-// request goes on with its call slot and its questions until Resume's
-// caller ends it with Release. It returns the questions the upstream has
-// asked since the last look, taken from the queue; it may be called
-// again, on a held call, for those asked since.
-func (l *Live) Hold() []*upstream.Inbound {
-	l.held = true
+// request goes on with its call slot and its questions until the caller
+// ends it with Release. It is called on the call's own goroutine, before
+// End.
+func (l *Live) Hold() { l.held = true }
+
+// Queued takes the questions the upstream has asked since the last look
+// from the queue (a held call's, for its host's input_required).
+func (l *Live) Queued() []*upstream.Inbound {
 	a := &l.st.asks
 	a.mu.Lock()
 	queued := a.queued
