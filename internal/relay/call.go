@@ -43,7 +43,8 @@ type Call struct {
 	// Holdable marks a 2026-07-28 host: it is never sent requests. What a
 	// legacy upstream asks (what Asker.Can allows) ends the host's request
 	// with input_required, and the upstream call is held for its retry
-	// (hold.go). A 2026-07-28 upstream's input_required reaches it as is.
+	// (package bridge). A 2026-07-28 upstream's input_required reaches it
+	// as is.
 	Holdable bool
 	// Principal names the host for the requestState mcpx seals.
 	Principal string
@@ -63,7 +64,7 @@ type Call struct {
 	Person string
 	// Subject is the access token the person behind the call sent to mcpx
 	// (only a person's; "" otherwise), for a per-person server's token
-	// exchange (exchange.go). It lives as long as the Call and is never
+	// exchange (package bridge). It lives as long as the Call and is never
 	// logged, kept or sent anywhere but the configured token endpoint.
 	Subject string
 	// Resume is set when the host retries with a requestState.
