@@ -46,7 +46,7 @@ var rules = []rule{
 	{pkg: "authn", stdOnly: true, why: "authn (checking the access tokens people present, as an OAuth resource server) is a leaf: the standard library only, no policy and no request"},
 	{pkg: "hostprofile", stdOnly: true, why: "hostprofile is a leaf: the standard library only"},
 	{pkg: "promtext", stdOnly: true, why: "promtext (metrics in Prometheus's text format) is a leaf: the standard library only"},
-	{pkg: "seal", stdOnly: true, why: "seal, the one AES-GCM sealer of relay and oauth, is a leaf: the standard library only"},
+	{pkg: "seal", stdOnly: true, why: "seal, the one AES-GCM sealer of bridge and oauth, is a leaf: the standard library only"},
 	{pkg: "outq", stdOnly: true, why: "outq, the ordered writer of hosts and upstreams alike, is a leaf: the standard library only"},
 	{pkg: "principal", allowed: []string{"config"}, why: "principal (who a request acts for, and the one policy that decides what it may do) is a leaf: the config's tool filters and nothing else of mcpx, so every face and the core can use it"},
 	{pkg: "hostconfig", allowed: []string{}, why: "hostconfig reads and edits hosts' config files: nothing of mcpx, so the CLI may use it"},
@@ -74,7 +74,12 @@ var rules = []rule{
 		why:   "codemode is the core of scripts: relay and sandbox, never the edges, the store or the roots",
 	},
 	{pkg: "oauth", allowed: []string{"config", "seal"}, why: "oauth is an engine (mcpx as an OAuth client of upstreams): it knows the config and the sealer, and nothing of MCP messages, the core, the edges or the roots"},
-	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi", "oauth"}, roots), why: "relay is the core: it never imports the edges or the roots, nor oauth (an upstream's need of a sign-in reaches it as upstream.SignInNeeded)"},
+	{pkg: "relay", never: slices.Concat([]string{"hostserver", "localapi", "oauth", "bridge", "jobs"}, roots), why: "relay is the core: it never imports the edges or the roots, nor oauth (an upstream's need of a sign-in reaches it as upstream.SignInNeeded), nor the bridges that wrap its calls (they plug in as a relay.Bridge), nor jobs"},
+	{
+		pkg:   "bridge",
+		never: slices.Concat([]string{"hostserver", "localapi", "oauth", "jobs", "codemode", "catalog", "store"}, roots),
+		why:   "bridge carries the relay's calls across protocol revisions: it builds on relay and what relay builds on, never on the edges, the roots, jobs, code mode or the store, nor oauth (sign-ins reach it through its interfaces)",
+	},
 	{pkg: "catalog", never: slices.Concat([]string{"hostserver", "localapi"}, roots), why: "catalog is the core: it never imports the edges or the roots"},
 	{pkg: "hostserver", never: slices.Concat([]string{"localapi"}, roots), why: "hostserver is an edge: it never imports the other edge or the roots"},
 	{

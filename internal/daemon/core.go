@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/bridge"
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/config"
@@ -100,6 +101,7 @@ type core struct {
 	closeSignIns func()
 	pool         *upstream.Pool
 	relay        *relay.Relay
+	bridge       *bridge.Bridge // the relay's, across revisions
 	catalog      *catalog.Catalog
 	hosts        *hostserver.Server
 	tracer       *tracing.Tracer // nil without mcpx.traces
@@ -146,6 +148,8 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		},
 	})
 	r := relay.New(cfg, pool, relay.NewRegistry(), log)
+	b := bridge.New(r, log)
+	r.SetBridge(b)
 	if obs != nil {
 		r.SetObserver(obs)
 	}
@@ -160,7 +164,7 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		}
 	}
 	cat := catalog.New(pool, catalog.Naming{Prefix: string(cfg.ToolNames.Prefix), Separator: cfg.ToolNames.Separator}, log)
-	c := &core{pool: pool, relay: r, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
+	c := &core{pool: pool, relay: r, bridge: b, catalog: cat, tracer: tracer, log: log, closeSignIns: closeRecs}
 	c.openJobs(opts, r, jobsObserver(obs), log)
 	c.openAudit(opts, log)
 	if opts.Shim != "" {
@@ -175,12 +179,12 @@ func newCore(opts *Options, obs *ui.Observer) *core {
 		if !opts.LookOnly { // a core that only looks refreshes nothing ahead
 			c.refresh = c.refresher(recs)
 		}
-		r.SetSignIns(c.signIns)
-		r.SetTokenExchanger(&oauth.Exchanger{Records: recs})
+		b.SetSignIns(c.signIns)
+		b.SetTokenExchanger(&oauth.Exchanger{Records: recs})
 		// The HTTP listener serves the sign-in pages (Run, ServeHTTP).
 		if opts.httpAddr != "" && !opts.LookOnly {
 			c.people = c.gateway(recs, opts.httpAddr)
-			r.SetPersonSignIns(c.people)
+			b.SetPersonSignIns(c.people)
 		}
 	}
 	return c

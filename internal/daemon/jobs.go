@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"mcpx/internal/bridge"
 	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
@@ -43,7 +44,7 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 		switch {
 		case err == nil:
 			log.Info("job store: PostgreSQL, shared with other replicas", "store", store.Redact(url))
-			shareSealKey(ctx, pg, r, log)
+			shareSealKey(ctx, pg, c.bridge, log)
 			st = pg
 		case retryable(err):
 			// Serve what needs no store meanwhile; take jobs once it answers.
@@ -51,7 +52,7 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 			st = newPendingStore(url, err, log, func(pg *store.Postgres) {
 				ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 				defer cancel()
-				shareSealKey(ctx, pg, r, log)
+				shareSealKey(ctx, pg, c.bridge, log)
 			})
 		default:
 			log.Error("no jobs: opening the shared job store failed", "store", store.Redact(url), "err", err)
@@ -91,12 +92,12 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 	})
 }
 
-// shareSealKey sets r's requestState key to the one every replica of st
+// shareSealKey sets b's requestState key to the one every replica of st
 // uses: a retry sealed by one opens on another.
-func shareSealKey(ctx context.Context, st store.Secrets, r *relay.Relay, log *slog.Logger) {
-	key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return relay.NewSealKey(), nil })
+func shareSealKey(ctx context.Context, st store.Secrets, b *bridge.Bridge, log *slog.Logger) {
+	key, err := st.Secret(ctx, sealKeyName, func() ([]byte, error) { return bridge.NewSealKey(), nil })
 	if err == nil {
-		err = r.SetSealKey(key)
+		err = b.SetSealKey(key)
 	}
 	if err != nil {
 		log.Error("no shared requestState key: a retry must reach the replica that asked", "err", err)

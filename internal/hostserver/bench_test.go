@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"mcpx/internal/bridge"
 	"mcpx/internal/catalog"
 	"mcpx/internal/config"
 	"mcpx/internal/demo"
@@ -123,6 +124,7 @@ func benchServerOpts(b testing.TB, server map[string]any, opts *Options, hosts m
 	go func() { defer close(done); pool.Run(ctx) }()
 	b.Cleanup(func() { cancel(); <-done })
 	r := relay.New(cfg, pool, relay.NewRegistry(), nil)
+	r.SetBridge(bridge.New(r, nil)) // as the daemon wires it
 	if opts != nil && opts.Jobs != nil {
 		opts.Jobs = benchJobs(b, r)
 	}

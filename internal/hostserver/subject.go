@@ -9,7 +9,7 @@ import (
 // A person's access token, for token exchange. A per-person server
 // configured with oauth.tokenExchange gets a person's upstream token by
 // exchanging the access token the person signed in to mcpx with
-// (relay/exchange.go), so the token that opened the request travels with
+// (bridge/exchange.go), so the token that opened the request travels with
 // the person's calls as relay.Call.Subject. It is kept on the host
 // session (a 2026-07-28 request's: as long as the request; a legacy
 // session's: the latest request's token, until the next request replaces

@@ -27,6 +27,21 @@ type Asker interface {
 	Notify(method string, params json.RawMessage)
 }
 
+// InputRequest is one request of an upstream's input_required result.
+type InputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// InputAsker is an Asker that takes an input_required round's requests
+// all at once, rather than one by one (a task's, whose host answers
+// them when it polls). pass reports that the call is to answer the
+// input_required as it is, for its host to retry.
+type InputAsker interface {
+	Asker
+	AskInput(ctx context.Context, keys []string, reqs map[string]InputRequest) (answers map[string]json.RawMessage, pass bool, err error)
+}
+
 // Refuser is an Asker that can say why it cannot take a request its Can
 // refuses: the upstream is answered with that error (nil: the host did
 // not declare the capability).
@@ -213,7 +228,7 @@ func (a *asks) run(ctx context.Context, in *upstream.Inbound) {
 // routeCompletion sends the completion of a URL-mode elicitation to this
 // call's host, for as long as the call lasts.
 func (a *asks) routeCompletion(in *upstream.Inbound) {
-	id := urlElicitationID(in.Method, in.Params)
+	id := mcp.URLElicitationID(in.Method, in.Params)
 	if id == "" {
 		return
 	}
@@ -235,6 +250,6 @@ func (a *asks) busy(delta int) {
 	}
 }
 
-// errCallEnded is the cause of the questions of a call that ended with
+// ErrCallEnded is the cause of the questions of a call that ended with
 // its result: withdrawn from the host with this reason.
-var errCallEnded = errors.New("the tool call it belongs to has ended")
+var ErrCallEnded = errors.New("the tool call it belongs to has ended")

@@ -21,16 +21,15 @@
 // answered upstream with an error; an upstream that withdraws its own
 // question has it withdrawn from the host.
 //
-// Across eras (docs/protocol-notes.md §7.5): a 2026-07-28 upstream's
-// input_required goes to a 2026-07-28 host as it is, and for a legacy host
-// becomes host requests, then a retry upstream (new id, inputResponses,
-// the upstream's requestState byte for byte), round after round. A
-// legacy upstream's question to a 2026-07-28 host holds the upstream call
-// and answers the host input_required with a requestState sealed by
-// AES-GCM (host principal, server, tool, arguments digest, expiry, a
-// single-use hold id); the retry resumes the held call, and a host that
-// never retries has it cancelled after mcpx.inputTimeout. Only what the
-// host declared, per request, is ever put to it.
+// A call's life reads straight through Begin (session, hard maximum,
+// call slot, idle timer, heartbeats, questions), Live.Round (one request
+// upstream and its answer) and Live.End. A Holdable call (a 2026-07-28
+// host) is never sent requests: a wait its upstream's question would
+// interrupt ends with ErrHold, the request still running. What carries a call across
+// revisions (input_required rounds, held calls, sealed requestState, URL
+// elicitations, sign-ins, an upstream's tasks) is a Bridge (package
+// bridge), which CallTool hands every call; the relay never imports it,
+// and without one a call goes upstream once.
 //
 // Host timers: each call carries its host's profile (package
 // hostprofile; Relay.HostProfile applies the config's mcpx.hosts) and when
@@ -52,5 +51,6 @@
 // span of it whose W3C trace context goes upstream in _meta (observe.go,
 // trace.go); with neither, and no debug log, a call pays one branch.
 //
-// Concurrency: Registry and Relay are safe for concurrent use.
+// Concurrency: Registry and Relay are safe for concurrent use; a Live is
+// its call's (see Live).
 package relay

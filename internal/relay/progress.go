@@ -18,13 +18,14 @@ type callState struct {
 	timer *callTimer // the call's idle timer (and hard maximum)
 	obs   Observer   // nil: nobody listens
 
-	// What callTool's call holds, here so that it takes one allocation:
+	// What a Live call holds, here so that it takes one allocation:
 	// call points to c, timer to ct (a resumed call's are its own).
 	c    Call
 	ct   callTimer
 	asks asks
 	slot slot
 	q    questionCtx
+	live Live
 	hb   *heartbeat // guarded by mu; nil: no heartbeats
 
 	mu     sync.Mutex // progress arrives on the reader goroutine; pauses on question goroutines

@@ -14,28 +14,17 @@ import (
 
 // Relay runs tool calls against the upstream pool.
 type Relay struct {
-	pool *upstream.Pool
-	// personSignIns starts per-person sign-ins (signin.go); nil: none.
-	personSignIns PersonSignInStarter
-	cfg           atomic.Pointer[config.Config]
-	reg           *Registry
-	lim           *limiter
-	log           *slog.Logger
-	obs           Observer   // nil: nobody listens (observe.go)
-	tracer        Tracer     // nil: no traces (trace.go)
-	audit         *audit.Log // nil: no audit log (audit.go)
+	pool   *upstream.Pool
+	cfg    atomic.Pointer[config.Config]
+	reg    *Registry
+	lim    *limiter
+	log    *slog.Logger
+	obs    Observer   // nil: nobody listens (observe.go)
+	tracer Tracer     // nil: no traces (trace.go)
+	audit  *audit.Log // nil: no audit log (audit.go)
+	bridge Bridge     // nil: plain calls (call.go)
 
 	hosts atomic.Pointer[map[string]hostprofile.Override] // the config's, for HostProfile
-
-	sealer   atomic.Pointer[sealer] // requestState of held calls (hold.go)
-	instance string                 // names this relay in the states it seals
-	holds    holds
-
-	signIns SignInStarter // set before serving; nil: no sign-ins for hosts
-
-	// exchanger fills a person's record by token exchange (exchange.go);
-	// nil: none.
-	exchanger TokenExchanger
 
 	callsMu sync.Mutex
 	calls   map[string]int // tool calls under way (CallTool), by server
@@ -46,8 +35,7 @@ func New(cfg *config.Config, pool *upstream.Pool, reg *Registry, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Relay{pool: pool, reg: reg, log: log, instance: randomInstance()}
-	r.sealer.Store(newSealer())
+	r := &Relay{pool: pool, reg: reg, log: log}
 	r.cfg.Store(cfg)
 	r.hosts.Store(hostOverrides(cfg))
 	r.lim = newLimiter(r.callLimits)

@@ -1,7 +1,7 @@
 // Package seal seals and opens bytes with AES-256-GCM: a random nonce,
 // then the ciphertext and its tag, authenticated with additional data the
 // caller names (what the bytes are for, so that a box moved to another
-// use does not open). It is mcpx's one sealer: the relay's requestState
+// use does not open). It is mcpx's one sealer: the bridge's requestState
 // and the sign-ins kept in a shared store are sealed here, each in its
 // own framing around the box.
 //

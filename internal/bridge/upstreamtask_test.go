@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"crypto/rand"
@@ -6,19 +6,19 @@ import (
 )
 
 // SetSealKey makes key (SealKeySize bytes) the key of the requestState
-// this relay seals and opens from now on: replicas that share a store
+// b seals and opens from now on: replicas that share a store
 // share it, so that a retry sealed by one opens on another. A state
 // sealed under the previous key no longer opens. Call it before serving.
-func (r *Relay) SetSealKey(key []byte) error {
+func (b *Bridge) SetSealKey(key []byte) error {
 	s, err := sealerWithKey(key)
 	if err != nil {
 		return err
 	}
-	r.sealer.Store(s)
+	b.sealer.Store(s)
 	return nil
 }
 
-// randomInstance names one relay among replicas.
+// randomInstance names one gateway among replicas.
 func randomInstance() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
 
@@ -42,8 +43,8 @@ const (
 
 // upstreamTaskRequired reports whether server's tool must be called as a
 // task of the server's own (2025-11-25).
-func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) bool {
-	caps, err := r.pool.Capabilities(ctx, server)
+func (b *Bridge) upstreamTaskRequired(ctx context.Context, server, tool string) bool {
+	caps, err := b.r.Pool().Capabilities(ctx, server)
 	if err != nil || !bytes.Contains(caps, []byte(`"tasks"`)) {
 		return false // most servers: no parse of their capabilities on every call (BenchmarkCallTool: allocs/op unchanged)
 	}
@@ -59,7 +60,7 @@ func (r *Relay) upstreamTaskRequired(ctx context.Context, server, tool string) b
 	if json.Unmarshal(caps, &c) != nil || len(c.Tasks.Requests.Tools.Call) == 0 {
 		return false
 	}
-	t, found, _ := r.pool.Tool(ctx, server, tool)
+	t, found, _ := b.r.Pool().Tool(ctx, server, tool)
 	if !found {
 		return false
 	}
@@ -79,9 +80,9 @@ type upstreamTask struct {
 	PollInterval   float64 `json:"pollInterval"`   // 2025-11-25
 	PollIntervalMs float64 `json:"pollIntervalMs"` // 2026-07-28
 	// A 2026-07-28 tasks/get inlines the outcome and the questions.
-	Result        json.RawMessage         `json:"result"`
-	Error         *jsonrpc.Error          `json:"error"`
-	InputRequests map[string]InputRequest `json:"inputRequests"`
+	Result        json.RawMessage               `json:"result"`
+	Error         *jsonrpc.Error                `json:"error"`
+	InputRequests map[string]relay.InputRequest `json:"inputRequests"`
 
 	modern bool
 }
@@ -125,22 +126,22 @@ func createdTask(res json.RawMessage, asked bool) (*upstreamTask, bool) {
 }
 
 // callAsTask calls c as a 2025-11-25 task of its server's.
-func (r *Relay) callAsTask(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+func (b *Bridge) callAsTask(ctx context.Context, e *relay.Entry, c relay.Call) (json.RawMessage, error) {
 	c.Params = c.Params.Clone()
 	c.Params.Set("task", json.RawMessage(`{}`))
-	c.asTask = true
-	return r.callTool(ctx, e, c)
+	return b.call(ctx, e, c, true)
 }
 
-// followTask follows task to its end within the call c: it returns the
-// call's result, or errHold with the request its host's questions came
-// on (a 2025-11-25 tasks/result) for a Holdable call. If the call ends
-// first, the server is sent tasks/cancel.
-func (r *Relay) followTask(ctx context.Context, q *questionCtx, sess *upstream.Session, c *Call, st *callState, a *asks, e *Entry, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
-	r.log.Info("following an upstream task", "server", c.Server, "tool", c.Tool, "task", task.TaskID)
-	f := &taskFollow{r: r, sess: sess, c: c, st: st, a: a, id: task.TaskID, answered: map[string]bool{}}
-	res, req, err := f.run(ctx, q, e, task)
-	if err != nil && ctx.Err() != nil && !errors.Is(err, errHold) {
+// followTask follows task to its end within the call l: it returns the
+// call's result, or relay.ErrHold with the request its host's questions
+// came on (a 2025-11-25 tasks/result) for a Holdable call. If the call
+// ends first, the server is sent tasks/cancel.
+func (b *Bridge) followTask(l *relay.Live, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
+	ctx, c := l.Context(), l.Call()
+	b.log.Info("following an upstream task", "server", c.Server, "tool", c.Tool, "task", task.TaskID)
+	f := &taskFollow{b: b, l: l, sess: l.Session(), c: c, id: task.TaskID, answered: map[string]bool{}}
+	res, req, err := f.run(ctx, task)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, relay.ErrHold) {
 		f.cancel(ctx) // the call gave up: the server's task is cancelled too
 	}
 	return res, req, err
@@ -148,18 +149,17 @@ func (r *Relay) followTask(ctx context.Context, q *questionCtx, sess *upstream.S
 
 // taskFollow is one upstream task being followed.
 type taskFollow struct {
-	r        *Relay
+	b        *Bridge
+	l        *relay.Live
 	sess     *upstream.Session
-	c        *Call
-	st       *callState
-	a        *asks
+	c        *relay.Call
 	id       string
 	steps    int
 	last     string
 	answered map[string]bool // a 2026-07-28 task's questions answered with tasks/update
 }
 
-func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
+func (f *taskFollow) run(ctx context.Context, task *upstreamTask) (json.RawMessage, *upstream.Request, error) {
 	for {
 		f.news(task)
 		switch {
@@ -173,11 +173,11 @@ func (f *taskFollow) run(ctx context.Context, q *questionCtx, e *Entry, task *up
 		case task.Status == mcp.TaskInputRequired || isFinal(task.Status):
 			// tasks/result waits for the end, and carries the server's
 			// questions meanwhile (related to the task).
-			req, err := f.sess.Start(mcp.MethodTasksResult, f.params(nil), f.c.ClientCaps, upstream.StartOptions{Inbound: f.a, Task: f.id})
+			req, err := f.sess.Start(mcp.MethodTasksResult, f.params(nil), f.c.ClientCaps, upstream.StartOptions{Inbound: f.l.Inbound(), Task: f.id})
 			if err != nil {
 				return nil, nil, err
 			}
-			res, err := f.r.await(ctx, q, f.sess, f.c, req, f.a, e)
+			res, err := f.l.Await(req)
 			if err != nil {
 				return nil, req, err
 			}
@@ -213,13 +213,8 @@ func isFinal(status string) bool {
 // news passes a new statusMessage on as progress; any answer of the
 // server's shows it alive, and restarts the call's idle timer.
 func (f *taskFollow) news(task *upstreamTask) {
-	st := f.st
 	if task.StatusMessage == "" || task.StatusMessage == f.last {
-		st.mu.Lock()
-		if st.timer != nil && !st.paused {
-			st.timer.touch()
-		}
-		st.mu.Unlock()
+		f.l.Alive()
 		return
 	}
 	f.last = task.StatusMessage
@@ -227,7 +222,7 @@ func (f *taskFollow) news(task *upstreamTask) {
 	p := &jsonrpc.Object{}
 	p.Set("progress", jsonrpc.MustMarshal(f.steps))
 	p.Set("message", jsonrpc.Quote(task.StatusMessage))
-	st.onProgressObject(p)
+	f.l.Progress(p)
 }
 
 // params are a tasks/* request's: the task's id, and more.
@@ -257,7 +252,7 @@ func (f *taskFollow) send(ctx context.Context, method string, more map[string]js
 	case <-req.Done():
 		return req.Result()
 	case <-ctx.Done():
-		f.sess.Cancel(req, Reason(context.Cause(ctx)))
+		f.sess.Cancel(req, relay.Reason(context.Cause(ctx)))
 		return nil, context.Cause(ctx)
 	}
 }
@@ -301,7 +296,7 @@ func (f *taskFollow) answer(ctx context.Context, task *upstreamTask) (json.RawMe
 		f.cancel(ctx)
 		return toolError(fmt.Sprintf("upstream %q's task needs input (%s), which mcpx cannot ask this host during a call", f.c.Server, ir.requests[ir.keys[0]].Method)), nil
 	}
-	answers, failed, pass, err := answerRound(ctx, f.c.Asker, f.a, ir)
+	answers, failed, pass, err := f.b.answerRound(ctx, f.l, ir)
 	switch {
 	case pass:
 		return nil, nil // the host's task is not made yet: asked again at the next poll
@@ -328,7 +323,7 @@ func (f *taskFollow) cancel(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelWait)
 	defer cancel()
 	if _, err := f.send(cctx, mcp.MethodTasksCancel, nil); err != nil {
-		f.r.log.Warn("cancelling an upstream task", "server", f.c.Server, "task", f.id, "err", err)
+		f.b.log.Warn("cancelling an upstream task", "server", f.c.Server, "task", f.id, "err", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/relay"
 )
 
 // A 2026-07-28 upstream's requestState passes through mcpx to a
@@ -18,7 +19,7 @@ import (
 
 // sealUpstreamState returns res with an input_required result's
 // requestState sealed for c's host; any other result as it is.
-func (r *Relay) sealUpstreamState(c *Call, res json.RawMessage) json.RawMessage {
+func (b *Bridge) sealUpstreamState(c *relay.Call, res json.RawMessage) json.RawMessage {
 	ir, ok := inputRequired(res)
 	if !ok || ir.state == nil {
 		return res
@@ -28,16 +29,16 @@ func (r *Relay) sealUpstreamState(c *Call, res json.RawMessage) json.RawMessage 
 		return res
 	}
 	args, _ := c.Params.Get("arguments")
-	state := r.sealer.Load().seal(holdState{Up: ir.state, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
-		Digest: requestDigest(c.Server, c.Tool, args), Expires: time.Now().Add(r.inputTimeout()).UnixMilli()})
+	state := b.sealer.Load().seal(holdState{Up: ir.state, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
+		Digest: requestDigest(c.Server, c.Tool, args), Expires: time.Now().Add(b.inputTimeout()).UnixMilli()})
 	obj.Set("requestState", jsonrpc.Quote(state))
 	return obj.Bytes()
 }
 
 // resumeUpstream retries c upstream with the upstream's own requestState
 // that st (opened) carries in place of the host's sealed one.
-func (r *Relay) resumeUpstream(ctx context.Context, e *Entry, c Call, st holdState) (json.RawMessage, error) {
+func (b *Bridge) resumeUpstream(ctx context.Context, e *relay.Entry, c relay.Call, st holdState) (json.RawMessage, error) {
 	c.Params.Set("requestState", st.Up)
 	c.Resume = nil
-	return r.callTool(ctx, e, c)
+	return b.call(ctx, e, c, false)
 }

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
 
@@ -21,7 +22,7 @@ type TokenExchanger interface {
 // SetTokenExchanger lets a person that a per-person server configured
 // with oauth.tokenExchange refused for want of a sign-in get one without
 // a browser step. Call it before the relay serves.
-func (r *Relay) SetTokenExchanger(x TokenExchanger) { r.exchanger = x }
+func (b *Bridge) SetTokenExchanger(x TokenExchanger) { b.exchanger = x }
 
 // exchangeWait bounds a token exchange.
 const exchangeWait = 30 * time.Second
@@ -35,8 +36,8 @@ const exchangeWait = 30 * time.Second
 // that refuses the exchanged token, answers with a tool error saying
 // why, unless the server allows the browser's sign-in as a fallback
 // (signInFallback): then ok is false and the person gets its link.
-func (r *Relay) exchangeAndRetry(ctx context.Context, e *Entry, c *Call, err error) (json.RawMessage, error, bool) {
-	if err == nil || r.exchanger == nil {
+func (b *Bridge) exchangeAndRetry(ctx context.Context, e *relay.Entry, c *relay.Call, err error) (json.RawMessage, error, bool) {
+	if err == nil || b.exchanger == nil {
 		return nil, nil, false
 	}
 	var sn upstream.SignInNeeded
@@ -48,7 +49,7 @@ func (r *Relay) exchangeAndRetry(ctx context.Context, e *Entry, c *Call, err err
 		return nil, nil, false
 	}
 	server, _, _ := sn.SignIn()
-	cfg := r.cfg.Load()
+	cfg := b.r.Config()
 	if cfg == nil || cfg.Servers[server] == nil || cfg.Servers[server].OAuth == nil || cfg.Servers[server].OAuth.TokenExchange == nil {
 		return nil, nil, false
 	}
@@ -60,17 +61,17 @@ func (r *Relay) exchangeAndRetry(ctx context.Context, e *Entry, c *Call, err err
 		return nil, nil, false
 	}
 	xctx, cancel := context.WithTimeout(ctx, exchangeWait)
-	xerr := r.exchanger.Exchange(xctx, srv, c.Person, c.Subject)
+	xerr := b.exchanger.Exchange(xctx, srv, c.Person, c.Subject)
 	cancel()
 	if xerr != nil {
-		r.log.Warn("token exchange failed", "server", server, "principal", c.Person, "err", xerr, "fallback", fallback)
+		b.log.Warn("token exchange failed", "server", server, "principal", c.Person, "err", xerr, "fallback", fallback)
 		if fallback {
 			return nil, nil, false
 		}
 		return toolError(fmt.Sprintf("upstream %q: %v. mcpx could not get you a token of it without a browser sign-in; ask the operator to check the server's oauth.tokenExchange.", server, xerr)), nil, true
 	}
-	r.log.Info("token exchanged for a person's sign-in", "server", server, "principal", c.Person)
-	res, err := r.callTool(ctx, e, *c)
+	b.log.Info("token exchanged for a person's sign-in", "server", server, "principal", c.Person)
+	res, err := b.call(ctx, e, *c, false)
 	if err != nil && errors.As(err, &sn) && !fallback {
 		return toolError(fmt.Sprintf("upstream %q refused the token mcpx got for you by token exchange (%v); it may not trust the identity provider's exchanged tokens.", server, err)), nil, true
 	}

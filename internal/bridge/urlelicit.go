@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
 
@@ -72,7 +73,7 @@ func urlElicitations(err error) (els []*jsonrpc.Object, ok bool, bad error) {
 // request that "requires a capability the client did not include"
 // MUST get it); mcpx must not send it an inputRequests it did not declare
 // (basic/patterns/mrtr.mdx; client/elicitation.mdx, Capabilities).
-func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessage, error) {
+func (b *Bridge) urlInputRequired(c *relay.Call, els []*jsonrpc.Object) (json.RawMessage, error) {
 	if c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability,
 			Message: fmt.Sprintf("upstream %q needs the user to complete a URL-mode elicitation, which this request's capabilities do not declare", c.Server),
@@ -91,11 +92,11 @@ func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessag
 		el.Delete("elicitationId")
 		requests[key] = inputRequest{mcp.MethodElicitationCreate, el.Bytes()}
 	}
-	d := r.inputTimeout()
+	d := b.inputTimeout()
 	args, _ := c.Params.Get("arguments")
-	state := r.sealer.Load().seal(holdState{URL: keys, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
+	state := b.sealer.Load().seal(holdState{URL: keys, Principal: c.Principal, Server: c.Server, Tool: c.Tool,
 		Digest: requestDigest(c.Server, c.Tool, args), Expires: time.Now().Add(d).UnixMilli()})
-	r.log.Info("upstream needs a URL elicitation: asking the host with input_required", "server", c.Server, "tool", c.Tool, "elicitationIds", ids, "keys", keys)
+	b.log.Info("upstream needs a URL elicitation: asking the host with input_required", "server", c.Server, "tool", c.Tool, "elicitationIds", ids, "keys", keys)
 	return inputRequiredResult(requests, state), nil
 }
 
@@ -115,14 +116,14 @@ func (r *Relay) urlInputRequired(c *Call, els []*jsonrpc.Object) (json.RawMessag
 // The state names no held call, so nothing is taken when it is used: it
 // serves until it expires, and a replay is this host calling this tool
 // with these arguments again, which it may do anyway.
-func (r *Relay) reissue(ctx context.Context, e *Entry, c Call, st holdState) (json.RawMessage, error) {
+func (b *Bridge) reissue(ctx context.Context, e *relay.Entry, c relay.Call, st holdState) (json.RawMessage, error) {
 	var responses map[string]struct {
 		Action string `json:"action"`
 	}
 	_ = json.Unmarshal(c.Resume.Responses, &responses)
 	for _, k := range st.URL {
 		if a, ok := responses[k]; ok && a.Action != "" && a.Action != "accept" {
-			r.log.Info("the user did not accept a URL elicitation: not calling the upstream again", "server", c.Server, "tool", c.Tool, "key", k, "action", a.Action)
+			b.log.Info("the user did not accept a URL elicitation: not calling the upstream again", "server", c.Server, "tool", c.Tool, "key", k, "action", a.Action)
 			return toolError(fmt.Sprintf("upstream %q cannot run %s until the user completes the URL interaction it asked for; the user answered %q, so mcpx did not call it again",
 				c.Server, c.Tool, a.Action)), nil
 		}
@@ -130,27 +131,14 @@ func (r *Relay) reissue(ctx context.Context, e *Entry, c Call, st holdState) (js
 	c.Params.Delete("inputResponses")
 	c.Params.Delete("requestState")
 	c.Resume = nil
-	return r.callTool(ctx, e, c)
-}
-
-// urlElicitationID returns the elicitationId of a legacy URL-mode
-// elicitation/create, "" for any other request.
-func urlElicitationID(method string, params json.RawMessage) string {
-	if elicitationMode(method, params) != "url" {
-		return ""
-	}
-	var p struct {
-		ElicitationID string `json:"elicitationId"`
-	}
-	_ = json.Unmarshal(params, &p)
-	return p.ElicitationID
+	return b.call(ctx, e, c, false)
 }
 
 // withoutElicitationID returns a legacy URL-mode elicitation/create's
 // params as a 2026-07-28 host reads them: without elicitationId, which
 // that revision removed (changelog item 11); anything else as it is.
 func withoutElicitationID(method string, params json.RawMessage) json.RawMessage {
-	if urlElicitationID(method, params) == "" {
+	if mcp.URLElicitationID(method, params) == "" {
 		return params
 	}
 	obj, err := jsonrpc.ParseObject(params)

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
 
@@ -27,16 +28,16 @@ type PersonSignInStarter interface {
 	Begin(ctx context.Context, srv *config.Server, principal string) (string, error)
 }
 
-// SetPersonSignIns lets the relay hand a principal that a per-person
+// SetPersonSignIns lets the bridge hand a principal that a per-person
 // server refused the link to their own sign-in: as a URL elicitation to a
 // host that declared them, else in the call's tool error. Call it before
 // the relay serves.
-func (r *Relay) SetPersonSignIns(s PersonSignInStarter) { r.personSignIns = s }
+func (b *Bridge) SetPersonSignIns(s PersonSignInStarter) { b.personSignIns = s }
 
-// SetSignIns lets the relay ask a host that can open a URL (URL-mode
+// SetSignIns lets the bridge ask a host that can open a URL (URL-mode
 // elicitation) to have its user sign in, instead of failing a call to a
 // server that needs a sign-in. Call it before the relay serves.
-func (r *Relay) SetSignIns(s SignInStarter) { r.signIns = s }
+func (b *Bridge) SetSignIns(s SignInStarter) { b.signIns = s }
 
 // signInElicitation answers a call that failed for want of a sign-in
 // (err) for a host that declared URL-mode elicitation: a sign-in is
@@ -45,8 +46,8 @@ func (r *Relay) SetSignIns(s SignInStarter) { r.signIns = s }
 // a 2026-07-28 host input_required; its retry, once the user has signed
 // in, reaches the server. ok is false when this does not apply: the call
 // then fails with -31006, saying to run mcpx login.
-func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr error, ok bool) {
-	if err == nil || (r.signIns == nil && r.personSignIns == nil) {
+func (b *Bridge) signInElicitation(c *relay.Call, err error) (res json.RawMessage, rerr error, ok bool) {
+	if err == nil || (b.signIns == nil && b.personSignIns == nil) {
 		// Before se, which errors.As moves to the heap: most calls
 		// succeed. Saves an allocation a call (BenchmarkCallTool,
 		// allocs/op).
@@ -62,21 +63,21 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 		se.Principal = p.SignInPrincipal()
 	}
 	if se.Principal != "" {
-		return r.personSignIn(c, se)
+		return b.personSignIn(c, se)
 	}
-	if r.signIns == nil || c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
+	if b.signIns == nil || c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
 		return nil, nil, false
 	}
-	cfg := r.cfg.Load()
+	cfg := b.r.Config()
 	if cfg == nil || cfg.Servers[se.Server] == nil {
 		return nil, nil, false
 	}
-	u, berr := r.signIns.Begin(cfg.Servers[se.Server])
+	u, berr := b.signIns.Begin(cfg.Servers[se.Server])
 	if berr != nil {
-		r.log.Warn("could not start a sign-in for the host", "server", se.Server, "err", berr)
+		b.log.Warn("could not start a sign-in for the host", "server", se.Server, "err", berr)
 		return nil, nil, false
 	}
-	return r.askToSignIn(c, se, u, fmt.Sprintf("Sign in to %s (%s). mcpx keeps the sign-in for every host on this machine; `mcpx login %s` does the same from a terminal.",
+	return b.askToSignIn(c, se, u, fmt.Sprintf("Sign in to %s (%s). mcpx keeps the sign-in for every host on this machine; `mcpx login %s` does the same from a terminal.",
 		se.Server, se.Reason, se.Server))
 }
 
@@ -84,25 +85,25 @@ func (r *Relay) signInElicitation(c *Call, err error) (res json.RawMessage, rerr
 // the caller's own sign-in (se): the link to it, as a URL elicitation
 // when the host declared them, else in a tool error the user can follow;
 // the host's retry after the sign-in reaches the server as the person.
-func (r *Relay) personSignIn(c *Call, se signInAsk) (json.RawMessage, error, bool) {
-	cfg := r.cfg.Load()
-	if r.personSignIns == nil || cfg == nil || cfg.Servers[se.Server] == nil || se.Principal != c.Person {
+func (b *Bridge) personSignIn(c *relay.Call, se signInAsk) (json.RawMessage, error, bool) {
+	cfg := b.r.Config()
+	if b.personSignIns == nil || cfg == nil || cfg.Servers[se.Server] == nil || se.Principal != c.Person {
 		return nil, nil, false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), personBeginWait)
 	defer cancel()
-	u, berr := r.personSignIns.Begin(ctx, cfg.Servers[se.Server], se.Principal)
+	u, berr := b.personSignIns.Begin(ctx, cfg.Servers[se.Server], se.Principal)
 	if berr != nil {
-		r.log.Warn("could not start a person's sign-in", "server", se.Server, "principal", se.Principal, "err", berr)
+		b.log.Warn("could not start a person's sign-in", "server", se.Server, "principal", se.Principal, "err", berr)
 		return nil, nil, false
 	}
 	msg := fmt.Sprintf("Sign in to %s with your own account (%s); mcpx keeps your sign-in for all your hosts.", se.Server, se.Reason)
 	if c.Asker == nil || !c.Asker.Can(mcp.MethodElicitationCreate, json.RawMessage(`{"mode":"url"}`)) {
-		r.log.Info("upstream needs a person's sign-in: the tool error carries the link", "server", se.Server, "principal", se.Principal)
+		b.log.Info("upstream needs a person's sign-in: the tool error carries the link", "server", se.Server, "principal", se.Principal)
 		return toolError(fmt.Sprintf("upstream %q needs you to sign in to it with your own account (%s). Open this link in your browser, sign in, then call the tool again: %s",
 			se.Server, se.Reason, u)), nil, true
 	}
-	return r.askToSignIn(c, se, u, msg)
+	return b.askToSignIn(c, se, u, msg)
 }
 
 // signInAsk is what an upstream's refusal for want of a sign-in names:
@@ -121,16 +122,16 @@ const personBeginWait = 30 * time.Second
 
 // askToSignIn asks the host of c to have its user open u, the start of a
 // sign-in, as a URL elicitation.
-func (r *Relay) askToSignIn(c *Call, se signInAsk, u, message string) (res json.RawMessage, rerr error, ok bool) {
+func (b *Bridge) askToSignIn(c *relay.Call, se signInAsk, u, message string) (res json.RawMessage, rerr error, ok bool) {
 	el, perr := jsonrpc.ParseObject(jsonrpc.MustMarshal(map[string]any{
 		"mode": "url", "elicitationId": "mcpx-sign-in-" + se.Server, "url": u, "message": message,
 	}))
 	if perr != nil {
 		return nil, nil, false
 	}
-	r.log.Info("upstream needs a sign-in: asking the host to open its URL", "server", se.Server)
+	b.log.Info("upstream needs a sign-in: asking the host to open its URL", "server", se.Server)
 	if c.Holdable {
-		res, rerr = r.urlInputRequired(c, []*jsonrpc.Object{el})
+		res, rerr = b.urlInputRequired(c, []*jsonrpc.Object{el})
 		return res, rerr, true
 	}
 	return nil, &jsonrpc.Error{

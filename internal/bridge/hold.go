@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -11,16 +11,13 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
 	"mcpx/internal/upstream"
 )
 
 // defaultInputTimeout is how long a held call waits for its host's retry
 // when the config sets no mcpx.inputTimeout.
 const defaultInputTimeout = 5 * time.Minute
-
-// errHold ends a Holdable call's wait: the upstream asked its host
-// something, and the call is to be held.
-var errHold = errors.New("held for the host's input")
 
 // heldCall is a legacy upstream's call whose questions went to a
 // 2026-07-28 host as input_required (docs/protocol-notes.md §7.5): the upstream
@@ -29,11 +26,8 @@ var errHold = errors.New("held for the host's input")
 // upstream connection keeps its request, and a timer its expiry.
 type heldCall struct {
 	id        uint64
-	sess      *upstream.Session
+	live      *relay.Live // its session, call slot and questions
 	req       *upstream.Request
-	asks      *asks
-	st        *callState
-	release   func() // the upstream call slot
 	server    string
 	tool      string
 	principal string
@@ -83,8 +77,8 @@ func (h *holds) take(id uint64) *heldCall {
 	return hc
 }
 
-func (r *Relay) inputTimeout() time.Duration {
-	if cfg := r.cfg.Load(); cfg != nil && cfg.InputTimeout > 0 {
+func (b *Bridge) inputTimeout() time.Duration {
+	if cfg := b.r.Config(); cfg != nil && cfg.InputTimeout > 0 {
 		return cfg.InputTimeout
 	}
 	return defaultInputTimeout
@@ -98,12 +92,8 @@ func stateError(err error) *jsonrpc.Error {
 // hold holds hc and returns the input_required result that asks its host
 // what the upstream asked: each request under a key of mcpx's, and a
 // requestState sealed for this host, this request and this hold.
-func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
-	a := hc.asks
-	a.mu.Lock()
-	queued := a.queued
-	a.queued = nil
-	a.mu.Unlock()
+func (b *Bridge) hold(hc *heldCall) (json.RawMessage, error) {
+	queued := hc.live.Queued()
 	hc.mu.Lock()
 	for _, in := range queued {
 		hc.n++
@@ -114,7 +104,7 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 			delete(hc.pending, key)
 			hc.mu.Unlock()
 		})
-		if id := urlElicitationID(in.Method, in.Params); id != "" {
+		if id := mcp.URLElicitationID(in.Method, in.Params); id != "" {
 			// The upstream may announce the URL interaction's end with
 			// notifications/elicitation/complete, which 2026-07-28
 			// removed, with elicitationId (changelog item 11: "the client
@@ -125,7 +115,7 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 			// knowingly.
 			server, upID := hc.server, hc.req.ID
 			hc.removers = append(hc.removers, in.RouteCompletion(id, func(json.RawMessage) {
-				r.log.Debug("dropped notifications/elicitation/complete: a 2026-07-28 host has no such notification, and learns the outcome from its retry",
+				b.log.Debug("dropped notifications/elicitation/complete: a 2026-07-28 host has no such notification, and learns the outcome from its retry",
 					"server", server, "upstreamId", upID, "elicitationId", id)
 			}))
 		}
@@ -143,21 +133,21 @@ func (r *Relay) hold(hc *heldCall) (json.RawMessage, error) {
 	}
 	hc.mu.Unlock()
 
-	d := r.inputTimeout()
-	r.holds.put(hc)
+	d := b.inputTimeout()
+	b.holds.put(hc)
 	hc.expiry = time.AfterFunc(d, func() {
-		if r.holds.remove(hc) {
-			r.expire(hc, fmt.Sprintf("the host did not retry within %s of mcpx's input_required", FormatDuration(d)))
+		if b.holds.remove(hc) {
+			b.expire(hc, fmt.Sprintf("the host did not retry within %s of mcpx's input_required", relay.FormatDuration(d)))
 		}
 	})
-	state := r.sealer.Load().seal(holdState{Hold: hc.id, Principal: hc.principal, Server: hc.server, Tool: hc.tool,
-		Digest: hc.digest, Expires: time.Now().Add(d).UnixMilli(), Instance: r.instance})
+	state := b.sealer.Load().seal(holdState{Hold: hc.id, Principal: hc.principal, Server: hc.server, Tool: hc.tool,
+		Digest: hc.digest, Expires: time.Now().Add(d).UnixMilli(), Instance: b.instance})
 	keys := make([]string, 0, len(requests))
 	for k := range requests {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	r.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys, "principal", hc.principal)
+	b.log.Info("holding an upstream call for the host's input", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "keys", keys, "principal", hc.principal)
 	return inputRequiredResult(requests, state), nil
 }
 
@@ -192,9 +182,9 @@ func inputRequiredResult(requests map[string]inputRequest, state string) json.Ra
 
 // expire ends a held call its host never came back for: the upstream
 // call is cancelled with why, its questions are answered with an error.
-func (r *Relay) expire(hc *heldCall, why string) {
-	if hc.sess.Cancel(hc.req, why) {
-		r.log.Info("cancelled upstream call", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "reason", why)
+func (b *Bridge) expire(hc *heldCall, why string) {
+	if hc.live.Session().Cancel(hc.req, why) {
+		b.log.Info("cancelled upstream call", "server", hc.server, "tool", hc.tool, "upstreamId", hc.req.ID, "reason", why)
 	}
 	hc.finish(why)
 }
@@ -214,8 +204,7 @@ func (hc *heldCall) finish(why string) {
 	for _, in := range pending {
 		in.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "the tool call this %s belongs to has ended: %s", in.Method, why))
 	}
-	hc.asks.close()
-	hc.release()
+	hc.live.Release()
 }
 
 // resume continues a held call with its host's retry: the state must be
@@ -223,27 +212,27 @@ func (hc *heldCall) finish(why string) {
 // call still held (else -32602). The host's inputResponses answer the
 // upstream's questions; what they leave unanswered is asked again; then
 // the call is awaited as any other, under the retry's timers.
-func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, error) {
+func (b *Bridge) resume(ctx context.Context, e *relay.Entry, c relay.Call) (json.RawMessage, error) {
 	args, _ := c.Params.Get("arguments")
-	st, err := r.sealer.Load().open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
+	st, err := b.sealer.Load().open(c.Resume.State, c.Principal, requestDigest(c.Server, c.Tool, args), time.Now())
 	if err != nil {
 		if errors.Is(err, errStateOther) {
 			// Both principals, never a token: which host tried another's state.
-			r.log.Info("refused a requestState issued to another host", "server", c.Server, "tool", c.Tool, "issuedTo", st.Principal, "presentedBy", c.Principal)
+			b.log.Info("refused a requestState issued to another host", "server", c.Server, "tool", c.Tool, "issuedTo", st.Principal, "presentedBy", c.Principal)
 		}
 		return nil, stateError(err)
 	}
 	if len(st.URL) > 0 {
-		return r.reissue(ctx, e, c, st)
+		return b.reissue(ctx, e, c, st)
 	}
 	if st.Up != nil {
-		return r.resumeUpstream(ctx, e, c, st)
+		return b.resumeUpstream(ctx, e, c, st)
 	}
-	if st.Instance != r.instance {
-		r.log.Info("refused a requestState of a call another replica holds", "server", c.Server, "tool", c.Tool)
+	if st.Instance != b.instance {
+		b.log.Info("refused a requestState of a call another replica holds", "server", c.Server, "tool", c.Tool)
 		return nil, stateError(errStateReplica)
 	}
-	hc := r.holds.take(st.Hold)
+	hc := b.holds.take(st.Hold)
 	if hc == nil {
 		return nil, stateError(errStateGone)
 	}
@@ -260,28 +249,14 @@ func (r *Relay) resume(ctx context.Context, e *Entry, c Call) (json.RawMessage, 
 	unanswered := len(hc.pending)
 	hc.mu.Unlock()
 	if unanswered > 0 {
-		return r.hold(hc) // missing inputs: ask again (docs/protocol-notes.md §7.4)
+		return b.hold(hc) // missing inputs: ask again (docs/protocol-notes.md §7.4)
 	}
 
-	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	timer := &callTimer{promoteAt: c.PromoteAt, promoter: c.Promoter}
-	timer.init(max, cancel)
-	defer timer.stop()
-	timer.startIdle(idle)
-	cs := hc.st
-	cs.mu.Lock()
-	cs.call, cs.entry, cs.idle, cs.timer = &c, e, idle, timer
-	cs.mu.Unlock()
-	if e != nil {
-		e.attach(c.Server, c.Tool, hc.req.ID)
+	res, err := hc.live.Resume(ctx, e, c, hc.req)
+	if errors.Is(err, relay.ErrHold) {
+		return b.hold(hc)
 	}
-	res, err := r.await(ctx, &questionCtx{ctx: ctx}, hc.sess, &c, hc.req, hc.asks, e)
-	if errors.Is(err, errHold) {
-		return r.hold(hc)
-	}
-	why := errCallEnded.Error()
+	why := relay.ErrCallEnded.Error()
 	if err != nil {
 		why = err.Error()
 	}

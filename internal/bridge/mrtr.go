@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
+	"mcpx/internal/relay"
 )
 
 // maxInputRounds bounds the input_required rounds of one call relayed to
@@ -78,30 +79,31 @@ func retryParams(base json.RawMessage, answers *jsonrpc.Object, state json.RawMe
 // ends first, the question is withdrawn from the host and ctx's cause
 // returned; the upstream has nothing to cancel (its request ended with
 // input_required).
-func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, err error) {
+func (b *Bridge) answerInputRequests(ctx context.Context, c *relay.Call, w hostWaiter, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, err error) {
+	asker, server := c.Asker, c.Server
 	answers = &jsonrpc.Object{}
 	if len(ir.keys) == 0 {
-		return nil, toolError(fmt.Sprintf("upstream %q answered input_required without inputRequests", a.server)), nil
+		return nil, toolError(fmt.Sprintf("upstream %q answered input_required without inputRequests", server)), nil
 	}
 	for _, k := range ir.keys {
 		q := ir.requests[k]
-		if !a.asker.Can(q.Method, q.Params) {
+		if !asker.Can(q.Method, q.Params) {
 			what := q.Method
-			if mode := elicitationMode(q.Method, q.Params); mode != "" {
+			if mode := mcp.ElicitationMode(q.Method, q.Params); mode != "" {
 				what += " in " + mode + " mode"
 			}
-			if why := a.Refusal(q.Method, q.Params); why != nil {
-				return nil, toolError(fmt.Sprintf("upstream %q needs %s: %s", a.server, what, why.Message)), nil
+			if why := refusal(asker, q.Method, q.Params); why != nil {
+				return nil, toolError(fmt.Sprintf("upstream %q needs %s: %s", server, what, why.Message)), nil
 			}
-			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", a.server, what)), nil
+			return nil, toolError(fmt.Sprintf("upstream %q needs %s, which this host did not declare", server, what)), nil
 		}
 	}
-	a.busy(1)
-	defer a.busy(-1)
+	w.WaitOnHost(1)
+	defer w.WaitOnHost(-1)
 	for _, k := range ir.keys {
 		q := ir.requests[k]
-		a.log.Info("relaying an upstream's input request to the host", "server", a.server, "method", q.Method, "key", k)
-		res, err := a.asker.Ask(ctx, q.Method, withElicitationID(q.Method, q.Params))
+		b.log.Info("relaying an upstream's input request to the host", "server", server, "method", q.Method, "key", k)
+		res, err := asker.Ask(ctx, q.Method, withElicitationID(q.Method, q.Params))
 		var rpcErr *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpcErr):
@@ -112,6 +114,19 @@ func (a *asks) answerInputRequests(ctx context.Context, ir *inputReq) (answers *
 		answers.Set(k, res)
 	}
 	return answers, nil, nil
+}
+
+// hostWaiter pauses a call's idle timer while its host is asked
+// (relay.Live).
+type hostWaiter interface{ WaitOnHost(delta int) }
+
+// refusal is why asker cannot take method, if it says (a relay.Refuser);
+// nil: the host did not declare the capability.
+func refusal(asker relay.Asker, method string, params json.RawMessage) *jsonrpc.Error {
+	if r, ok := asker.(relay.Refuser); ok {
+		return r.Refusal(method, params)
+	}
+	return nil
 }
 
 // toolError is a tool result that failed with text.
@@ -148,7 +163,7 @@ var elicitationIDs atomic.Uint64
 // requests, and 2025-11-25 makes -32042 a server's option ("MAY"), not
 // its duty.
 func withElicitationID(method string, params json.RawMessage) json.RawMessage {
-	if elicitationMode(method, params) != "url" {
+	if mcp.ElicitationMode(method, params) != "url" {
 		return params
 	}
 	obj, err := jsonrpc.ParseObject(params)
@@ -159,43 +174,12 @@ func withElicitationID(method string, params json.RawMessage) json.RawMessage {
 	return obj.Bytes()
 }
 
-// elicitationMode returns an elicitation/create's mode ("form" if it has
-// none), "" for any other request.
-func elicitationMode(method string, params json.RawMessage) string {
-	if method != mcp.MethodElicitationCreate {
-		return ""
-	}
-	var p struct {
-		Mode string `json:"mode"`
-	}
-	_ = json.Unmarshal(params, &p)
-	if p.Mode == "" {
-		return "form"
-	}
-	return p.Mode
-}
-
-// InputRequest is one request of an upstream's input_required result.
-type InputRequest struct {
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params,omitempty"`
-}
-
-// InputAsker is an Asker that takes an input_required round's requests
-// all at once, rather than one by one (a task's, whose host answers
-// them when it polls). pass reports that the call is to answer the
-// input_required as it is, for its host to retry.
-type InputAsker interface {
-	Asker
-	AskInput(ctx context.Context, keys []string, reqs map[string]InputRequest) (answers map[string]json.RawMessage, pass bool, err error)
-}
-
 // askInput puts ir to ia and returns its answers as the retry's
 // inputResponses.
-func askInput(ctx context.Context, ia InputAsker, ir *inputReq) (*jsonrpc.Object, bool, error) {
-	reqs := make(map[string]InputRequest, len(ir.keys))
+func askInput(ctx context.Context, ia relay.InputAsker, ir *inputReq) (*jsonrpc.Object, bool, error) {
+	reqs := make(map[string]relay.InputRequest, len(ir.keys))
 	for _, k := range ir.keys {
-		reqs[k] = InputRequest{Method: ir.requests[k].Method, Params: ir.requests[k].Params}
+		reqs[k] = relay.InputRequest{Method: ir.requests[k].Method, Params: ir.requests[k].Params}
 	}
 	got, pass, err := ia.AskInput(ctx, ir.keys, reqs)
 	if pass || err != nil {
@@ -213,11 +197,11 @@ func askInput(ctx context.Context, ia InputAsker, ir *inputReq) (*jsonrpc.Object
 // answerRound answers one input_required round: through asker if it is
 // an InputAsker (pass: the call answers the input_required as it is),
 // else by asking the host one request at a time.
-func answerRound(ctx context.Context, asker Asker, a *asks, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, pass bool, err error) {
-	if ia, ok := asker.(InputAsker); ok {
+func (b *Bridge) answerRound(ctx context.Context, l *relay.Live, ir *inputReq) (answers *jsonrpc.Object, failed json.RawMessage, pass bool, err error) {
+	if ia, ok := l.Call().Asker.(relay.InputAsker); ok {
 		answers, pass, err = askInput(ctx, ia, ir)
 		return answers, nil, pass, err
 	}
-	answers, failed, err = a.answerInputRequests(ctx, ir)
+	answers, failed, err = b.answerInputRequests(ctx, l.Call(), l, ir)
 	return answers, failed, false, err
 }

@@ -1,4 +1,4 @@
-package relay
+package bridge
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/relay"
 )
 
 // Replicas that share a key open each other's states; a held call's
 // state names the replica that holds it, and another replica refuses it
 // with an error that says so (not "forged", not "gone").
 func TestSharedSealKey(t *testing.T) {
-	cfg := config.Default("mcpx")
-	a := New(cfg, nil, NewRegistry(), nil)
-	b := New(cfg, nil, NewRegistry(), nil)
+	r := relay.New(config.Default("mcpx"), nil, relay.NewRegistry(), nil)
+	a := New(r, nil)
+	b := New(r, nil)
 	key := NewSealKey()
-	for _, r := range []*Relay{a, b} {
+	for _, r := range []*Bridge{a, b} {
 		if err := r.SetSealKey(key); err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestSharedSealKey(t *testing.T) {
 	if _, err := b.sealer.Load().open(a.sealer.Load().seal(url), "http", digest, now); err != nil {
 		t.Fatalf("B opening A's state: %v", err)
 	}
-	if _, err := New(cfg, nil, NewRegistry(), nil).sealer.Load().open(a.sealer.Load().seal(url), "http", digest, now); !errors.Is(err, errStateForged) {
+	if _, err := New(r, nil).sealer.Load().open(a.sealer.Load().seal(url), "http", digest, now); !errors.Is(err, errStateForged) {
 		t.Fatalf("a relay with another key: %v", err)
 	}
 	held := holdState{Hold: 1, Principal: "http", Server: "demo", Tool: "gated", Digest: digest,
@@ -43,8 +44,8 @@ func TestSharedSealKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Call{Server: "demo", Tool: "gated", Principal: "http", Params: params,
-		Resume: &Resume{State: a.sealer.Load().seal(held)}}
+	c := relay.Call{Server: "demo", Tool: "gated", Principal: "http", Params: params,
+		Resume: &relay.Resume{State: a.sealer.Load().seal(held)}}
 	_, err = b.resume(context.Background(), nil, c)
 	if err == nil || !strings.Contains(err.Error(), "another mcpx replica") {
 		t.Fatalf("B resuming A's held call: %v", err)
