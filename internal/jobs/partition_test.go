@@ -19,7 +19,8 @@ type executions struct {
 	mu      sync.Mutex
 	running map[string]int
 	runs    map[string][]string // job id -> who ran it, in order
-	overlap []string            // jobs that ran twice at once
+	began   map[string][]time.Time
+	overlap []string // jobs that ran twice at once
 }
 
 // run runs job id as who until ctx ends or d has passed.
@@ -27,6 +28,9 @@ func (e *executions) run(ctx context.Context, who, id string, d time.Duration) (
 	e.mu.Lock()
 	e.running[id]++
 	e.runs[id] = append(e.runs[id], who)
+	if e.began != nil {
+		e.began[id] = append(e.began[id], time.Now())
+	}
 	if e.running[id] > 1 {
 		e.overlap = append(e.overlap, id)
 	}

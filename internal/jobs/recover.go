@@ -56,6 +56,7 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job, lapsedFor time.Durati
 		}
 	}
 	m.writes.Add(1)
+	sent := time.Now() // the claim's lease is held from now (hold.go)
 	ok, err := m.st.Claim(ctx, j.ID, j.Lease(), m.owner, m.opts.LeaseTerm, lapsedFor, note)
 	if err != nil || !ok {
 		return // another owner took it, or it ended meanwhile
@@ -78,7 +79,7 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job, lapsedFor time.Durati
 	spec := Spec{Principal: j.Principal, Server: j.Server, Tool: j.Tool, Params: j.Params, Key: j.Key, Idempotent: true}
 	run := m.opts.Rerun
 	job := *j
-	if _, err := m.start(spec, j.ID, j.Attempt+1, func(ctx context.Context, c *Call) (json.RawMessage, error) { return run(ctx, &job, c) }); err != nil {
+	if _, err := m.start(spec, j.ID, j.Attempt+1, sent, func(ctx context.Context, c *Call) (json.RawMessage, error) { return run(ctx, &job, c) }); err != nil {
 		m.log.Warn("running a job again", "job", j.ID, "err", err)
 		return
 	}
