@@ -176,47 +176,51 @@ func TestHoldCountsFromTheSend(t *testing.T) {
 // The insert of a job's row that the store does not answer holds up
 // nothing: the replica still ends its idempotent job's call within the
 // hold of its last renewal (a promotion's write used to hold the
-// manager's lock, and with it the loss of the leases).
+// manager's lock, and with it the loss of the leases). In real time: a
+// goroutine waiting for a lock never lets a synctest bubble's clock
+// move. The promotion's caller gives it four terms, to bound the test.
 func TestStalledPromoteHoldsNothing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f, _ := openFaulty(t)
-		m := sharedManager(t, f, nil)
-		_, end := runUntilCancelled(t, m, true, "idem")
-		time.Sleep(holdTerm / 2)
-		synctest.Wait()
-		f.set(func(f *faulty) { f.renewStall, f.createStall = true, true })
-		sent := f.lastAnswered()
-		other := spec("alice")
-		other.Key = "other"
-		p, err := m.Start(other, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
-			<-ctx.Done()
-			return nil, context.Cause(ctx)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		promoted := make(chan error, 1)
-		go func() { _, _, err := p.Promote(context.Background()); promoted <- err }()
-		select {
-		case e := <-end:
-			if held := e.at.Sub(sent); held >= holdTerm {
-				t.Fatalf("the call ended %v after the last answered renewal was sent, want within a term", held)
-			}
-			leaseLost(t, e, "did not answer a renewal")
-		case <-time.After(2 * holdTerm):
-			t.Fatal("the idempotent call ran on while a promotion's write went unanswered")
-		}
-		select {
-		case err := <-promoted:
-			if err == nil {
-				t.Fatal("an unanswered insert made a job")
-			}
-		case <-time.After(2 * holdTerm):
-			t.Fatal("the unanswered insert outlived the hold it would give")
-		}
-		p.Cancel(context.Canceled)
-		wait(t, p.Done())
+	f, _ := openFaulty(t)
+	m := sharedManager(t, f, nil)
+	_, end := runUntilCancelled(t, m, true, "idem")
+	time.Sleep(holdTerm / 2)
+	f.set(func(f *faulty) { f.renewStall, f.createStall = true, true })
+	sent := f.lastAnswered()
+	other := spec("alice")
+	other.Key = "other"
+	p, err := m.Start(other, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promoted := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 4*holdTerm)
+		defer cancel()
+		_, _, err := p.Promote(ctx)
+		promoted <- err
+	}()
+	select {
+	case e := <-end:
+		if held := e.at.Sub(sent); held >= holdTerm {
+			t.Errorf("the call ended %v after the last answered renewal was sent, want within a term", held)
+		}
+		leaseLost(t, e, "did not answer a renewal")
+	case <-time.After(2 * holdTerm):
+		t.Error("the idempotent call ran on while a promotion's write went unanswered")
+	}
+	select {
+	case err := <-promoted:
+		if err == nil {
+			t.Error("an unanswered insert made a job")
+		}
+	case <-time.After(2 * holdTerm):
+		t.Error("the unanswered insert outlived the hold it would give")
+	}
+	p.Cancel(context.Canceled)
+	wait(t, p.Done())
 }
 
 // A renewal the store answers without one of the jobs (another replica
@@ -313,7 +317,9 @@ func TestLostInsertHeldNoLonger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.Promote(context.Background()); err == nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*holdTerm) // bounds the test
+	defer cancel()
+	if _, _, err := c.Promote(ctx); err == nil {
 		t.Fatal("a promotion whose answer was lost made a job")
 	}
 	var e ended
