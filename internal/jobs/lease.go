@@ -32,8 +32,8 @@ func (m *Manager) writeDeadline() time.Duration { return max(m.opts.LeaseTerm, t
 
 // LeaseState is whether this manager holds its jobs' leases.
 type LeaseState struct {
-	// Lost: no renewal was answered for a whole lease term: another
-	// replica may have taken this one's jobs.
+	// Lost: no renewal was answered for a lease term less its margin
+	// (hold.go): another replica may soon take this one's jobs.
 	Lost bool
 	// Since is when the store last answered a renewal (zero before the
 	// first).
