@@ -26,6 +26,7 @@ type faulty struct {
 	renewStall  bool          // renewals are not answered (until their deadline)
 	createStall bool          // inserts are not answered
 	createLost  bool          // inserts are made, their answer lost
+	slowStart   bool          // searches for orphans and expiries are not answered
 	answered    []time.Time   // when each answered renewal was sent
 }
 
@@ -64,6 +65,28 @@ func (f *faulty) Create(ctx context.Context, j *store.Job, term time.Duration) e
 		return ctx.Err()
 	}
 	return f.SQLite.Create(ctx, j, term)
+}
+
+func (f *faulty) Orphans(ctx context.Context, lapsedFor time.Duration) ([]*store.Job, error) {
+	f.mu.Lock()
+	stall := f.slowStart
+	f.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return f.SQLite.Orphans(ctx, lapsedFor)
+}
+
+func (f *faulty) Expire(ctx context.Context, keep, forget time.Duration) (int, error) {
+	f.mu.Lock()
+	stall := f.slowStart
+	f.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	return f.SQLite.Expire(ctx, keep, forget)
 }
 
 func (f *faulty) set(fn func(f *faulty)) {
@@ -341,4 +364,33 @@ func TestLostInsertHeldNoLonger(t *testing.T) {
 		}
 		t.Fatal("nobody ran the job whose row was made")
 	}
+}
+
+// A shared store that does not answer the start's search for orphans nor
+// its expiry holds up the start a term at most, and the flushes of
+// progress not at all once the expiry's deadline has passed.
+func TestStalledStartHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _ := openFaulty(t)
+		f.set(func(f *faulty) { f.slowStart = true })
+		m := jobs.New(jobs.Options{Store: f, LeaseTerm: holdTerm})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = m.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		select {
+		case <-m.Started():
+		case <-time.After(2 * holdTerm):
+			t.Fatal("a manager whose store does not answer its search for orphans did not start in two terms")
+		}
+		c, _ := runUntilCancelled(t, m, false, "plain")
+		defer c.Cancel(context.Canceled)
+		c.SetProgress(jobs.Progress{Progress: 1, Message: "one"})
+		time.Sleep(3 * holdTerm)
+		synctest.Wait()
+		j, err := f.SQLite.Get(t.Context(), "", c.ID())
+		if err != nil || !strings.Contains(string(j.Progress), "one") {
+			t.Fatalf("a job's progress, three terms after it moved: %+v %v", j, err)
+		}
+	})
 }
