@@ -73,9 +73,10 @@ type Call struct {
 	writing chan struct{}
 	// held is until when this manager may run the job (hold.go), on its
 	// monotonic clock; lapse ends a fenced call then, with lapseWhy.
-	held     time.Time
-	lapse    *time.Timer
-	lapseWhy string
+	held      time.Time
+	lapse     *time.Timer
+	lapseWhy  string
+	lapsedOut bool // ended when its hold ran out
 	// taken: a renewal found the job's lease no longer this manager's.
 	taken bool
 }

@@ -66,10 +66,14 @@ func (m *Manager) holdLocked(c *Call, sent time.Time, why string) {
 	c.lapse.Reset(time.Until(until))
 }
 
-// lapsed ends c if its hold has run out.
+// lapsed ends c if its hold has run out, once, counting it.
 func (m *Manager) lapsed(c *Call) {
 	m.mu.Lock()
-	due := !c.ended && !time.Now().Before(c.held)
+	due := !c.ended && !c.lapsedOut && !time.Now().Before(c.held)
+	if due {
+		c.lapsedOut = true
+		m.lapses++
+	}
 	why := c.lapseWhy
 	m.mu.Unlock()
 	if due {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type faulty struct {
 	renewStall  bool          // renewals are not answered (until their deadline)
 	createStall bool          // inserts are not answered
 	createLost  bool          // inserts are made, their answer lost
+	createDelay time.Duration // inserts are answered this late
 	slowStart   bool          // searches for orphans and expiries are not answered
 	answered    []time.Time   // when each answered renewal was sent
 }
@@ -51,8 +53,9 @@ func (f *faulty) Renew(ctx context.Context, owner string, ids []string, term tim
 
 func (f *faulty) Create(ctx context.Context, j *store.Job, term time.Duration) error {
 	f.mu.Lock()
-	stall, lost := f.createStall, f.createLost
+	stall, lost, delay := f.createStall, f.createLost, f.createDelay
 	f.mu.Unlock()
+	time.Sleep(delay)
 	switch {
 	case stall:
 		<-ctx.Done()
@@ -107,11 +110,33 @@ func (f *faulty) lastAnswered() time.Time {
 
 const holdTerm = 3 * time.Second
 
+// logBuffer is a log's text, safe for concurrent use.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // sharedManager runs a manager over st, a store it shares (leases are
-// taken by others), until the test ends.
-func sharedManager(t *testing.T, st store.Store, rerun jobs.Runner) *jobs.Manager {
+// taken by others), until the test ends; its log goes to log, if set.
+func sharedManager(t *testing.T, st store.Store, rerun jobs.Runner, log ...*logBuffer) *jobs.Manager {
 	t.Helper()
-	m := jobs.New(jobs.Options{Store: st, LeaseTerm: holdTerm, Rerun: rerun})
+	opts := jobs.Options{Store: st, LeaseTerm: holdTerm, Rerun: rerun}
+	if len(log) > 0 {
+		opts.Logger = slog.New(slog.NewTextHandler(log[0], nil))
+	}
+	m := jobs.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = m.Run(ctx) }()
@@ -169,11 +194,12 @@ func leaseLost(t *testing.T, e ended, why string) {
 // job's call strictly before a term has passed since it SENT the last
 // renewal the store answered, however late that answer came: the lease
 // the store gave runs from after the send, and a peer takes the job only
-// a grace after it ran out.
+// a grace after it ran out. It says so once, counting the call it ended.
 func TestHoldCountsFromTheSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, _ := openFaulty(t)
-		m := sharedManager(t, f, nil)
+		var log logBuffer
+		m := sharedManager(t, f, nil, &log)
 		_, end := runUntilCancelled(t, m, true, "idem")
 		f.set(func(f *faulty) { f.renewDelay = holdTerm / 4 }) // answered, late
 		time.Sleep(holdTerm - holdTerm/30)                     // renewals sent at 1 and 2 s, answered at 1.75 and 2.75 s
@@ -190,8 +216,12 @@ func TestHoldCountsFromTheSend(t *testing.T) {
 			t.Fatalf("the call ended %v after the last answered renewal was sent (answered %v later), want within a term of %v", held, holdTerm/4, holdTerm)
 		}
 		leaseLost(t, e, "did not answer a renewal")
+		synctest.Wait()
 		if l := m.Leases(); !l.Lost {
 			t.Fatalf("leases %+v after the call's hold ran out", l)
+		}
+		if n := strings.Count(log.String(), "lost its job leases"); n != 1 || !strings.Contains(log.String(), `"idempotent calls ended"=1`) {
+			t.Fatalf("the log, once the hold ran out:\n%s", log.String())
 		}
 	})
 }
@@ -391,6 +421,33 @@ func TestStalledStartHoldsNothing(t *testing.T) {
 		j, err := f.SQLite.Get(t.Context(), "", c.ID())
 		if err != nil || !strings.Contains(string(j.Progress), "one") {
 			t.Fatalf("a job's progress, three terms after it moved: %+v %v", j, err)
+		}
+	})
+}
+
+// A job whose row was written while a renewal was on its way is not in
+// that renewal: its hold, from the insert's send, runs out before the
+// others', and its call ends first. The one line that says the leases
+// are lost still counts it.
+func TestLeaseLossCountsEveryEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f, _ := openFaulty(t)
+		var log logBuffer
+		m := sharedManager(t, f, nil, &log) // renewals at 1, 2, 3 s
+		time.Sleep(holdTerm/3 - 100*time.Millisecond)
+		f.set(func(f *faulty) { f.createDelay = 200 * time.Millisecond }) // sent at 0.9 s, answered at 1.1 s
+		_, end := runUntilCancelled(t, m, true, "idem")
+		time.Sleep(holdTerm / 6)
+		f.set(func(f *faulty) { f.renewStall = true })
+		select {
+		case <-end:
+		case <-time.After(2 * holdTerm):
+			t.Fatal("the idempotent call ran on")
+		}
+		time.Sleep(holdTerm / 3)
+		synctest.Wait()
+		if !strings.Contains(log.String(), `"idempotent calls ended"=1`) {
+			t.Fatalf("the log, once the leases were lost:\n%s", log.String())
 		}
 	})
 }

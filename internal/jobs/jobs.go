@@ -174,6 +174,7 @@ type Manager struct {
 	started   chan struct{} // closed once Run has recovered orphans
 	cluster   *Cluster      // the replicas as last read; nil before
 	leases    LeaseState
+	lapses    int // calls ended since the leases were last held (hold.go)
 	// unfenced, for tests only, makes the manager ignore the loss of its
 	// leases (it ends no call): what fencing prevents can then be seen.
 	unfenced bool

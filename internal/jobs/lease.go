@@ -211,7 +211,7 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 	case m.leases.Lost:
 		m.log.Info("holding its job leases again: the job store answers", "lost for", time.Since(m.leases.Since).Round(time.Millisecond))
 	}
-	m.leases.Lost, m.leases.Since = false, r.sent
+	m.leases.Lost, m.leases.Since, m.lapses = false, r.sent, 0
 }
 
 // leasesLost: no renewal was answered for a term less the margin. The
@@ -238,14 +238,17 @@ func (m *Manager) leasesLost() {
 		}
 	}
 	m.mu.Unlock()
-	args := []any{"term", m.opts.LeaseTerm, "idempotent calls ended", len(ended)}
+	for _, c := range ended {
+		m.lapsed(c) // their own timers, due now, may come first
+	}
+	m.mu.Lock()
+	n := m.lapses
+	m.mu.Unlock()
+	args := []any{"term", m.opts.LeaseTerm, "idempotent calls ended", n}
 	if err != nil {
 		args = append(args, "err", err)
 	}
 	m.log.Warn("this mcpx lost its job leases: the job store has not answered a renewal for a lease term less its margin", args...)
-	for _, c := range ended {
-		m.lapsed(c) // their own timers, due now, may come first
-	}
 }
 
 // lease is the lease c runs under.
