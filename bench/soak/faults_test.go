@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -14,16 +13,20 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
 	"mcpx/internal/store/storetest"
 )
 
 // The fault soak: two replicas (`mcpx serve --http`) share one
-// PostgreSQL; hosts make plain calls and start jobs (2026-07-28 tasks of
-// the demo's wait, not idempotent, and sleep_then, idempotent) on either,
-// while faults come in turn: replica A cut off from PostgreSQL (a proxy
-// black-holes its traffic, no reset) for three lease terms, then a
-// replica killed with SIGKILL and started again. At the end every job is
+// PostgreSQL behind nginx; hosts make plain calls and start jobs
+// (2026-07-28 tasks of the demo's wait, not idempotent, and sleep_then,
+// idempotent) through it, while faults come in turn: replica A cut off
+// from PostgreSQL (a proxy black-holes its traffic, no reset) for three
+// lease terms, then replica B killed with SIGKILL and started again (A
+// lives through the run, so that its samples show growth under faults).
+// Every few seconds each replica's resident memory, descriptors and
+// goroutines are sampled (faultssample_test.go). At the end every job is
 // read until it ends, and the upstreams' records (each call carries its
 // job's tag in _meta) say how often, where and when each ran. It asserts
 // that no call of a job ran twice at once, no plain job ran twice, and no
@@ -60,12 +63,15 @@ func TestFaultSoak(t *testing.T) {
 		if i > 0 {
 			e.Vars["XDG_STATE_HOME"] = s.reps[0].env.Vars["XDG_STATE_HOME"]
 		}
+		e.Vars["GODEBUG"] = schedTrace // the replica's goroutines, on its stderr
 		cfg := e.WriteConfig(map[string]any{"store": store, "http": map[string]any{"allowedHosts": []string{"127.0.0.1"}},
-			"jobs": map[string]any{"leaseTerm": soakLease.String()}}, mcpxtest.Demo{Name: "demo"})
-		r := &replica{name: string(rune('A' + i)), env: e, cfg: cfg}
+			"jobs": map[string]any{"leaseTerm": soakLease.String()}},
+			mcpxtest.Demo{Name: "demo", Fields: map[string]any{"env": map[string]any{"GODEBUG": "schedtrace=0"}}})
+		r := &replica{name: string(rune('A' + i)), env: e, cfg: cfg, port: harness.FreePort(t)}
 		s.reps = append(s.reps, r)
 		s.start(r)
 	}
+	s.front = startNginx(t, s.reps)
 	if s.token, err = config.Token(s.reps[0].env.Vars["XDG_STATE_HOME"] + "/mcpx/token"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +96,7 @@ func TestFaultSoak(t *testing.T) {
 	}
 	began := time.Now()
 	s.sample("start")
+	stopSampling := s.sampleEvery(sampleEvery)
 	for cycle := 0; time.Since(began) < *duration; cycle++ {
 		// A cut off from the store for three lease terms, while B reaches it.
 		s.note("partition A")
@@ -100,8 +107,8 @@ func TestFaultSoak(t *testing.T) {
 		tp.RemoveToxic("pg", "cut-up")
 		s.partitions++
 		time.Sleep(2 * soakLease)
-		// One replica killed, in turn, and started again.
-		r := s.reps[cycle%2]
+		// B killed, and started again.
+		r := s.reps[1]
 		s.note("kill -9 " + r.name)
 		s.kill(r)
 		time.Sleep(soakLease)
@@ -110,6 +117,7 @@ func TestFaultSoak(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+	stopSampling()
 	s.sample("end")
 	s.settle()
 	s.report()
@@ -120,21 +128,21 @@ type replica struct {
 	name  string
 	env   *mcpxtest.Env
 	cfg   string
+	port  int // the same at every start: nginx names it
 	mu    sync.Mutex
 	cmd   *exec.Cmd
 	url   string
 	kills []time.Time
-}
-
-func (r *replica) current() (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.url, r.cmd != nil
+	// what its samples read (faultssample_test.go)
+	starts  int
+	gor     int // live goroutines at the last complete schedtrace
+	counted int // the schedtrace being read
+	samples []usage
 }
 
 func (s *soak) start(r *replica) {
 	t := s.t
-	cmd := exec.Command(r.env.Bin, "serve", "--config", r.cfg, "--http", "127.0.0.1:0", "--log-level", "warn")
+	cmd := exec.Command(r.env.Bin, "serve", "--config", r.cfg, "--http", fmt.Sprintf("127.0.0.1:%d", r.port), "--log-level", "warn")
 	cmd.Env = r.env.Environ()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -151,6 +159,8 @@ func (s *soak) start(r *replica) {
 			l := sc.Text()
 			if u, ok := strings.CutPrefix(l, "mcpx: serving MCP at "); ok {
 				urlc <- u
+			} else if r.schedLine(l) {
+				continue
 			} else if testing.Verbose() {
 				t.Log(r.name + ": " + l)
 			}
@@ -162,6 +172,8 @@ func (s *soak) start(r *replica) {
 	case u := <-urlc:
 		r.mu.Lock()
 		r.cmd, r.url = cmd, u
+		r.starts++
+		r.gor, r.counted = 0, 0
 		r.mu.Unlock()
 	case <-time.After(60 * time.Second):
 		t.Fatalf("replica %s printed no URL within 60 s", r.name)
@@ -175,27 +187,4 @@ func (s *soak) kill(r *replica) {
 	r.kills = append(r.kills, time.Now())
 	r.cmd = nil
 	s.kills++
-}
-
-// sample notes each replica's resident memory and descriptors.
-func (s *soak) sample(when string) {
-	for _, r := range s.reps {
-		r.mu.Lock()
-		cmd := r.cmd
-		r.mu.Unlock()
-		if cmd == nil {
-			continue
-		}
-		pid := cmd.Process.Pid
-		rss := ""
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-			for _, l := range strings.Split(string(b), "\n") {
-				if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-					rss = strings.TrimSpace(v)
-				}
-			}
-		}
-		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-		s.note(fmt.Sprintf("%s: replica %s rss %s, %d descriptors", when, r.name, rss, len(fds)))
-	}
 }

@@ -21,6 +21,7 @@ type soak struct {
 		Fatalf(string, ...any)
 	}
 	reps  []*replica
+	front string // nginx's MCP endpoint, before both replicas
 	token string
 
 	mu                sync.Mutex
@@ -65,21 +66,17 @@ func (s *soak) logLine(name, l string) {
 	s.lost[k]++
 }
 
-// post sends one 2026-07-28 request to replica first, or if it is down
-// or fails and retry is set, to the other, and returns its answer's result
+// post sends one 2026-07-28 request through nginx (which passes it to
+// the other replica when one refuses the connection: it was not sent),
+// once more if it fails and retry is set, and returns its answer's result
 // or error. A call is never retried: a second try is a second call.
-func (s *soak) post(ctx context.Context, first int, retry bool, method, name string, params map[string]any) (json.RawMessage, *rpcError, error) {
+func (s *soak) post(ctx context.Context, retry bool, method, name string, params map[string]any) (json.RawMessage, *rpcError, error) {
 	var err error
 	for k := range 2 {
 		if k > 0 && !retry {
 			break
 		}
-		r := s.reps[(first+k)%2]
-		u, up := r.current()
-		if !up {
-			continue
-		}
-		h := &httpClient{url: u, token: s.token}
+		h := &httpClient{url: s.front, token: s.token}
 		var body []byte
 		body, err = h.post(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, name)
 		if err != nil {
@@ -95,7 +92,7 @@ func (s *soak) post(ctx context.Context, first int, retry bool, method, name str
 		return m.Result, m.Error, nil
 	}
 	if err == nil {
-		err = fmt.Errorf("no replica up")
+		err = fmt.Errorf("no answer")
 	}
 	return nil, nil, err
 }
@@ -142,7 +139,7 @@ func (s *soak) jobWorker(w int, stop <-chan struct{}) {
 		meta := modernMeta(tasksExt)
 		meta["soak/tag"] = tag
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		res, rerr, err := s.post(ctx, rand.IntN(2), false, "tools/call", tool, map[string]any{"name": tool, "_meta": meta,
+		res, rerr, err := s.post(ctx, false, "tools/call", tool, map[string]any{"name": tool, "_meta": meta,
 			"arguments": map[string]any{"seconds": secs, "text": tag}})
 		cancel()
 		var task struct {
@@ -171,7 +168,7 @@ func (s *soak) await(j *soakJob, deadline time.Time) {
 	for time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, rerr, err := s.post(ctx, rand.IntN(2), true, "tasks/get", j.id, map[string]any{"taskId": j.id, "_meta": modernMeta(tasksExt)})
+		res, rerr, err := s.post(ctx, true, "tasks/get", j.id, map[string]any{"taskId": j.id, "_meta": modernMeta(tasksExt)})
 		cancel()
 		if err != nil || rerr != nil {
 			continue
@@ -207,7 +204,7 @@ func (s *soak) callWorker(stop <-chan struct{}) {
 		case <-time.After(200 * time.Millisecond):
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, rerr, err := s.post(ctx, rand.IntN(2), false, "tools/call", "demo__echo", map[string]any{"name": "demo__echo", "_meta": modernMeta(nil),
+		res, rerr, err := s.post(ctx, false, "tools/call", "demo__echo", map[string]any{"name": "demo__echo", "_meta": modernMeta(nil),
 			"arguments": map[string]any{"text": "hi"}})
 		cancel()
 		s.mu.Lock()

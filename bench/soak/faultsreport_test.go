@@ -157,7 +157,7 @@ func (s *soak) report() {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "| fault soak, %v | |\n|---|---|\n", *duration)
-	fmt.Fprintf(&b, "| faults | %d partitions of replica A from PostgreSQL (%v each), %d kill -9 of a replica (started again %v later) |\n", s.partitions, 3*soakLease, s.kills, soakLease)
+	fmt.Fprintf(&b, "| faults | %d partitions of replica A from PostgreSQL (%v each), %d kill -9 of replica B (started again %v later) |\n", s.partitions, 3*soakLease, s.kills, soakLease)
 	fmt.Fprintf(&b, "| plain calls (echo) | %d made, %d answered |\n", s.calls, s.callsOK)
 	fmt.Fprintf(&b, "| jobs acknowledged (task created) | %d (%d starts refused or unanswered) |\n", len(s.jobs), s.startFails)
 	fmt.Fprintf(&b, "| jobs completed with their own result | %d |\n", completed)
@@ -173,10 +173,6 @@ func (s *soak) report() {
 	for k, n := range s.lost {
 		fmt.Fprintf(&b, "| log: %s | %d |\n", k, n)
 	}
-	for _, n := range s.notes {
-		if strings.Contains(n, "rss") {
-			fmt.Fprintf(&b, "| %s | |\n", n)
-		}
-	}
+	s.usageTable(&b)
 	t.Log("\n" + b.String())
 }

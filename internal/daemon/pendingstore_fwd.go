@@ -88,10 +88,10 @@ func (p *pendingStore) Release(ctx context.Context, owner string) error {
 	return st.Release(ctx, owner)
 }
 
-func (p *pendingStore) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+func (p *pendingStore) Renew(ctx context.Context, owner string, ids []string, term time.Duration) ([]string, error) {
 	st, err := p.get()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	return st.Renew(ctx, owner, ids, term)
 }

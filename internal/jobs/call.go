@@ -68,16 +68,29 @@ type Call struct {
 	moved    bool // progress has been reported
 	ended    bool // end has taken the result: too late to promote
 	after    []func()
+	// writing, while Promote writes the job's row, is closed once it
+	// has: the call's end is written after it.
+	writing chan struct{}
+	// held is until when this manager may run the job (hold.go), on its
+	// monotonic clock; lapse ends a fenced call then, with lapseWhy.
+	held      time.Time
+	lapse     *time.Timer
+	lapseWhy  string
+	lapsedOut bool // ended when its hold ran out
+	// taken: a renewal found the job's lease no longer this manager's.
+	taken bool
 }
 
 // Start runs run on a goroutine of the manager's, under a context that
 // only the call's own ends (its cancel, the manager's stop) end. It fails
 // with ErrStopped when the manager is not running.
 func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
-	return m.start(spec, "", 1, run)
+	return m.start(spec, "", 1, time.Time{}, run)
 }
 
-func (m *Manager) start(spec Spec, id string, attempt int, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
+// start starts run; for a stored job (id set), claimed by a write sent
+// at claimed, as attempt.
+func (m *Manager) start(spec Spec, id string, attempt int, claimed time.Time, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: m.opts.Clock(), began: time.Now(), id: id, attempt: attempt}
 	m.mu.Lock()
@@ -91,6 +104,7 @@ func (m *Manager) start(spec Spec, id string, attempt int, run func(ctx context.
 		m.njobs.Add(1)
 		m.byID[id] = c
 		m.byKey[spec.Principal+"\x00"+spec.Key] = c
+		m.holdLocked(c, claimed, heldTooLong)
 	}
 	m.calls.Add(1)
 	if id != "" {
@@ -188,6 +202,12 @@ func (c *Call) Cancel(cause error) { c.cancel(cause) }
 // did.
 func (c *Call) CancelUnlessJob(cause error) bool {
 	c.m.mu.Lock()
+	writing := c.writing
+	c.m.mu.Unlock()
+	if writing != nil {
+		<-writing // a job once its row is written, or not (bounded: holdFor)
+	}
+	c.m.mu.Lock()
 	job := c.id != ""
 	c.m.mu.Unlock()
 	if !job {
@@ -220,8 +240,8 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 		spec.Describe = nil
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if c.ended {
+		m.mu.Unlock()
 		return "", false, nil
 	}
 	c.spec = spec
@@ -236,17 +256,39 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	if c.moved {
 		j.Progress, _ = json.Marshal(c.progress)
 	}
-	// Written under m.mu: the call's end (which takes it) cannot write
-	// its result before the row exists. One insert, as rare as jobs.
+	written := make(chan struct{})
+	c.writing = written // the call's end waits for the row
+	m.mu.Unlock()
+	defer close(written)
+	// Not under m.mu: nothing of the manager's (a lease's loss above all)
+	// waits on the store. The lease the row gives is held from now for
+	// holdFor, which also bounds the write: an answer after it is of no
+	// use.
+	sent := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, m.holdFor())
 	m.writes.Add(1)
-	if err := m.st.Create(ctx, j, m.opts.LeaseTerm); err != nil {
+	err = m.st.Create(wctx, j, m.opts.LeaseTerm)
+	cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c.writing = nil
+	if err != nil {
+		// The row may have been written all the same (the store took the
+		// insert, its answer was lost): a fenced call goes on for as long
+		// as that lease would be held, no longer.
+		m.holdLocked(c, sent, createUnknown)
 		return "", false, err
 	}
 	c.id = j.ID
 	m.njobs.Add(1)
 	m.byID[c.id] = c
 	m.byKey[c.spec.Principal+"\x00"+c.spec.Key] = c
-	// Under m.mu: the job's end, which takes it, is heard after.
+	m.holdLocked(c, sent, heldTooLong)
+	if c.moved {
+		m.dirty[c] = struct{}{} // it may have moved during the write
+	}
+	// Under m.mu, before the call's end (which waits for written): the
+	// job's end is heard after its start.
 	m.opts.Observer.JobStarted(c.spec.Server, c.spec.Tool)
 	m.record(c, jobStartKind(c.spec), c.id, "running", "", nil)
 	return c.id, true, nil
@@ -257,6 +299,15 @@ func (c *Call) end(res json.RawMessage, err error) {
 	m := c.m
 	m.mu.Lock()
 	c.res, c.err, c.ended = res, err, true
+	writing := c.writing
+	m.mu.Unlock()
+	if writing != nil {
+		<-writing // its row first (bounded: holdFor)
+	}
+	m.mu.Lock()
+	if c.lapse != nil {
+		c.lapse.Stop()
+	}
 	id := c.id
 	delete(m.live, c)
 	delete(m.dirty, c)

@@ -26,10 +26,12 @@
 // Claim gives each orphan to one replica, which closes it or runs it
 // again: never both, never twice. Leases are the store's clock's, and
 // every write of a job carries the lease it was made under (fencing: see
-// store.Lease); a replica whose renewals go unanswered for a whole term
-// says it lost its leases and ends its idempotent calls before another
-// may take them (lease.go), and the end of a call whose job was taken
-// meanwhile is kept as the job's late result.
+// store.Lease); a replica holds a job for a term less a margin from when
+// it sent the write that gave or renewed its lease, ends its idempotent
+// calls when that runs out (before another may take them), says it lost
+// its leases (lease.go, hold.go), and never waits on the store under its
+// lock; the end of a call whose job was taken meanwhile is kept as the
+// job's late result.
 //
 // When the manager stops (Run's ctx ends), its jobs' calls end with
 // relay.Stopping and their leases are released: the rows stay running,
@@ -172,6 +174,7 @@ type Manager struct {
 	started   chan struct{} // closed once Run has recovered orphans
 	cluster   *Cluster      // the replicas as last read; nil before
 	leases    LeaseState
+	lapses    int // calls ended since the leases were last held (hold.go)
 	// unfenced, for tests only, makes the manager ignore the loss of its
 	// leases (it ends no call): what fencing prevents can then be seen.
 	unfenced bool
@@ -225,8 +228,16 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.running = true
 	m.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
-	m.recover(bg)
-	m.beat(bg)
+	// A shared store that does not answer holds up the start for a term
+	// at most (the search for orphans goes on every third of a term); an
+	// exclusive store's orphans are looked for at start alone.
+	startCtx, cancel := bg, context.CancelFunc(func() {})
+	if !m.opts.Exclusive {
+		startCtx, cancel = context.WithTimeout(bg, m.opts.LeaseTerm)
+	}
+	m.recover(startCtx)
+	m.beat(startCtx)
+	cancel()
 	close(m.started)
 	m.expire(bg)
 	expired := time.Now()
@@ -288,6 +299,8 @@ func (m *Manager) idleExpiry() time.Duration {
 }
 
 func (m *Manager) expire(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, m.writeDeadline()) // the flushes wait for it
+	defer cancel()
 	n, err := m.st.Expire(ctx, m.opts.Retention, forgetAfter*m.opts.Retention) // ages, by the store's clock
 	m.writes.Add(1)
 	if err != nil {

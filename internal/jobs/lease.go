@@ -5,20 +5,20 @@ import (
 	"fmt"
 	"time"
 
-	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
 
 // Leases, in time: an owner renews its jobs' leases every third of a
 // term, each renewal bounded by a third of a term (a store cut off
 // without a reset would hold it forever). Once no renewal it sent in the
-// last term has been answered, it knows its leases may have lapsed: it
-// says so, and ends the calls of its idempotent jobs, which another
-// replica may run again. Another replica takes a job only once its lease
-// has lapsed for a grace of a third of a term by the store's clock, and a
-// lease the store gave at a renewal ends a term after the store took it,
-// which is after the owner sent it: the owner knows before any other
-// may take its job (renewal deadline < term < term + grace).
+// last term less the margin has been answered, it knows its leases may
+// lapse: it says so, and the calls of its idempotent jobs end (hold.go),
+// which another replica may run again. Another replica takes a job only
+// once its lease has lapsed for a grace of a third of a term by the
+// store's clock, and a lease the store gave at a renewal ends a term
+// after the store took it, which is after the owner sent it: the owner
+// gives up before any other may take its job (renewal deadline < term -
+// margin < term + grace).
 
 // grace is how long after a lease lapsed, by the store's clock, another
 // replica may take its job: time for its owner, which knew it lost the
@@ -32,8 +32,8 @@ func (m *Manager) writeDeadline() time.Duration { return max(m.opts.LeaseTerm, t
 
 // LeaseState is whether this manager holds its jobs' leases.
 type LeaseState struct {
-	// Lost: no renewal was answered for a whole lease term: another
-	// replica may have taken this one's jobs.
+	// Lost: no renewal was answered for a lease term less its margin
+	// (hold.go): another replica may soon take this one's jobs.
 	Lost bool
 	// Since is when the store last answered a renewal (zero before the
 	// first).
@@ -72,7 +72,7 @@ func (m *Manager) keepLeases(ctx context.Context) {
 	term := m.opts.LeaseTerm
 	tick := time.NewTicker(term / 3)
 	defer tick.Stop()
-	loss := time.NewTimer(term) // the leases given at start last a term from after now
+	loss := time.NewTimer(m.holdFor()) // the leases given at start last a term from after now
 	defer loss.Stop()
 	// A renewal and a search for orphans run on goroutines of their own,
 	// each bounded, one at a time: a store that does not answer never
@@ -91,7 +91,7 @@ func (m *Manager) keepLeases(ctx context.Context) {
 				// Nothing to renew nor to look for: the store is not
 				// touched, and nothing can be lost until a job starts
 				// (its row comes with a lease of a term).
-				loss.Reset(term)
+				loss.Reset(m.holdFor())
 				continue
 			}
 			renewing = true
@@ -106,7 +106,7 @@ func (m *Manager) keepLeases(ctx context.Context) {
 				m.noteRenewal(r, false)
 				continue
 			}
-			loss.Reset(time.Until(r.sent.Add(term)))
+			loss.Reset(time.Until(r.sent.Add(m.holdFor())))
 			m.noteRenewal(r, true)
 			if reachedSince.IsZero() {
 				reachedSince = r.sent
@@ -159,19 +159,25 @@ func (m *Manager) renew(ctx context.Context) renewal {
 	defer cancel()
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.byID)+len(m.unwritten))
-	for id := range m.byID {
+	calls := make([]held, 0, len(m.byID))
+	for id, c := range m.byID {
+		if c.taken {
+			continue // another's now: its end is kept as a late one
+		}
 		ids = append(ids, id)
+		calls = append(calls, held{id, c})
 	}
 	for id := range m.unwritten { // ended, its end not written yet: still held
 		ids = append(ids, id)
 	}
 	m.mu.Unlock()
 	m.writes.Add(1)
-	_, err := m.st.Renew(ctx, m.owner, ids, m.opts.LeaseTerm)
+	got, err := m.st.Renew(ctx, m.owner, ids, m.opts.LeaseTerm)
 	r := renewal{sent: sent, err: err}
 	if err != nil {
 		return r
 	}
+	m.renewed(ctx, sent, calls, got)
 	if c, ok := m.st.(store.Clock); ok {
 		before := m.opts.Clock()
 		if now, err := c.Now(ctx); err == nil {
@@ -205,16 +211,17 @@ func (m *Manager) noteRenewal(r renewal, ok bool) {
 	case m.leases.Lost:
 		m.log.Info("holding its job leases again: the job store answers", "lost for", time.Since(m.leases.Since).Round(time.Millisecond))
 	}
-	m.leases.Lost, m.leases.Since = false, r.sent
+	m.leases.Lost, m.leases.Since, m.lapses = false, r.sent, 0
 }
 
-// leasesLost: no renewal was answered for a term. The replica says so,
-// once, and ends its idempotent jobs' calls, which another replica may
-// run again once their leases have lapsed for the grace; the other calls
-// run on (running them again could do their work twice), and their ends
-// are written once the store answers: as the job's end if no other
-// replica took it, else as its late end (KeepLate). An exclusive store
-// has no other user: nothing is ended.
+// leasesLost: no renewal was answered for a term less the margin. The
+// replica says so, once; the calls of its idempotent jobs end as their
+// holds run out (hold.go): now, for those the last renewal answered,
+// which another replica may run again once their leases have lapsed for
+// the grace. The other calls run on (running them again could do their
+// work twice), and their ends are written once the store answers: as the
+// job's end if no other replica took it, else as its late end
+// (KeepLate). An exclusive store has no other user: nothing is ended.
 func (m *Manager) leasesLost() {
 	m.mu.Lock()
 	if m.leases.Lost {
@@ -224,22 +231,24 @@ func (m *Manager) leasesLost() {
 	m.leases.Lost = true
 	err := m.leases.Err
 	var ended []*Call
-	if !m.opts.Exclusive && !m.unfenced {
-		for _, c := range m.byID {
-			if c.spec.Idempotent {
-				ended = append(ended, c)
-			}
+	now := time.Now()
+	for _, c := range m.byID {
+		if m.fenced(c) && !c.ended && !now.Before(c.held) {
+			ended = append(ended, c)
 		}
 	}
 	m.mu.Unlock()
-	args := []any{"term", m.opts.LeaseTerm, "idempotent calls ended", len(ended)}
+	for _, c := range ended {
+		m.lapsed(c) // their own timers, due now, may come first
+	}
+	m.mu.Lock()
+	n := m.lapses
+	m.mu.Unlock()
+	args := []any{"term", m.opts.LeaseTerm, "idempotent calls ended", n}
 	if err != nil {
 		args = append(args, "err", err)
 	}
-	m.log.Warn("this mcpx lost its job leases: the job store has not answered a renewal for a lease term", args...)
-	for _, c := range ended {
-		c.cancel(&relay.Cause{Kind: relay.LeaseLost})
-	}
+	m.log.Warn("this mcpx lost its job leases: the job store has not answered a renewal for a lease term less its margin", args...)
 }
 
 // lease is the lease c runs under.

@@ -87,7 +87,7 @@ func (c *counted) Release(ctx context.Context, owner string) error {
 	return c.SQLite.Release(ctx, owner)
 }
 
-func (c *counted) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+func (c *counted) Renew(ctx context.Context, owner string, ids []string, term time.Duration) ([]string, error) {
 	c.mu.Lock()
 	c.calls["Renew"]++
 	c.renewed = append(c.renewed, slices.Clone(ids))

@@ -57,6 +57,7 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job, lapsedFor time.Durati
 		}
 	}
 	m.writes.Add(1)
+	sent := time.Now() // the claim's lease is held from now (hold.go)
 	ok, err := m.st.Claim(ctx, j.ID, j.Lease(), m.owner, m.opts.LeaseTerm, lapsedFor, note)
 	if err != nil || !ok {
 		return // another owner took it, or it ended meanwhile
@@ -80,7 +81,7 @@ func (m *Manager) adopt(ctx context.Context, j *store.Job, lapsedFor time.Durati
 		Who: principal.Recorded(j.Principal, j.Name, j.Groups, j.Client)}
 	run := m.opts.Rerun
 	job := *j
-	if _, err := m.start(spec, j.ID, j.Attempt+1, func(ctx context.Context, c *Call) (json.RawMessage, error) { return run(ctx, &job, c) }); err != nil {
+	if _, err := m.start(spec, j.ID, j.Attempt+1, sent, func(ctx context.Context, c *Call) (json.RawMessage, error) { return run(ctx, &job, c) }); err != nil {
 		m.log.Warn("running a job again", "job", j.ID, "err", err)
 		return
 	}

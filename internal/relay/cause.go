@@ -38,7 +38,7 @@ func (k Kind) String() string { return kindNames[k] }
 type Cause struct {
 	Kind   Kind
 	After  time.Duration // for timeouts: the interval that elapsed
-	Detail string        // for HostCancelled: the host's own reason; for ClientDisconnected: the client's name; for JobCancelled: who cancelled
+	Detail string        // for HostCancelled: the host's own reason; for ClientDisconnected: the client's name; for JobCancelled: who cancelled; for LeaseLost: why
 }
 
 func (c *Cause) Error() string {
@@ -69,7 +69,11 @@ func (c *Cause) Error() string {
 		}
 		return "job cancelled"
 	case LeaseLost:
-		return "this mcpx lost its lease on the job (the job store did not answer in time): the call may run again elsewhere"
+		why := "the job store did not answer in time"
+		if c.Detail != "" {
+			why = c.Detail
+		}
+		return "this mcpx lost its lease on the job (" + why + "): the call may run again elsewhere"
 	}
 	return "cancelled"
 }

@@ -93,7 +93,7 @@ func newStatements(bind func(string) string, nullBytes, now, inList string) *sta
 		cancel: `UPDATE jobs SET status = 'cancelled', error = ?, updated = ` + now + `, finished = ` + now + `, lease_until = 0
 			WHERE id = ? AND status = 'running'`,
 		release: `UPDATE jobs SET lease_until = 1 WHERE owner = ? AND status = 'running'`,
-		renew:   `UPDATE jobs SET lease_until = ` + now + ` + ? WHERE owner = ? AND status = 'running' AND ` + inList,
+		renew:   `UPDATE jobs SET lease_until = ` + now + ` + ? WHERE owner = ? AND status = 'running' AND ` + inList + ` RETURNING id`,
 		orphans: `SELECT ` + columns + ` FROM jobs
 			WHERE status = 'running' AND lease_until < ` + now + ` - ? ORDER BY created`,
 		claim: `UPDATE jobs SET owner = ?, lease_until = ` + now + ` + ?, attempt = attempt + 1, note = ?, updated = ` + now + `
@@ -316,12 +316,20 @@ func (s *jobsSQL) Release(ctx context.Context, owner string) error {
 	return nil
 }
 
-func (s *jobsSQL) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
-	n, err := s.db.exec(ctx, s.q.renew, term.Milliseconds(), owner, s.db.list(ids))
+func (s *jobsSQL) Renew(ctx context.Context, owner string, ids []string, term time.Duration) ([]string, error) {
+	renewed := make([]string, 0, len(ids))
+	err := s.db.query(ctx, s.q.renew, []any{term.Milliseconds(), owner, s.db.list(ids)}, func(r scanner) error {
+		var id string
+		if err := r.Scan(&id); err != nil {
+			return err
+		}
+		renewed = append(renewed, id)
+		return nil
+	})
 	if err != nil {
-		return 0, s.db.fail("renewing job leases", err)
+		return nil, s.db.fail("renewing job leases", err)
 	}
-	return int(n), nil
+	return renewed, nil
 }
 
 func (s *jobsSQL) Orphans(ctx context.Context, lapsedFor time.Duration) ([]*Job, error) {

@@ -72,6 +72,13 @@ func openPostgres(ctx context.Context, rawURL string, schemaStep func(context.Co
 	var schema string
 	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		pool.Close()
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) {
+			// Not the server's answer: it was not reached, or did not
+			// finish its handshake in time (loaded, or cut off after the
+			// connect). A deadline here is the store's, not a caller's.
+			return nil, fmt.Errorf("opening the job store: %w", &UnavailableError{Where: where, Err: err})
+		}
 		return nil, s.fail("opening the job store", err)
 	}
 	s.channel = "mcpx_cancel_" + schema

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +130,9 @@ func waitListening(t *testing.T, s *store.Postgres, heard <-chan string) {
 }
 
 // A bad URL is refused without echoing it (it may hold a password); an
-// unreachable server is an UnavailableError.
+// unreachable server is an UnavailableError, and so is one that takes the
+// connection but does not answer in time (a server too loaded to finish
+// its handshake, a partition after the connect): a replica tries again.
 func TestPostgresOpenErrors(t *testing.T) {
 	_, err := store.OpenPostgres(t.Context(), "postgres://u:secret@[::1")
 	if err == nil || strings.Contains(err.Error(), "secret") {
@@ -141,6 +144,24 @@ func TestPostgresOpenErrors(t *testing.T) {
 	var unavailable *store.UnavailableError
 	if !errors.As(err, &unavailable) || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "unavailable") {
 		t.Fatalf("unreachable server: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	_, err = store.OpenPostgres(ctx, "postgres://u:secret@"+ln.Addr().String()+"/db?connect_timeout=1")
+	if !errors.As(err, &unavailable) || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("a server that does not answer: %v", err)
 	}
 }
 

@@ -225,9 +225,9 @@ func (s *SQLite) Finish(ctx context.Context, id string, l Lease, to Status, resu
 	return s.jobsSQL.Finish(ctx, id, l, to, result, errText)
 }
 
-func (s *SQLite) Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error) {
+func (s *SQLite) Renew(ctx context.Context, owner string, ids []string, term time.Duration) ([]string, error) {
 	if err := s.checkFile(); err != nil {
-		return 0, fmt.Errorf("renewing job leases: %w", err)
+		return nil, fmt.Errorf("renewing job leases: %w", err)
 	}
 	return s.jobsSQL.Renew(ctx, owner, ids, term)
 }

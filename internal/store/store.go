@@ -161,9 +161,10 @@ type Store interface {
 	// they are orphans at once.
 	Release(ctx context.Context, owner string) error
 	// Renew extends owner's lease on those of ids that are running and
-	// its own to term from now by the store's clock, and returns how many
-	// it extended.
-	Renew(ctx context.Context, owner string, ids []string, term time.Duration) (int, error)
+	// its own to term from now by the store's clock, and returns the ids
+	// it extended: one left out is no longer owner's to run (another
+	// owner claimed it, or it ended).
+	Renew(ctx context.Context, owner string, ids []string, term time.Duration) ([]string, error)
 	// Orphans returns the running jobs whose lease ended at least
 	// lapsedFor ago by the store's clock, whoever owns them (a negative
 	// lapsedFor reaches leases that have not ended yet).

@@ -149,7 +149,7 @@ func registerState(r *promtext.Registry, status func() apitype.Status) {
 			emit(b2f(u.State == "ready"), u.Name)
 		}
 	})
-	r.GaugeFunc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a whole lease term (with a shared store, another replica may take its jobs), else 0.", nil, func(emit promtext.Emit) {
+	r.GaugeFunc("mcpx_job_leases_lost", "1 when the job store has not answered a renewal of this daemon's job leases for a lease term less a sixth (with a shared store, another replica may take its jobs), else 0.", nil, func(emit promtext.Emit) {
 		if l := st.JobLeases; l != nil {
 			emit(b2f(l.Lost))
 		}
