@@ -245,7 +245,7 @@ func (l *jobLink) jobLine(line []byte) bool {
 // requests, ends with it): mcpx_job would hand the host questions that
 // no retry of mcpx_job answers, so the job ends with a tool error that
 // names it, the question, and why. A task's questions wait in the task
-// (taskinput.go).
+// (hostjobs/inputs.go).
 func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
 	if l.req.task != nil || !bytes.Contains(res, []byte(`"input_required"`)) {
 		return res // a task's questions wait in it; most results are not parsed

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -21,6 +22,9 @@ import (
 // tools/call, tasks/get, tasks/result (which waits, and carries the
 // task's questions to the host), tasks/list, tasks/cancel, and
 // notifications/tasks/status when a task ends.
+
+// tasksPageSize is how many tasks a tasks/list page holds.
+const tasksPageSize = 100
 
 // tasksCapability is what mcpx declares to a 2025-11-25 host that it may
 // give tasks to.
@@ -43,8 +47,8 @@ var taskHandlers = map[string]handler{
 // job it started; a 2025-11-25 host is told when the task ends.
 func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 	now := time.Now()
-	t := hs.srv.taskOf(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
-		Params: withGrantedTTL([]byte(`{}`), req.task.ttl)})
+	t := hs.srv.tasks.Of(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
+		Params: hostjobs.WithGrantedTTL([]byte(`{}`), req.task.ttl)})
 	if req.task.modern {
 		// Flat, resultType task; written as is (req.result would make
 		// its resultType complete).
@@ -53,7 +57,7 @@ func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 		return
 	}
 	hs.replyJSON(req, struct {
-		Task taskJSON `json:"task"`
+		Task hostjobs.Task `json:"task"`
 	}{t})
 	// 2025-11-25 only: the extension's notifications/tasks go to a
 	// subscriptions/listen that names the task, which mcpx does not
@@ -83,12 +87,12 @@ func (hs *hostSession) taskEnded(id string) {
 	if err != nil {
 		return
 	}
-	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
+	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.tasks.Of(j))).Encode())
 }
 
 func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
 	if j := hs.taskJob(ctx, req, principal.ReadJob); j != nil {
-		hs.replyJSON(req, hs.srv.taskOf(j))
+		hs.replyJSON(req, hs.srv.tasks.Of(j))
 	}
 }
 
@@ -110,8 +114,8 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 		asker = &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
 	}
 	for !j.Status.Final() {
-		asked := hs.srv.taskAsked.wait()
-		if asker != nil && hs.srv.askQuestions(ctx, id, asker) {
+		asked := hs.srv.tasks.Asked()
+		if asker != nil && hs.srv.tasks.AskQuestions(ctx, id, asker) {
 			asked = nil // answered: read the task again at once
 		}
 		wctx, cancel := context.WithCancelCause(ctx)
@@ -142,12 +146,12 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 			j, err = m.Get(ctx, hs.jobPrincipal(), id)
 		}
 		if err != nil {
-			fail(req.sink, req.msg.ID, taskError(id, err))
+			fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
 			return
 		}
 	}
 	if j.Status != store.Completed {
-		fail(req.sink, req.msg.ID, failure(j))
+		fail(req.sink, req.msg.ID, hostjobs.Failure(j))
 		return
 	}
 	res, perr := jsonrpc.ParseObject(j.Result)
@@ -180,11 +184,11 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 		return
 	}
 	out := struct {
-		Tasks      []taskJSON `json:"tasks"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{Tasks: []taskJSON{}}
+		Tasks      []hostjobs.Task `json:"tasks"`
+		NextCursor string          `json:"nextCursor,omitempty"`
+	}{Tasks: []hostjobs.Task{}}
 	for i := from; i < len(all) && i < from+tasksPageSize; i++ {
-		out.Tasks = append(out.Tasks, hs.srv.taskOf(all[i]))
+		out.Tasks = append(out.Tasks, hs.srv.tasks.Of(all[i]))
 	}
 	if len(all) > from+tasksPageSize {
 		out.NextCursor = encodeCursor(from + tasksPageSize)
@@ -216,14 +220,14 @@ func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
 		return
 	}
 	if j.Status.Final() {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", j.ID, hs.srv.taskOf(j).Status))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", j.ID, hs.srv.tasks.Of(j).Status))
 		return
 	}
 	id := j.ID
 	j, err := hs.cancelTask(ctx, req, j)
 	if err != nil {
-		fail(req.sink, req.msg.ID, taskError(id, err))
+		fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
 		return
 	}
-	hs.replyJSON(req, hs.srv.taskOf(j))
+	hs.replyJSON(req, hs.srv.tasks.Of(j))
 }

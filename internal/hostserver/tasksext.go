@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
@@ -96,7 +97,7 @@ func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrp
 	case ts == config.TaskRequired && !takes:
 		return needsTasks("the tool " + tool + ", which runs only as a task,")
 	case takes && ts != config.TaskForbidden:
-		req.task = &taskRequest{ttl: hs.srv.taskMaxTTL(), modern: true, after: hs.srv.taskAfter()}
+		req.task = &taskRequest{ttl: hs.srv.tasks.MaxTTLGranted(), modern: true, after: hs.srv.taskAfter()}
 	}
 	return nil
 }
@@ -123,21 +124,21 @@ type detailedTask struct {
 // for calls that ended in a JSON-RPC error (its code kept), or that a
 // stop of mcpx interrupted.
 func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
-	t := hs.srv.taskOf(j)
+	t := hs.srv.tasks.Of(j)
 	d := detailedTask{ResultType: mcp.ResultTypeComplete, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
 	switch j.Status {
 	case store.Running:
-		if q := hs.srv.pendingOf(j.ID); q != nil {
+		if q := hs.srv.tasks.Pending(j.ID); q != nil {
 			d.Status, d.InputRequests = mcp.TaskInputRequired, q
 		}
 	case store.Completed:
-		d.Status, d.StatusMessage = mcp.TaskCompleted, lateMessage(j)
+		d.Status, d.StatusMessage = mcp.TaskCompleted, hostjobs.LateMessage(j)
 		d.Result = hs.toolResult(req, j.Result)
 	case store.Failed:
-		d.Error = failure(j)
+		d.Error = hostjobs.Failure(j)
 	case store.Interrupted:
-		d.Error = withLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
+		d.Error = hostjobs.WithLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
 	}
 	return d
 }
@@ -181,7 +182,7 @@ func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
 		return
 	}
 	if _, err := hs.cancelTask(ctx, req, j); err != nil {
-		fail(req.sink, req.msg.ID, taskError(j.ID, err))
+		fail(req.sink, req.msg.ID, hostjobs.TaskError(j.ID, err))
 		return
 	}
 	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
@@ -205,8 +206,6 @@ func (hs *hostSession) extTasksUpdate(ctx context.Context, req *request) {
 	if j == nil {
 		return
 	}
-	if v, ok := hs.srv.taskInputs.Load(j.ID); ok {
-		v.(*taskInput).answer(responses)
-	}
+	hs.srv.tasks.Answer(j.ID, responses)
 	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
 }
