@@ -14,6 +14,12 @@
 //     as (Tasks.Of), the ttl a task is granted and keeps (MaxTTLGranted,
 //     WithGrantedTTL, GrantedTTL), the error an ended task without a
 //     result answers with (Failure), and a late end told beside it.
+//   - Tasks on the wire (taskwire.go): the capabilities a host is
+//     declared (TasksCapability, TasksExtension), whether a 2026-07-28
+//     request takes tasks (TakesTasks) and the -32021 when it must
+//     (NeedsTasks), a 2026-07-28 DetailedTask (Detailed), tasks/list's
+//     cursor, and the error an upstream's question of a job gets when
+//     the job cannot put it to its host (JobError).
 //   - A task's questions (inputs.go): Tasks.AskInput keeps a task's call's
 //     questions until its host answers them (Answer, for a 2026-07-28
 //     host's tasks/update; AskQuestions, for a 2025-11-25 host's

@@ -1,13 +1,8 @@
 package hostserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
 	"mcpx/internal/hostjobs"
@@ -25,10 +20,6 @@ import (
 
 // tasksPageSize is how many tasks a tasks/list page holds.
 const tasksPageSize = 100
-
-// tasksCapability is what mcpx declares to a 2025-11-25 host that it may
-// give tasks to.
-var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 
 // legacyTasks reports whether a legacy host of version gets tasks: mcpx
 // keeps jobs, and the host speaks the revision tasks came with.
@@ -52,7 +43,7 @@ func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 	if req.task.modern {
 		// Flat, resultType task; written as is (req.result would make
 		// its resultType complete).
-		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hostjobs.Detailed{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
 			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
 		return
 	}
@@ -171,7 +162,7 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 	from := 0
 	if raw, ok := req.params.Get("cursor"); ok && string(raw) != "null" {
 		c, _ := jsonrpc.Unquote(raw)
-		n, err := decodeCursor(c)
+		n, err := hostjobs.DecodeCursor(c)
 		if err != nil {
 			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
 			return
@@ -191,25 +182,9 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 		out.Tasks = append(out.Tasks, hs.srv.tasks.Of(all[i]))
 	}
 	if len(all) > from+tasksPageSize {
-		out.NextCursor = encodeCursor(from + tasksPageSize)
+		out.NextCursor = hostjobs.EncodeCursor(from + tasksPageSize)
 	}
 	hs.replyJSON(req, out)
-}
-
-func encodeCursor(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
-}
-
-func decodeCursor(c string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !bytes.HasPrefix(b, []byte("tasks:")) {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	n, err := strconv.Atoi(string(b[len("tasks:"):]))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	return n, nil
 }
 
 // tasksCancel cancels a running task, which reads cancelled in the
