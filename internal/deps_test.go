@@ -92,6 +92,11 @@ var rules = []rule{
 		allowed: []string{"apitype", "jsonrpc", "mcp", "sock"},
 		why:     "hoststream, the host's stdio link on both sides, builds on the wire types and the protocol alone: serve reaches the daemon through interfaces, the daemon serves the host through a function",
 	},
+	{
+		pkg:   "hostjobs",
+		never: slices.Concat([]string{"hostserver", "hosthttp", "hoststream", "localapi", "ui"}, roots),
+		why:   "hostjobs, what hosts are told of jobs and tasks and the tasks' questions, builds on the jobs, the core and the wire: it never sees the host sessions or their transports (hostserver builds on it, not the other way), the other edges or the roots",
+	},
 	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
 	{
 		pkg:   "tracing",
@@ -144,6 +149,8 @@ var importedOnlyBy = map[string][]string{
 	// mounts it on its listeners and guards them with its checks; the
 	// core never sees it.
 	"hosthttp": {"hostserver", "daemon"},
+	// What hosts are told of jobs and tasks: the host sessions' alone.
+	"hostjobs": {"hostserver"},
 }
 
 // testOnly packages are imported from _test.go files only, and by one

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/upstream"
 )
@@ -74,14 +75,14 @@ func (hs *hostSession) capabilities(modern bool) json.RawMessage {
 		caps.Set("logging", json.RawMessage(`{}`))
 	}
 	if modern && hs.srv.opts.Jobs != nil {
-		caps.Set("extensions", tasksExtension)
+		caps.Set("extensions", hostjobs.TasksExtension)
 	}
 	if !modern {
 		hs.mu.Lock()
 		version := hs.version
 		hs.mu.Unlock()
 		if hs.srv.legacyTasks(version) {
-			caps.Set("tasks", tasksCapability)
+			caps.Set("tasks", hostjobs.TasksCapability)
 		}
 	}
 	return caps.Bytes()

@@ -10,6 +10,7 @@ import (
 
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -129,7 +130,7 @@ func (hs *hostSession) exec(ctx context.Context, req *request) {
 	}
 	// A script that may outlive its host's hard timer becomes a job by the
 	// rule a call follows, as one asked to run in the background does.
-	if hs.srv.opts.Jobs != nil && hs.execCandidate(ctx, req, s, scriptKey(args.Code, args.MaxSeconds), jobTimer(profile, hasToken), args.Background, sp, live) {
+	if hs.srv.opts.Jobs != nil && hs.execCandidate(ctx, req, s, scriptKey(args.Code, args.MaxSeconds), hostjobs.Timer(profile, hasToken), args.Background, sp, live) {
 		return
 	}
 	out, err := hs.srv.opts.Scripts.Exec(ctx, s)

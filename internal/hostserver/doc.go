@@ -43,4 +43,11 @@
 // stream (a hosthttp.Stream as the request's sink), written by the
 // goroutine serving that request. A 2026-07-28 request's handler runs on
 // the face's shared workers (workers.go).
+//
+// A call past its host's timer, a background call or script, and a task
+// of either era become jobs here, on the request's own goroutine
+// (jobcall.go, joblink.go), and their questions go to the host that
+// started them (jobask.go); what the host is told of them, the tasks'
+// bounds and a task's kept questions are package hostjobs', which never
+// sees a session.
 package hostserver

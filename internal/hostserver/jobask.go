@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -49,7 +50,7 @@ func (hs *hostSession) jobStream() *outq.Queue {
 // params to its host, nil if it can.
 func (l *jobLink) jobRefusal(c *jobs.Call, method string, params json.RawMessage) *jsonrpc.Error {
 	if why := l.cannotAsk(method, params); why != "" {
-		return jobError(c, method, why)
+		return hostjobs.JobError(c, method, why)
 	}
 	return nil
 }
@@ -68,19 +69,6 @@ func (l *jobLink) cannotAsk(method string, params json.RawMessage) string {
 	return ""
 }
 
-// jobError is the error an upstream's question of job c gets: it names
-// the job, and says the job goes on.
-func jobError(c *jobs.Call, method, why string) *jsonrpc.Error {
-	id := c.ID()
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-		Message: cannotPut(method, id, why) + "; the job goes on without an answer",
-		Data:    jsonrpc.MustMarshal(map[string]string{"jobId": id})}
-}
-
-func cannotPut(method, id, why string) string {
-	return fmt.Sprintf("mcpx cannot put this %s to the host of job %s: %s", method, id, why)
-}
-
 // askJobHost puts an upstream's question of job c to the host that
 // started it, on its stream (jobStream), and waits for the answer
 // (waitJobHost).
@@ -90,14 +78,14 @@ func (l *jobLink) askJobHost(ctx context.Context, c *jobs.Call, method string, p
 	}
 	hs, q := l.hs, l.hs.jobStream()
 	if q == nil {
-		return nil, jobError(c, method, "the host that started it has left")
+		return nil, hostjobs.JobError(c, method, "the host that started it has left")
 	}
 	id, ch := hs.questions.Add(jsonrpc.NewIntID)
 	defer hs.questions.Remove(id)
 	defer l.waitingOn(c, method)() // said before the host can see the question
 	line := jsonrpc.NewRequest(id, method, params).Encode()
 	if q.Push(line) != nil {
-		return nil, jobError(c, method, "the host that started it has left")
+		return nil, hostjobs.JobError(c, method, "the host that started it has left")
 	}
 	hs.srv.log.Info("put a job's question to its host", "job", c.ID(), "host", hs.id, "method", method)
 	return l.waitJobHost(ctx, c, method, id, ch, q, line)
@@ -144,14 +132,14 @@ func (l *jobLink) waitJobHost(ctx context.Context, c *jobs.Call, method string, 
 			return answerOf(m)
 		case <-done:
 			if !reopens {
-				return nil, jobError(c, method, "the host that started it left before it answered")
+				return nil, hostjobs.JobError(c, method, "the host that started it left before it answered")
 			}
 			q = nil
 		case <-opened:
 		case <-gone:
-			return nil, jobError(c, method, "the session of the host that started it ended before it answered")
+			return nil, hostjobs.JobError(c, method, "the session of the host that started it ended before it answered")
 		case <-t.C:
-			cause = jobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
+			cause = hostjobs.JobError(c, method, fmt.Sprintf("its host did not answer within %s", jobAskWait))
 		case <-ctx.Done():
 			cause = context.Cause(ctx)
 		}
@@ -245,7 +233,7 @@ func (l *jobLink) jobLine(line []byte) bool {
 // requests, ends with it): mcpx_job would hand the host questions that
 // no retry of mcpx_job answers, so the job ends with a tool error that
 // names it, the question, and why. A task's questions wait in the task
-// (taskinput.go).
+// (hostjobs/inputs.go).
 func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
 	if l.req.task != nil || !bytes.Contains(res, []byte(`"input_required"`)) {
 		return res // a task's questions wait in it; most results are not parsed
@@ -269,5 +257,5 @@ func (l *jobLink) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
 	if why == "" {
 		why = "its call could not carry questions to its host"
 	}
-	return jsonrpc.MustMarshal(toolError("the upstream asked for input, and the job ended: " + cannotPut(method, c.ID(), why)))
+	return jsonrpc.MustMarshal(toolError("the upstream asked for input, and the job ended: " + hostjobs.CannotPut(method, c.ID(), why)))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 )
 
@@ -51,7 +52,7 @@ func (l *jobLink) askLive(ctx context.Context, a *hostAsker, method string, para
 	defer l.waitingOn(c, method)()
 	q := hs.jobStream()
 	if q == nil {
-		return nil, jobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
+		return nil, hostjobs.JobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
 	}
 	return l.waitJobHost(ctx, c, method, id, ch, q, nil)
 }

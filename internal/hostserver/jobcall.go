@@ -7,45 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 )
-
-// A call that would outlive its host's hard timer becomes a job this long
-// before the timer fires: a fifth of the timer, at most 5 s. The host must
-// have the answer in hand before its timer fires, across its own
-// scheduling and the transport.
-const maxJobMargin = 5 * time.Second
-
-// jobMargin returns how long before a timer of t the call becomes a job.
-func jobMargin(t time.Duration) time.Duration { return min(t/5, maxJobMargin) }
-
-// jobTimer returns how long a host with profile p waits for a call
-// whatever happens, 0 if it has no such timer: a timer progress does not
-// reset, or one it would but the host gave no progress token to carry
-// progress.
-func jobTimer(p hostprofile.Profile, hasToken bool) time.Duration {
-	if p.Timeout <= 0 || p.ResetOnProgress && hasToken {
-		return 0
-	}
-	return p.Timeout
-}
-
-// answerWindow is how long mcpx may keep a host whose hard timer is timer
-// (0: none) waiting on a job: up to the margin before that timer, else
-// maxJobWait.
-func answerWindow(timer time.Duration) time.Duration {
-	if timer > 0 {
-		return timer - jobMargin(timer)
-	}
-	return maxJobWait
-}
-
-// maxJobWait is the longest mcpx_job waits for a host with no hard timer.
-const maxJobWait = 60 * time.Second
 
 // candidate is what a call (or script) that may become a job is: where it
 // goes, its job key ("" until a job needs one), the host's hard timer (0:
@@ -121,7 +89,7 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		// has run the configured time.
 		promoteAt = since.Add(req.task.after)
 	case cd.timer > 0 && !cd.background:
-		promoteAt = since.Add(cd.timer - jobMargin(cd.timer))
+		promoteAt = since.Add(cd.timer - hostjobs.Margin(cd.timer))
 	}
 	if gone != nil {
 		// A legacy HTTP host that leaves without a cancel (some do, on
@@ -154,7 +122,7 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 		params = call.Params.Bytes()
 	}
 	if req.task != nil {
-		params = withGrantedTTL(params, req.task.ttl) // its job keeps the ttl granted
+		params = hostjobs.WithGrantedTTL(params, req.task.ttl) // its job keeps the ttl granted
 	}
 	args, _ := call.Params.Get("arguments")
 	cd := candidate{server: call.Server, tool: call.Tool, params: params, timer: timer, background: background}
@@ -173,8 +141,8 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 	switch {
 	case req.task != nil:
 		// A task's questions wait in the task for its host
-		// (taskinput.go), not held for a retry.
-		call.Asker, call.Holdable = &taskAsker{srv: hs.srv, caps: req.caps, call: l.jobCall}, false
+		// (hostjobs/inputs.go), not held for a retry.
+		call.Asker, call.Holdable = &taskAsker{tasks: &hs.srv.tasks, caps: req.caps, call: l.jobCall}, false
 	default:
 		// Until the call is a job its host hears its questions (if its
 		// request can carry them: call.Asker nil if not); then they go
@@ -221,7 +189,7 @@ func (hs *hostSession) awaitJob(ctx context.Context, req *request, c *jobs.Call,
 		if req.entry != nil {
 			since = req.entry.Started // the host's timer runs from its request
 		}
-		t := time.NewTimer(max(timer-jobMargin(timer)-time.Since(since), 0))
+		t := time.NewTimer(max(timer-hostjobs.Margin(timer)-time.Since(since), 0))
 		defer t.Stop()
 		fire = t.C
 	}
@@ -257,7 +225,7 @@ func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string, tim
 	if moved {
 		pp = &p
 	}
-	hs.replyJSON(req, runningResult(id, c.Spec().Tool, time.Since(c.Start), answerWindow(timer), pp))
+	hs.replyJSON(req, hostjobs.Running(id, c.Spec().Tool, time.Since(c.Start), hostjobs.AnswerWindow(timer), pp))
 }
 
 // jobLive reports whether req's host still hears of its call: true

@@ -44,7 +44,7 @@ type request struct {
 	// would make every legacy request 300 bytes larger.)
 	meta *jsonrpc.Object
 
-	// task is set for a task-augmented tools/call (tasks.go).
+	// task is set for a task-augmented tools/call (taskreq.go).
 	task *taskRequest
 
 	// job is how its call may become a job while it runs (joblink.go),

@@ -15,6 +15,7 @@ import (
 	"mcpx/internal/catalog"
 	"mcpx/internal/codemode"
 	"mcpx/internal/hosthttp"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -39,7 +40,7 @@ type Options struct {
 	Scripts *codemode.Engine
 	// TaskMaxTTL bounds the ttl a task is granted (0, or longer than
 	// the jobs' retention: the retention); TaskPollInterval is the poll
-	// interval tasks suggest (0: DefaultTaskPollInterval).
+	// interval tasks suggest (0: hostjobs.DefaultTaskPollInterval).
 	TaskMaxTTL       time.Duration
 	TaskPollInterval time.Duration
 }
@@ -55,10 +56,8 @@ type Server struct {
 	subs    subscriptions
 	logs    logLevels
 	nextID  atomic.Uint64
-	// taskInputs holds the questions of live tasks (task id to
-	// *taskInput, taskinput.go); taskAsked fires when one is asked.
-	taskInputs sync.Map
-	taskAsked  signal
+	// tasks are the bounds of tasks and the questions of live ones.
+	tasks hostjobs.Tasks
 	// refused counts refused HTTP requests' log lines; lists coalesces
 	// list-change notifications to hosts.
 	refused *repeats
@@ -87,6 +86,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
 		s.opts.DrainTimeout = 2 * time.Second
 	}
 	s.log = s.opts.Logger
+	s.tasks.Jobs, s.tasks.MaxTTL, s.tasks.PollInterval = s.opts.Jobs, s.opts.TaskMaxTTL, s.opts.TaskPollInterval
 	s.refused = &repeats{log: s.log, window: repeatWindow}
 	s.lists.window = listChangeWindow
 	s.info = jsonrpc.MustMarshal(mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: s.opts.Version})

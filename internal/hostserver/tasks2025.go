@@ -1,15 +1,11 @@
 package hostserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -22,9 +18,8 @@ import (
 // task's questions to the host), tasks/list, tasks/cancel, and
 // notifications/tasks/status when a task ends.
 
-// tasksCapability is what mcpx declares to a 2025-11-25 host that it may
-// give tasks to.
-var tasksCapability = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+// tasksPageSize is how many tasks a tasks/list page holds.
+const tasksPageSize = 100
 
 // legacyTasks reports whether a legacy host of version gets tasks: mcpx
 // keeps jobs, and the host speaks the revision tasks came with.
@@ -43,17 +38,17 @@ var taskHandlers = map[string]handler{
 // job it started; a 2025-11-25 host is told when the task ends.
 func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
 	now := time.Now()
-	t := hs.srv.taskOf(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
-		Params: withGrantedTTL([]byte(`{}`), req.task.ttl)})
+	t := hs.srv.tasks.Of(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
+		Params: hostjobs.WithGrantedTTL([]byte(`{}`), req.task.ttl)})
 	if req.task.modern {
 		// Flat, resultType task; written as is (req.result would make
 		// its resultType complete).
-		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(detailedTask{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hostjobs.Detailed{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
 			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
 		return
 	}
 	hs.replyJSON(req, struct {
-		Task taskJSON `json:"task"`
+		Task hostjobs.Task `json:"task"`
 	}{t})
 	// 2025-11-25 only: the extension's notifications/tasks go to a
 	// subscriptions/listen that names the task, which mcpx does not
@@ -83,12 +78,12 @@ func (hs *hostSession) taskEnded(id string) {
 	if err != nil {
 		return
 	}
-	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.taskOf(j))).Encode())
+	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.tasks.Of(j))).Encode())
 }
 
 func (hs *hostSession) tasksGet(ctx context.Context, req *request) {
 	if j := hs.taskJob(ctx, req, principal.ReadJob); j != nil {
-		hs.replyJSON(req, hs.srv.taskOf(j))
+		hs.replyJSON(req, hs.srv.tasks.Of(j))
 	}
 }
 
@@ -110,8 +105,8 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 		asker = &hostAsker{hs: hs, sink: req.sink, caps: req.caps}
 	}
 	for !j.Status.Final() {
-		asked := hs.srv.taskAsked.wait()
-		if asker != nil && hs.srv.askQuestions(ctx, id, asker) {
+		asked := hs.srv.tasks.Asked()
+		if asker != nil && hs.srv.tasks.AskQuestions(ctx, id, asker) {
 			asked = nil // answered: read the task again at once
 		}
 		wctx, cancel := context.WithCancelCause(ctx)
@@ -142,12 +137,12 @@ func (hs *hostSession) tasksResult(ctx context.Context, req *request) {
 			j, err = m.Get(ctx, hs.jobPrincipal(), id)
 		}
 		if err != nil {
-			fail(req.sink, req.msg.ID, taskError(id, err))
+			fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
 			return
 		}
 	}
 	if j.Status != store.Completed {
-		fail(req.sink, req.msg.ID, failure(j))
+		fail(req.sink, req.msg.ID, hostjobs.Failure(j))
 		return
 	}
 	res, perr := jsonrpc.ParseObject(j.Result)
@@ -167,7 +162,7 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 	from := 0
 	if raw, ok := req.params.Get("cursor"); ok && string(raw) != "null" {
 		c, _ := jsonrpc.Unquote(raw)
-		n, err := decodeCursor(c)
+		n, err := hostjobs.DecodeCursor(c)
 		if err != nil {
 			fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown cursor"))
 			return
@@ -180,32 +175,16 @@ func (hs *hostSession) tasksList(ctx context.Context, req *request) {
 		return
 	}
 	out := struct {
-		Tasks      []taskJSON `json:"tasks"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-	}{Tasks: []taskJSON{}}
+		Tasks      []hostjobs.Task `json:"tasks"`
+		NextCursor string          `json:"nextCursor,omitempty"`
+	}{Tasks: []hostjobs.Task{}}
 	for i := from; i < len(all) && i < from+tasksPageSize; i++ {
-		out.Tasks = append(out.Tasks, hs.srv.taskOf(all[i]))
+		out.Tasks = append(out.Tasks, hs.srv.tasks.Of(all[i]))
 	}
 	if len(all) > from+tasksPageSize {
-		out.NextCursor = encodeCursor(from + tasksPageSize)
+		out.NextCursor = hostjobs.EncodeCursor(from + tasksPageSize)
 	}
 	hs.replyJSON(req, out)
-}
-
-func encodeCursor(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("tasks:" + strconv.Itoa(n)))
-}
-
-func decodeCursor(c string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !bytes.HasPrefix(b, []byte("tasks:")) {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	n, err := strconv.Atoi(string(b[len("tasks:"):]))
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("unknown cursor")
-	}
-	return n, nil
 }
 
 // tasksCancel cancels a running task, which reads cancelled in the
@@ -216,14 +195,14 @@ func (hs *hostSession) tasksCancel(ctx context.Context, req *request) {
 		return
 	}
 	if j.Status.Final() {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", j.ID, hs.srv.taskOf(j).Status))
+		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: task %q has ended (%s): it cannot be cancelled", j.ID, hs.srv.tasks.Of(j).Status))
 		return
 	}
 	id := j.ID
 	j, err := hs.cancelTask(ctx, req, j)
 	if err != nil {
-		fail(req.sink, req.msg.ID, taskError(id, err))
+		fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
 		return
 	}
-	hs.replyJSON(req, hs.srv.taskOf(j))
+	hs.replyJSON(req, hs.srv.tasks.Of(j))
 }

@@ -1,16 +1,15 @@
 package hostserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"time"
 
 	"mcpx/internal/config"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
-	"mcpx/internal/relay"
 	"mcpx/internal/store"
 )
 
@@ -22,38 +21,6 @@ import (
 // only the wire differs: a flat CreateTaskResult, tasks/get with the
 // result or error inlined, empty acks for tasks/update and tasks/cancel,
 // no tasks/result and no tasks/list.
-
-// tasksExtension is the capabilities.extensions a 2026-07-28 host is told
-// of when mcpx keeps jobs.
-var tasksExtension = json.RawMessage(`{"` + mcp.ExtensionTasks + `":{}}`)
-
-// takesTasks reports whether a 2026-07-28 request's clientCapabilities
-// name the tasks extension.
-func takesTasks(caps json.RawMessage) bool {
-	// Capabilities that neither spell the extension's name nor escape
-	// anything (which could spell it otherwise) cannot name it: most
-	// hosts' are not parsed. Saves three allocations a 2026-07-28 call
-	// (BenchmarkJobHardTimerHostModern, allocs/op).
-	if !bytes.Contains(caps, []byte(mcp.ExtensionTasks)) && bytes.IndexByte(caps, '\\') < 0 {
-		return false
-	}
-	var c struct {
-		Extensions map[string]json.RawMessage `json:"extensions"`
-	}
-	if json.Unmarshal(caps, &c) != nil {
-		return false
-	}
-	_, ok := c.Extensions[mcp.ExtensionTasks]
-	return ok
-}
-
-// needsTasks is the -32021 a request gets that only a host taking tasks
-// may make.
-func needsTasks(what string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredCapability,
-		Message: "Missing required client capability: " + what + " needs the " + mcp.ExtensionTasks + " extension in the request's clientCapabilities",
-		Data:    json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + mcp.ExtensionTasks + `":{}}}}`)}
-}
 
 // taskSupport returns how server's tool runs as a task, per the config.
 func (s *Server) taskSupport(server, tool string) string {
@@ -81,7 +48,7 @@ func (s *Server) taskAfter() time.Duration {
 func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrpc.Error {
 	req.params.Delete("task")
 	ts := hs.srv.taskSupport(server, tool)
-	takes := takesTasks(req.caps)
+	takes := hostjobs.TakesTasks(req.caps)
 	if takes && ts != config.TaskForbidden {
 		// A person who may start no task: a plain call, refused only
 		// for a tool that runs only as a task.
@@ -94,50 +61,33 @@ func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrp
 	}
 	switch {
 	case ts == config.TaskRequired && !takes:
-		return needsTasks("the tool " + tool + ", which runs only as a task,")
+		return hostjobs.NeedsTasks("the tool " + tool + ", which runs only as a task,")
 	case takes && ts != config.TaskForbidden:
-		req.task = &taskRequest{ttl: hs.srv.taskMaxTTL(), modern: true, after: hs.srv.taskAfter()}
+		req.task = &taskRequest{ttl: hs.srv.tasks.MaxTTLGranted(), modern: true, after: hs.srv.taskAfter()}
 	}
 	return nil
-}
-
-// detailedTask is a 2026-07-28 tasks/get result (or CreateTaskResult,
-// without result and error).
-type detailedTask struct {
-	ResultType     string          `json:"resultType"`
-	TaskID         string          `json:"taskId"`
-	Status         string          `json:"status"`
-	StatusMessage  string          `json:"statusMessage,omitempty"`
-	CreatedAt      string          `json:"createdAt"`
-	LastUpdatedAt  string          `json:"lastUpdatedAt"`
-	TTLMs          int64           `json:"ttlMs"`
-	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *jsonrpc.Error  `json:"error,omitempty"`
-	// InputRequests are an input_required task's questions.
-	InputRequests map[string]relay.InputRequest `json:"inputRequests,omitempty"`
 }
 
 // detailedOf is job j as the extension's DetailedTask. A tool result
 // with isError is a completed task here (unlike 2025-11-25); failed is
 // for calls that ended in a JSON-RPC error (its code kept), or that a
 // stop of mcpx interrupted.
-func (hs *hostSession) detailedOf(req *request, j *store.Job) detailedTask {
-	t := hs.srv.taskOf(j)
-	d := detailedTask{ResultType: mcp.ResultTypeComplete, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
+func (hs *hostSession) detailedOf(req *request, j *store.Job) hostjobs.Detailed {
+	t := hs.srv.tasks.Of(j)
+	d := hostjobs.Detailed{ResultType: mcp.ResultTypeComplete, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
 	switch j.Status {
 	case store.Running:
-		if q := hs.srv.pendingOf(j.ID); q != nil {
+		if q := hs.srv.tasks.Pending(j.ID); q != nil {
 			d.Status, d.InputRequests = mcp.TaskInputRequired, q
 		}
 	case store.Completed:
-		d.Status, d.StatusMessage = mcp.TaskCompleted, lateMessage(j)
+		d.Status, d.StatusMessage = mcp.TaskCompleted, hostjobs.LateMessage(j)
 		d.Result = hs.toolResult(req, j.Result)
 	case store.Failed:
-		d.Error = failure(j)
+		d.Error = hostjobs.Failure(j)
 	case store.Interrupted:
-		d.Error = withLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
+		d.Error = hostjobs.WithLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
 	}
 	return d
 }
@@ -158,8 +108,8 @@ func modernTaskHandler(method string) handler {
 		return nil
 	}
 	return func(hs *hostSession, ctx context.Context, req *request) {
-		if !takesTasks(req.caps) {
-			fail(req.sink, req.msg.ID, needsTasks(req.msg.Method))
+		if !hostjobs.TakesTasks(req.caps) {
+			fail(req.sink, req.msg.ID, hostjobs.NeedsTasks(req.msg.Method))
 			return
 		}
 		h(hs, ctx, req)
@@ -181,7 +131,7 @@ func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
 		return
 	}
 	if _, err := hs.cancelTask(ctx, req, j); err != nil {
-		fail(req.sink, req.msg.ID, taskError(j.ID, err))
+		fail(req.sink, req.msg.ID, hostjobs.TaskError(j.ID, err))
 		return
 	}
 	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
@@ -205,8 +155,6 @@ func (hs *hostSession) extTasksUpdate(ctx context.Context, req *request) {
 	if j == nil {
 		return
 	}
-	if v, ok := hs.srv.taskInputs.Load(j.ID); ok {
-		v.(*taskInput).answer(responses)
-	}
+	hs.srv.tasks.Answer(j.ID, responses)
 	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -35,9 +36,9 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 	buf = append(buf, callToolJSON...)
 	if hs.srv.opts.Jobs != nil {
 		buf = append(buf, ',')
-		buf = append(buf, jobToolJSON...)
+		buf = append(buf, hostjobs.JobTool...)
 		buf = append(buf, ',')
-		buf = append(buf, jobCancelToolJSON...)
+		buf = append(buf, hostjobs.JobCancelTool...)
 	}
 	if hs.srv.opts.Scripts != nil {
 		buf = append(buf, ',')
@@ -54,7 +55,7 @@ func (hs *hostSession) toolsList(ctx context.Context, req *request) {
 			}
 			buf = append(buf, ',')
 			if tasks {
-				buf = append(buf, withTaskSupport(t.Raw)...)
+				buf = append(buf, hostjobs.WithTaskSupport(t.Raw)...)
 				continue
 			}
 			buf = append(buf, t.Raw...)
@@ -80,7 +81,7 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 	}
 	if !req.modern && hs.srv.legacyTasks(req.version) {
 		task, rpcErr := hs.srv.taskParams(req.params)
-		if rpcErr == nil && task != nil && isMetaTool(name) {
+		if rpcErr == nil && task != nil && hostjobs.IsMetaTool(name) {
 			rpcErr = jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "mcpx's own tool %s does not run as a task (its taskSupport is forbidden)", name)
 		}
 		if rpcErr != nil {
@@ -216,7 +217,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 	if debug {
 		hs.srv.log.Debug("tool call from host", "callId", callID(req), "host", hs.id, "hostRequestId", req.msg.ID.String(), "server", server, "tool", tool)
 	}
-	if hs.srv.opts.Jobs != nil && hs.relayCandidate(ctx, req, call, live, jobTimer(profile, token != nil), background) {
+	if hs.srv.opts.Jobs != nil && hs.relayCandidate(ctx, req, call, live, hostjobs.Timer(profile, token != nil), background) {
 		return // it was one that may become a job (jobcall.go)
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)

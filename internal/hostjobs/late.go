@@ -1,4 +1,4 @@
-package hostserver
+package hostjobs
 
 import (
 	"encoding/json"
@@ -17,8 +17,8 @@ import (
 // ended task with no result of its own carries the late end in its
 // error's data, as {"late": {...}}.
 
-// lateMessage says what j's late end is, or "" for none.
-func lateMessage(j *store.Job) string {
+// LateMessage says what j's late end is, or "" for none.
+func LateMessage(j *store.Job) string {
 	l := j.Late
 	if l == nil {
 		return ""
@@ -33,7 +33,7 @@ func lateMessage(j *store.Job) string {
 
 // withLateMessage adds j's late end, if any, to a status message.
 func withLateMessage(msg string, j *store.Job) string {
-	late := lateMessage(j)
+	late := LateMessage(j)
 	switch {
 	case late == "":
 		return msg
@@ -43,9 +43,9 @@ func withLateMessage(msg string, j *store.Job) string {
 	return msg + "; " + late
 }
 
-// withLate adds j's late end, if any, to e, an ended task's error: in its
+// WithLate adds j's late end, if any, to e, an ended task's error: in its
 // message, and as its data unless it has data of its own.
-func withLate(e *jsonrpc.Error, j *store.Job) *jsonrpc.Error {
+func WithLate(e *jsonrpc.Error, j *store.Job) *jsonrpc.Error {
 	if j.Late == nil {
 		return e
 	}
@@ -53,8 +53,8 @@ func withLate(e *jsonrpc.Error, j *store.Job) *jsonrpc.Error {
 	out.Message = withLateMessage(e.Message, j)
 	if len(out.Data) == 0 {
 		out.Data, _ = json.Marshal(struct {
-			Late lateEnd `json:"late"`
-		}{lateEnd{Status: j.Late.Status, Result: j.Late.Result, Error: j.Late.Error}})
+			Late LateEnd `json:"late"`
+		}{LateEnd{Status: j.Late.Status, Result: j.Late.Result, Error: j.Late.Error}})
 	}
 	return &out
 }

@@ -1,4 +1,4 @@
-package hostserver
+package hostjobs
 
 import (
 	"context"
@@ -76,18 +76,18 @@ func (s *signal) fire() {
 
 // taskInputOf returns task id's questions, made on first use and dropped
 // when the call c ends.
-func (s *Server) taskInputOf(id string, c *jobs.Call) *taskInput {
-	ti, loaded := s.taskInputs.LoadOrStore(id, &taskInput{pending: map[string]*question{},
+func (t *Tasks) taskInputOf(id string, c *jobs.Call) *taskInput {
+	ti, loaded := t.inputs.LoadOrStore(id, &taskInput{pending: map[string]*question{},
 		answers: map[string]answer{}, used: map[string]bool{}, wake: make(chan struct{})})
 	if !loaded && c != nil {
-		c.AfterEnd(func() { s.taskInputs.Delete(id) })
+		c.AfterEnd(func() { t.inputs.Delete(id) })
 	}
 	return ti.(*taskInput)
 }
 
-// pendingOf returns a live task's outstanding questions, nil if none.
-func (s *Server) pendingOf(id string) map[string]relay.InputRequest {
-	v, ok := s.taskInputs.Load(id)
+// Pending returns a live task's outstanding questions, nil if none.
+func (t *Tasks) Pending(id string) map[string]relay.InputRequest {
+	v, ok := t.inputs.Load(id)
 	if !ok {
 		return nil
 	}
@@ -103,6 +103,19 @@ func (s *Server) pendingOf(id string) map[string]relay.InputRequest {
 	}
 	return out
 }
+
+// Answer hands task id's call the host's responses to its outstanding
+// questions; others (never asked, answered already), and those for a
+// task with none, are ignored.
+func (t *Tasks) Answer(id string, responses map[string]json.RawMessage) {
+	if v, ok := t.inputs.Load(id); ok {
+		v.(*taskInput).answer(responses)
+	}
+}
+
+// Asked returns what is closed as a task's call next asks its host
+// something.
+func (t *Tasks) Asked() <-chan struct{} { return t.asked.wait() }
 
 // answer takes the host's responses to outstanding questions; others
 // (never asked, answered already) are ignored.
@@ -152,37 +165,11 @@ func (ti *taskInput) unsend(k string) {
 	}
 }
 
-// taskAsker is the Asker of a task's call.
-type taskAsker struct {
-	srv  *Server
-	caps json.RawMessage // the host's capabilities, of the call's request
-	call func() *jobs.Call
-}
-
-func (a *taskAsker) Can(method string, params json.RawMessage) bool {
-	return declares(a.caps, method, params)
-}
-
-func (a *taskAsker) Notify(string, json.RawMessage) {}
-
-// Ask keeps a legacy upstream's one request with the task until the host
-// answers it.
-func (a *taskAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	answers, pass, err := a.AskInput(ctx, []string{"request"}, map[string]relay.InputRequest{"request": {Method: method, Params: params}})
-	if err != nil {
-		return nil, err
-	}
-	if pass {
-		return nil, fmt.Errorf("the host can be asked %s only once the call is a task", method)
-	}
-	return answers["request"], nil
-}
-
-// AskInput keeps the requests with the task until the host has answered
-// every one; before the call is a task, it passes them to the host as
-// input_required. A host's error answer to any is the error returned.
-func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string]relay.InputRequest) (map[string]json.RawMessage, bool, error) {
-	c := a.call()
+// AskInput keeps the requests of c, a task's call (nil: not a task
+// yet), with the task until the host has answered every one; before the
+// call is a task, it passes them to the host as input_required. A host's
+// error answer to any is the error returned.
+func (t *Tasks) AskInput(ctx context.Context, c *jobs.Call, keys []string, reqs map[string]relay.InputRequest) (map[string]json.RawMessage, bool, error) {
 	if c == nil {
 		return nil, true, nil // not a task yet
 	}
@@ -190,7 +177,7 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 	if id == "" {
 		return nil, true, nil
 	}
-	ti := a.srv.taskInputOf(id, c)
+	ti := t.taskInputOf(id, c)
 	ti.mu.Lock()
 	hostKey := make(map[string]string, len(keys)) // upstream key to the host's
 	for _, k := range keys {
@@ -204,7 +191,7 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 		ti.pending[hk] = &question{req: reqs[k], gone: make(chan struct{})}
 	}
 	ti.mu.Unlock()
-	a.srv.taskAsked.fire()
+	t.asked.fire()
 	for {
 		ti.mu.Lock()
 		all := true
@@ -253,13 +240,19 @@ func (a *taskAsker) AskInput(ctx context.Context, keys []string, reqs map[string
 // call no longer waits for it.
 var errWithdrawn = errors.New("the task's call no longer needs the answer")
 
-// askQuestions puts task id's questions that no host has been sent to
+// Asker puts a question to a host and waits for its answer: a JSON-RPC
+// error answer is a *jsonrpc.Error.
+type Asker interface {
+	Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// AskQuestions puts task id's questions that no host has been sent to
 // asker (a 2025-11-25 host's tasks/result stream), each tagged with the
 // task, and hands the call the answers. It reports whether it asked any.
 // A question its host leaves unanswered (the tasks/result ended) is kept
 // for the next tasks/result.
-func (s *Server) askQuestions(ctx context.Context, id string, asker *hostAsker) bool {
-	v, ok := s.taskInputs.Load(id)
+func (t *Tasks) AskQuestions(ctx context.Context, id string, asker Asker) bool {
+	v, ok := t.inputs.Load(id)
 	if !ok {
 		return false
 	}

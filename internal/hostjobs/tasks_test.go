@@ -1,4 +1,4 @@
-package hostserver
+package hostjobs
 
 import (
 	"encoding/json"
@@ -10,24 +10,11 @@ import (
 	"mcpx/internal/store"
 )
 
-func TestWithTasksExtension(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`{}`, `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
-		{`{"elicitation":{}}`, `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
-		{`{"extensions":{"x/y":{"a":1}}}`, `{"extensions":{"x/y":{"a":1},"io.modelcontextprotocol/tasks":{}}}`},
-		{`not json`, `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`},
-	} {
-		if got := string(withTasksExtension(json.RawMessage(tc.in))); got != tc.want {
-			t.Errorf("withTasksExtension(%s) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestGrantedTTL: the ttl a task's job keeps is read back from its
 // params; a job that keeps none reads the bound.
 func TestGrantedTTL(t *testing.T) {
-	s := &Server{opts: Options{TaskMaxTTL: time.Hour}}
-	kept := withGrantedTTL(json.RawMessage(`{"name":"x","arguments":{"task":"not this one"},"task":{"ttl":5}}`), 60*time.Second)
+	s := &Tasks{MaxTTL: time.Hour}
+	kept := WithGrantedTTL(json.RawMessage(`{"name":"x","arguments":{"task":"not this one"},"task":{"ttl":5}}`), 60*time.Second)
 	var p struct {
 		Arguments struct{ Task string }
 		Task      struct{ TTL int64 }
@@ -35,8 +22,8 @@ func TestGrantedTTL(t *testing.T) {
 	if err := json.Unmarshal(kept, &p); err != nil || p.Task.TTL != 60000 || p.Arguments.Task != "not this one" {
 		t.Fatalf("withGrantedTTL: %s %v", kept, err)
 	}
-	if got := s.grantedTTL(&store.Job{Params: kept}); got != 60*time.Second {
-		t.Errorf("grantedTTL = %v, want 1m", got)
+	if got := s.GrantedTTL(&store.Job{Params: kept}); got != 60*time.Second {
+		t.Errorf("GrantedTTL = %v, want 1m", got)
 	}
 }
 
@@ -44,13 +31,13 @@ func TestGrantedTTL(t *testing.T) {
 // job's result; one kept without answers -32603 with its text.
 func TestFailure(t *testing.T) {
 	kept := jsonrpc.MustMarshal(&jsonrpc.Error{Code: -31001, Message: "mcpx: timed out"})
-	if e := failure(&store.Job{ID: "j", Status: store.Failed, Result: kept, Error: "timed out"}); e.Code != -31001 || e.Message != "mcpx: timed out" {
+	if e := Failure(&store.Job{ID: "j", Status: store.Failed, Result: kept, Error: "timed out"}); e.Code != -31001 || e.Message != "mcpx: timed out" {
 		t.Errorf("kept error: %+v", e)
 	}
-	if e := failure(&store.Job{ID: "j", Status: store.Failed, Error: "broke"}); e.Code != jsonrpc.CodeInternalError || e.Message != `task "j" failed: broke` {
+	if e := Failure(&store.Job{ID: "j", Status: store.Failed, Error: "broke"}); e.Code != jsonrpc.CodeInternalError || e.Message != `task "j" failed: broke` {
 		t.Errorf("no kept error: %+v", e)
 	}
-	if e := failure(&store.Job{ID: "j", Status: store.Cancelled, Error: "by the host"}); e.Code != jsonrpc.CodeInternalError {
+	if e := Failure(&store.Job{ID: "j", Status: store.Cancelled, Error: "by the host"}); e.Code != jsonrpc.CodeInternalError {
 		t.Errorf("cancelled: %+v", e)
 	}
 }
@@ -59,12 +46,12 @@ func TestFailure(t *testing.T) {
 // answered (partly, then wholly); an error answer is the call's error;
 // answering closes a question's gone.
 func TestTaskInput(t *testing.T) {
-	s := &Server{}
+	s := &Tasks{}
 	ti := s.taskInputOf("job_1", nil)
 	ti.mu.Lock()
 	ti.pending["q"] = &question{req: relay.InputRequest{Method: "elicitation/create"}, gone: make(chan struct{})}
 	ti.mu.Unlock()
-	if q := s.pendingOf("job_1"); q["q"].Method != "elicitation/create" {
+	if q := s.Pending("job_1"); q["q"].Method != "elicitation/create" {
 		t.Fatalf("pendingOf = %v", q)
 	}
 	if sent := ti.take(); len(sent) != 1 || len(ti.take()) != 0 {
@@ -75,8 +62,8 @@ func TestTaskInput(t *testing.T) {
 		t.Fatal("an unanswered question is sent again")
 	}
 	ti.answer(map[string]json.RawMessage{"never": json.RawMessage(`{}`), "q": json.RawMessage(`{"action":"accept"}`)})
-	if s.pendingOf("job_1") != nil || string(ti.answers["q"].res) != `{"action":"accept"}` || len(ti.answers) != 1 {
-		t.Fatalf("after the answer: pending %v, answers %v", s.pendingOf("job_1"), ti.answers)
+	if s.Pending("job_1") != nil || string(ti.answers["q"].res) != `{"action":"accept"}` || len(ti.answers) != 1 {
+		t.Fatalf("after the answer: pending %v, answers %v", s.Pending("job_1"), ti.answers)
 	}
 
 	r := &question{gone: make(chan struct{})}

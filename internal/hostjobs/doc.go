@@ -1,0 +1,37 @@
+// Package hostjobs is what hosts are told of jobs and tasks, and the
+// state a server's host sessions share of their tasks. Every task is a
+// job (package jobs keeps, runs and recovers them); this package says how
+// a job reads to a host, and holds a task's questions for it:
+//
+//   - The timing rule (timer.go): how long a host with a given profile
+//     waits for a call whatever happens (Timer), how long before that
+//     timer a call becomes a job (Margin), and how long mcpx may keep the
+//     host waiting on one (AnswerWindow).
+//   - A job as a tool result (answer.go): the words a model follows and
+//     the job's structuredContent (Running, State, Result), and the job
+//     meta-tools' definitions (JobTool, JobCancelTool).
+//   - A job as a task (tasks.go, late.go): the 2025-11-25 Task a job reads
+//     as (Tasks.Of), the ttl a task is granted and keeps (MaxTTLGranted,
+//     WithGrantedTTL, GrantedTTL), the error an ended task without a
+//     result answers with (Failure), and a late end told beside it.
+//   - Tasks on the wire (taskwire.go): the capabilities a host is
+//     declared (TasksCapability, TasksExtension), whether a 2026-07-28
+//     request takes tasks (TakesTasks) and the -32021 when it must
+//     (NeedsTasks), a 2026-07-28 DetailedTask (Detailed), tasks/list's
+//     cursor, and the error an upstream's question of a job gets when
+//     the job cannot put it to its host (JobError).
+//   - A task's questions (inputs.go): Tasks.AskInput keeps a task's call's
+//     questions until its host answers them (Answer, for a 2026-07-28
+//     host's tasks/update; AskQuestions, for a 2025-11-25 host's
+//     tasks/result, which puts them on its own stream through an Asker);
+//     Pending lists them for tasks/get; Asked fires as one is asked.
+//
+// The contract: hostjobs never sees a host session, a request or a
+// transport. The sessions (package hostserver) import it, never the
+// other way: they decide who asks and answer on their own streams, and
+// call in here for the words, the views and the questions' store, which
+// is safe for concurrent use. A Tasks is shared by every session of one
+// server, which sets its fields before the first use; a task's questions
+// live in the gateway running its call, and are dropped when the call
+// ends.
+package hostjobs
