@@ -10,4 +10,8 @@
 // Concurrency: [Message] and [Object] values are not safe for concurrent
 // mutation. A [Reader] is used by one goroutine; a [Writer] is safe for
 // concurrent use.
+//
+// Memory: a [Reader] reads a long line in blocks and copies it once, and
+// a second after the last line of a MiB or more it let go (on any reader),
+// the process returns its free heap pages to the system (giveback.go).
 package jsonrpc

@@ -30,9 +30,23 @@ func (e *OversizeError) Error() string {
 type Reader struct {
 	br    *bufio.Reader
 	limit int
-	buf   []byte
-	held  bool // buf holds the start of a line not returned (ReadLine failed)
+	// The line being read: its first blockSize bytes in buf, the rest of
+	// a longer one in blocks, n bytes in all.
+	buf    []byte
+	blocks [][]byte
+	n      int
+	held   bool // buf and blocks hold the start of a line not returned (ReadLine failed)
 }
+
+// blockSize is what a line is read into before it takes blocks: a
+// longer line is read into blocks of this size and copied once, when its
+// end is read, into a buffer of its length. One buffer regrown as the
+// line arrives would allocate about five times the line (each step a
+// quarter larger than the last, the old one garbage), leave the heap a
+// hole of every size up to it, and stay with the reader after the line;
+// a host that sends lines of the message limit would have the daemon's
+// heap, and what it holds from the system, grow by that much more.
+const blockSize = 64 << 10
 
 // NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
 // means [DefaultMaxMessageBytes].
@@ -61,17 +75,16 @@ const prefixKeep = 4 << 10
 func (r *Reader) ReadLine() ([]byte, error) {
 	r.held = true // until a line is returned
 	for {
-		r.buf = r.buf[:0]
+		r.reset()
 		over := false
 		for {
 			chunk, err := r.br.ReadSlice('\n')
 			if !over {
-				if len(r.buf)+len(chunk) > r.limit+1 { // +1: the newline does not count
+				if r.n+len(chunk) > r.limit+1 { // +1: the newline does not count
 					over = true
-					keep := min(len(chunk), max(0, prefixKeep-len(r.buf)))
-					r.buf = append(r.buf, chunk[:keep]...)
+					r.add(chunk[:min(len(chunk), max(0, prefixKeep-r.n))])
 				} else {
-					r.buf = append(r.buf, chunk...)
+					r.add(chunk)
 				}
 			}
 			if err == nil {
@@ -80,11 +93,11 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
-			if errors.Is(err, io.EOF) && len(r.buf) > r.limit && !over {
+			if errors.Is(err, io.EOF) && r.n > r.limit && !over {
 				over = true // a final line has no newline to not count
 			}
-			if errors.Is(err, io.EOF) && len(r.buf) > 0 && !over {
-				line := bytes.TrimSpace(r.buf)
+			if errors.Is(err, io.EOF) && r.n > 0 && !over {
+				line := bytes.TrimSpace(r.line())
 				if len(line) == 0 {
 					return nil, io.EOF
 				}
@@ -102,7 +115,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			r.held = false
 			return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 		}
-		line := bytes.TrimRight(r.buf, "\r\n")
+		line := bytes.TrimRight(r.line(), "\r\n")
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
@@ -110,6 +123,56 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		r.held = false
 		return line, nil
 	}
+}
+
+// reset empties the line being read, keeping buf and letting the blocks
+// go.
+func (r *Reader) reset() {
+	if r.n >= giveBackAt {
+		longLines.note()
+	}
+	r.buf = r.buf[:0]
+	clear(r.blocks)
+	r.blocks = r.blocks[:0]
+	r.n = 0
+}
+
+// add appends chunk to the line being read.
+func (r *Reader) add(chunk []byte) {
+	r.n += len(chunk)
+	if len(r.blocks) == 0 {
+		room := blockSize - len(r.buf)
+		if len(chunk) <= room {
+			r.buf = append(r.buf, chunk...)
+			return
+		}
+		r.buf = append(r.buf, chunk[:room]...)
+		chunk = chunk[room:]
+	}
+	for len(chunk) > 0 {
+		last := len(r.blocks) - 1
+		if last < 0 || len(r.blocks[last]) == blockSize {
+			r.blocks = append(r.blocks, make([]byte, 0, blockSize))
+			last++
+		}
+		k := min(len(chunk), blockSize-len(r.blocks[last]))
+		r.blocks[last] = append(r.blocks[last], chunk[:k]...)
+		chunk = chunk[k:]
+	}
+}
+
+// line returns the line read, in one slice: buf itself, or a copy of buf
+// and the blocks into a buffer of the line's length.
+func (r *Reader) line() []byte {
+	if len(r.blocks) == 0 {
+		return r.buf
+	}
+	line := make([]byte, 0, r.n)
+	line = append(line, r.buf...)
+	for _, b := range r.blocks {
+		line = append(line, b...)
+	}
+	return line
 }
 
 // Unread returns what the reader holds and has not returned: after
@@ -122,6 +185,9 @@ func (r *Reader) Unread() []byte {
 	var out []byte
 	if r.held {
 		out = append(out, r.buf...)
+		for _, blk := range r.blocks {
+			out = append(out, blk...)
+		}
 	}
 	return append(out, b...)
 }
