@@ -17,23 +17,30 @@ import (
 // scavenger's pace.
 const giveBackAt = 1 << 20
 
-// giveBack runs free once after no note came for after.
+// giveBack runs free once no note came for after. Each note has a timer
+// of its own (a note is rare: a line of a MiB or more), and only the last
+// one's runs free.
 type giveBack struct {
 	after time.Duration
 	free  func()
 	mu    sync.Mutex
-	timer *time.Timer
+	last  uint64 // the last note's number
 }
 
 var longLines = &giveBack{after: time.Second, free: debug.FreeOSMemory}
 
-// note (re)starts the wait.
+// note starts the wait over.
 func (g *giveBack) note() {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.timer == nil {
-		g.timer = time.AfterFunc(g.after, g.free)
-		return
-	}
-	g.timer.Reset(g.after)
+	g.last++
+	n := g.last
+	g.mu.Unlock()
+	time.AfterFunc(g.after, func() {
+		g.mu.Lock()
+		last := g.last == n
+		g.mu.Unlock()
+		if last {
+			g.free()
+		}
+	})
 }
