@@ -11,7 +11,9 @@
 // mutation. A [Reader] is used by one goroutine; a [Writer] is safe for
 // concurrent use.
 //
-// Memory: a [Reader] reads a long line in blocks and copies it once, and
-// a second after the last line of a MiB or more it let go (on any reader),
-// the process returns its free heap pages to the system (giveback.go).
+// Memory: a [Reader] reads a long line past its first 64 KiB into memory
+// mapped for that line (rest.go), unmapped before ReadLine returns, and
+// copies a line within the limit once; a second after the last line of a
+// MiB or more it let go (on any reader), the process returns its free heap
+// pages to the system (giveback.go).
 package jsonrpc

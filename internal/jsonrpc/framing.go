@@ -31,21 +31,17 @@ type Reader struct {
 	br    *bufio.Reader
 	limit int
 	// The line being read: its first blockSize bytes in buf, the rest of
-	// a longer one in blocks, n bytes in all.
-	buf    []byte
-	blocks [][]byte
-	n      int
-	held   bool // buf and blocks hold the start of a line not returned (ReadLine failed)
+	// a longer one in rest, n bytes in all.
+	buf  []byte
+	rest lineRest
+	n    int
+	held bool // buf holds the start of a line not returned (ReadLine failed)
 }
 
-// blockSize is what a line is read into before it takes blocks: a
-// longer line is read into blocks of this size and copied once, when its
-// end is read, into a buffer of its length. One buffer regrown as the
-// line arrives would allocate about five times the line (each step a
-// quarter larger than the last, the old one garbage), leave the heap a
-// hole of every size up to it, and stay with the reader after the line;
-// a host that sends lines of the message limit would have the daemon's
-// heap, and what it holds from the system, grow by that much more.
+// blockSize is what a line is read into on the heap, kept from line to
+// line: the rest of a longer line goes to memory mapped for it alone
+// (rest.go), given back to the system before ReadLine returns, and the
+// line is copied once into a buffer of its length.
 const blockSize = 64 << 10
 
 // NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
@@ -74,6 +70,7 @@ const prefixKeep = 4 << 10
 // final line without a newline is returned first.
 func (r *Reader) ReadLine() ([]byte, error) {
 	r.held = true // until a line is returned
+	defer r.rest.release()
 	for {
 		r.reset()
 		over := false
@@ -83,6 +80,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				if r.n+len(chunk) > r.limit+1 { // +1: the newline does not count
 					over = true
 					r.add(chunk[:min(len(chunk), max(0, prefixKeep-r.n))])
+					r.rest.release() // the kept prefix is in buf
 				} else {
 					r.add(chunk)
 				}
@@ -109,6 +107,9 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 			}
 			r.held = !over // an oversize line's kept prefix is not its start to hand on
+			if r.held {
+				r.buf = append(r.buf, r.rest.b...) // for Unread, once rest is given back
+			}
 			return nil, err
 		}
 		if over {
@@ -125,22 +126,23 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
-// reset empties the line being read, keeping buf and letting the blocks
-// go.
+// reset empties the line being read, keeping buf.
 func (r *Reader) reset() {
 	if r.n >= giveBackAt {
 		longLines.note()
 	}
+	if cap(r.buf) > 2*blockSize { // a line handed to Unread
+		r.buf = nil
+	}
 	r.buf = r.buf[:0]
-	clear(r.blocks)
-	r.blocks = r.blocks[:0]
+	r.rest.release()
 	r.n = 0
 }
 
 // add appends chunk to the line being read.
 func (r *Reader) add(chunk []byte) {
 	r.n += len(chunk)
-	if len(r.blocks) == 0 {
+	if r.rest.b == nil {
 		room := blockSize - len(r.buf)
 		if len(chunk) <= room {
 			r.buf = append(r.buf, chunk...)
@@ -148,31 +150,20 @@ func (r *Reader) add(chunk []byte) {
 		}
 		r.buf = append(r.buf, chunk[:room]...)
 		chunk = chunk[room:]
+		r.rest.reserve(r.limit + 1 - blockSize)
 	}
-	for len(chunk) > 0 {
-		last := len(r.blocks) - 1
-		if last < 0 || len(r.blocks[last]) == blockSize {
-			r.blocks = append(r.blocks, make([]byte, 0, blockSize))
-			last++
-		}
-		k := min(len(chunk), blockSize-len(r.blocks[last]))
-		r.blocks[last] = append(r.blocks[last], chunk[:k]...)
-		chunk = chunk[k:]
-	}
+	r.rest.add(chunk)
 }
 
-// line returns the line read, in one slice: buf itself, or a copy of buf
-// and the blocks into a buffer of the line's length.
+// line returns the line read, in one slice: buf itself, or buf and rest
+// copied into a buffer of the line's length.
 func (r *Reader) line() []byte {
-	if len(r.blocks) == 0 {
+	if r.rest.b == nil {
 		return r.buf
 	}
 	line := make([]byte, 0, r.n)
 	line = append(line, r.buf...)
-	for _, b := range r.blocks {
-		line = append(line, b...)
-	}
-	return line
+	return append(line, r.rest.b...)
 }
 
 // Unread returns what the reader holds and has not returned: after
@@ -185,9 +176,6 @@ func (r *Reader) Unread() []byte {
 	var out []byte
 	if r.held {
 		out = append(out, r.buf...)
-		for _, blk := range r.blocks {
-			out = append(out, blk...)
-		}
 	}
 	return append(out, b...)
 }

@@ -14,7 +14,8 @@ import (
 // heap's goal at about twice what was live when it was read, and the
 // process keeps those pages from the system for minutes after the line
 // is gone: until the runtime's periodic collection, then at its
-// scavenger's pace.
+// scavenger's pace. (A line over the limit never reaches the heap:
+// rest.go.)
 const giveBackAt = 1 << 20
 
 // giveBack runs free once no note came for after. Each note has a timer

@@ -103,10 +103,10 @@ func TestHostileStdio(t *testing.T) {
 }
 
 // hostileStdioRSSSlackKiB is what the daemon may hold after the ten hosts
-// beyond what it held after the first: each line took about the message
-// limit, and was given back; the next took the same pages again, so the
-// heap's range (and in a race-enabled build the race detector's shadow of
-// it, which is never given back) does not grow host after host.
+// beyond what it held after the first: their lines over the limit were
+// read into memory mapped for each and unmapped at once, so the heap (and
+// in a race-enabled build the race detector's shadow of every heap address
+// ever used, which is never given back) does not grow host after host.
 const hostileStdioRSSSlackKiB = 24 << 10
 
 // hostileHeapHeldKiB bounds the heap a daemon holds from the system once
