@@ -39,9 +39,9 @@ type Reader struct {
 }
 
 // blockSize is what a line is read into on the heap, kept from line to
-// line: the rest of a longer line goes to memory mapped for it alone
-// (rest.go), given back to the system before ReadLine returns, and the
-// line is copied once into a buffer of its length.
+// line: the rest of a longer line goes to memory mapped outside the heap
+// (rest.go), let go before ReadLine returns, and a line within the limit
+// is copied once into a buffer of its length.
 const blockSize = 64 << 10
 
 // NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
@@ -128,8 +128,8 @@ func (r *Reader) ReadLine() ([]byte, error) {
 
 // reset empties the line being read, keeping buf.
 func (r *Reader) reset() {
-	if r.n >= giveBackAt {
-		longLines.note()
+	if r.n > blockSize {
+		longLines.note(r.n >= giveBackAt)
 	}
 	if cap(r.buf) > 2*blockSize { // a line handed to Unread
 		r.buf = nil

@@ -86,3 +86,34 @@ func TestReaderUnreadLongPartialLine(t *testing.T) {
 		t.Errorf("Unread: %d bytes, want the %d of the partial line", len(got), len(partial))
 	}
 }
+
+// TestReaderMappingReused: long lines read one after another, on one
+// reader or several, take the same mapping again, kept idle in between;
+// the give-back unmaps it.
+func TestReaderMappingReused(t *testing.T) {
+	idleMaps := func() int {
+		idle.Lock()
+		defer idle.Unlock()
+		return len(idle.maps)
+	}
+	unmapIdle() // earlier tests' mappings, of other sizes
+	line := `{"x":"` + strings.Repeat("x", 3*blockSize) + `"}` + "\n"
+	shared := NewReader(strings.NewReader(line+line+line), 0)
+	for i := range 6 {
+		r := shared
+		if i >= 3 {
+			r = NewReader(strings.NewReader(line), 0)
+		}
+		if got, err := r.ReadLine(); err != nil || len(got) != len(line)-1 {
+			t.Fatalf("line %d: %d bytes, %v", i, len(got), err)
+		}
+		// An earlier test's give-back may have unmapped it: 0 or 1.
+		if n := idleMaps(); n > 1 {
+			t.Fatalf("after line %d: %d idle mappings, want the one line after line took", i, n)
+		}
+	}
+	longLines.free(false)
+	if n := idleMaps(); n != 0 {
+		t.Errorf("after the give-back: %d idle mappings, want none", n)
+	}
+}

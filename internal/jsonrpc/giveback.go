@@ -18,30 +18,43 @@ import (
 // rest.go.)
 const giveBackAt = 1 << 20
 
-// giveBack runs free once no note came for after. Each note has a timer
-// of its own (a note is rare: a line of a MiB or more), and only the last
-// one's runs free.
+// giveBack runs free once no note came for after, telling it whether a
+// note of the burst was big. Each note has a timer of its own (a note is
+// rare: a line past 64 KiB), and only the last one's runs free.
 type giveBack struct {
 	after time.Duration
-	free  func()
+	free  func(big bool)
 	mu    sync.Mutex
 	last  uint64 // the last note's number
+	big   bool   // a note since the last free was big
 }
 
-var longLines = &giveBack{after: time.Second, free: debug.FreeOSMemory}
+// longLines unmaps the idle mappings of long lines (rest.go) after every
+// burst of them, and collects and returns the heap's free pages after a
+// burst with a line of giveBackAt or more.
+var longLines = &giveBack{after: time.Second, free: func(big bool) {
+	unmapIdle()
+	if big {
+		debug.FreeOSMemory()
+	}
+}}
 
 // note starts the wait over.
-func (g *giveBack) note() {
+func (g *giveBack) note(big bool) {
 	g.mu.Lock()
 	g.last++
 	n := g.last
+	g.big = g.big || big
 	g.mu.Unlock()
 	time.AfterFunc(g.after, func() {
 		g.mu.Lock()
-		last := g.last == n
+		last, big := g.last == n, g.big
+		if last {
+			g.big = false
+		}
 		g.mu.Unlock()
 		if last {
-			g.free()
+			g.free(big)
 		}
 	})
 }

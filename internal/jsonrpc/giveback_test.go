@@ -16,7 +16,11 @@ func TestGiveBackAfterLongLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var freed atomic.Int32
 		saved := longLines
-		longLines = &giveBack{after: time.Second, free: func() { freed.Add(1) }}
+		longLines = &giveBack{after: time.Second, free: func(big bool) {
+			if big {
+				freed.Add(1)
+			}
+		}}
 		defer func() { longLines = saved }()
 
 		long := `{"x":"` + strings.Repeat("x", giveBackAt) + `"}` + "\n"
