@@ -12,8 +12,8 @@
 // concurrent use.
 //
 // Memory: a [Reader] reads a long line past its first 64 KiB into memory
-// mapped for that line (rest.go), unmapped before ReadLine returns, and
-// copies a line within the limit once; a second after the last line of a
-// MiB or more it let go (on any reader), the process returns its free heap
-// pages to the system (giveback.go).
+// mapped outside the heap (rest.go) and copies a line within the limit
+// once; a quiet second after a burst of long lines (on any reader) the
+// mappings are unmapped and, after a line of a MiB or more, the heap's
+// free pages returned to the system (giveback.go).
 package jsonrpc
