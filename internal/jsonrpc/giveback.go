@@ -19,8 +19,9 @@ import (
 const giveBackAt = 1 << 20
 
 // giveBack runs free once no note came for after, telling it whether a
-// note of the burst was big. Each note has a timer of its own (a note is
-// rare: a line past 64 KiB), and only the last one's runs free.
+// note of the burst was big. Each note (a line past 64 KiB, which costs far
+// more than a timer) has a timer of its own, and only the last one's runs
+// free: no timer is shared between callers.
 type giveBack struct {
 	after time.Duration
 	free  func(big bool)
