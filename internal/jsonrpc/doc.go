@@ -10,4 +10,10 @@
 // Concurrency: [Message] and [Object] values are not safe for concurrent
 // mutation. A [Reader] is used by one goroutine; a [Writer] is safe for
 // concurrent use.
+//
+// Memory: a [Reader] reads a long line past its first 64 KiB into memory
+// mapped outside the heap (rest.go) and copies a line within the limit
+// once; a quiet second after a burst of long lines (on any reader) the
+// mappings are unmapped and, after a line of a MiB or more, the heap's
+// free pages returned to the system (giveback.go).
 package jsonrpc

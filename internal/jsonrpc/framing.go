@@ -30,9 +30,19 @@ func (e *OversizeError) Error() string {
 type Reader struct {
 	br    *bufio.Reader
 	limit int
-	buf   []byte
-	held  bool // buf holds the start of a line not returned (ReadLine failed)
+	// The line being read: its first blockSize bytes in buf, the rest of
+	// a longer one in rest, n bytes in all.
+	buf  []byte
+	rest lineRest
+	n    int
+	held bool // buf holds the start of a line not returned (ReadLine failed)
 }
+
+// blockSize is what a line is read into on the heap, kept from line to
+// line: the rest of a longer line goes to memory mapped outside the heap
+// (rest.go), let go before ReadLine returns, and a line within the limit
+// is copied once into a buffer of its length.
+const blockSize = 64 << 10
 
 // NewReader returns a Reader over r with a 64 KiB buffer. A limit of 0
 // means [DefaultMaxMessageBytes].
@@ -60,18 +70,19 @@ const prefixKeep = 4 << 10
 // final line without a newline is returned first.
 func (r *Reader) ReadLine() ([]byte, error) {
 	r.held = true // until a line is returned
+	defer r.rest.release()
 	for {
-		r.buf = r.buf[:0]
+		r.reset()
 		over := false
 		for {
 			chunk, err := r.br.ReadSlice('\n')
 			if !over {
-				if len(r.buf)+len(chunk) > r.limit+1 { // +1: the newline does not count
+				if r.n+len(chunk) > r.limit+1 { // +1: the newline does not count
 					over = true
-					keep := min(len(chunk), max(0, prefixKeep-len(r.buf)))
-					r.buf = append(r.buf, chunk[:keep]...)
+					r.add(chunk[:min(len(chunk), max(0, prefixKeep-r.n))])
+					r.rest.release() // the kept prefix is in buf
 				} else {
-					r.buf = append(r.buf, chunk...)
+					r.add(chunk)
 				}
 			}
 			if err == nil {
@@ -80,11 +91,11 @@ func (r *Reader) ReadLine() ([]byte, error) {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
 			}
-			if errors.Is(err, io.EOF) && len(r.buf) > r.limit && !over {
+			if errors.Is(err, io.EOF) && r.n > r.limit && !over {
 				over = true // a final line has no newline to not count
 			}
-			if errors.Is(err, io.EOF) && len(r.buf) > 0 && !over {
-				line := bytes.TrimSpace(r.buf)
+			if errors.Is(err, io.EOF) && r.n > 0 && !over {
+				line := bytes.TrimSpace(r.line())
 				if len(line) == 0 {
 					return nil, io.EOF
 				}
@@ -96,13 +107,16 @@ func (r *Reader) ReadLine() ([]byte, error) {
 				return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 			}
 			r.held = !over // an oversize line's kept prefix is not its start to hand on
+			if r.held {
+				r.buf = append(r.buf, r.rest.b...) // for Unread, once rest is given back
+			}
 			return nil, err
 		}
 		if over {
 			r.held = false
 			return nil, &OversizeError{Limit: r.limit, ID: PeekID(r.buf)}
 		}
-		line := bytes.TrimRight(r.buf, "\r\n")
+		line := bytes.TrimRight(r.line(), "\r\n")
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
@@ -110,6 +124,46 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		r.held = false
 		return line, nil
 	}
+}
+
+// reset empties the line being read, keeping buf.
+func (r *Reader) reset() {
+	if r.n > blockSize {
+		longLines.note(r.n >= giveBackAt)
+	}
+	if cap(r.buf) > 2*blockSize { // a line handed to Unread
+		r.buf = nil
+	}
+	r.buf = r.buf[:0]
+	r.rest.release()
+	r.n = 0
+}
+
+// add appends chunk to the line being read.
+func (r *Reader) add(chunk []byte) {
+	r.n += len(chunk)
+	if r.rest.b == nil {
+		room := blockSize - len(r.buf)
+		if len(chunk) <= room {
+			r.buf = append(r.buf, chunk...)
+			return
+		}
+		r.buf = append(r.buf, chunk[:room]...)
+		chunk = chunk[room:]
+		r.rest.reserve(r.limit + 1 - blockSize)
+	}
+	r.rest.add(chunk)
+}
+
+// line returns the line read, in one slice: buf itself, or buf and rest
+// copied into a buffer of the line's length.
+func (r *Reader) line() []byte {
+	if r.rest.b == nil {
+		return r.buf
+	}
+	line := make([]byte, 0, r.n)
+	line = append(line, r.buf...)
+	return append(line, r.rest.b...)
 }
 
 // Unread returns what the reader holds and has not returned: after

@@ -225,11 +225,18 @@ const (
 // and fails naming what it kept.
 func (f *hostileFace) settled(t *testing.T, what string, before usage) {
 	t.Helper()
+	f.settledWithin(t, what, before, hostileRSSSlackKiB)
+}
+
+// settledWithin is settled with rssSlackKiB of memory in place of
+// hostileRSSSlackKiB.
+func (f *hostileFace) settledWithin(t *testing.T, what string, before usage, rssSlackKiB int) {
+	t.Helper()
 	deadline := time.Now().Add(harness.WaitLong)
 	var now usage
 	for {
 		now = f.usage(t)
-		ok := now.fds <= before.fds+hostileFDSlack && now.rssKiB <= before.rssKiB+hostileRSSSlackKiB &&
+		ok := now.fds <= before.fds+hostileFDSlack && now.rssKiB <= before.rssKiB+rssSlackKiB &&
 			(before.goroutines < 0 || now.goroutines <= before.goroutines+hostileGoroutineSlack)
 		if ok {
 			t.Logf("%s after %s: %d descriptors (%d before), %d goroutines (%d), RSS %d KiB (%d)",
