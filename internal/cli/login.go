@@ -51,30 +51,27 @@ Login needs no daemon: it runs here, where the browser is.`,
 			defer closeRecs()
 			aud := auditor{env: env, cfg: cfg, paths: paths}
 			audRec := audit.Record{Kind: audit.KindSignIn, Action: "mcpx login", Server: srv.Name, Outcome: "ok", Detail: "the shared sign-in"}
-			refused := false
 			if prev != nil && prev.ServerURL != srv.URL {
 				prev = nil // signed in to the server's old URL
 			}
 			ctx, cancel := context.WithTimeoutCause(ctx, loginTimeout, errors.New("the sign-in was not finished within 5 minutes"))
 			defer cancel()
+			// Recorded before the browser step: a log that cannot be
+			// written (failing closed) refuses the sign-in before the
+			// person signs in for nothing; one that fails after it
+			// leaves a second record, "failed".
+			if err := aud.record(ctx, audRec); err != nil {
+				return err
+			}
 			client := &oauth.Client{HTTP: &http.Client{Timeout: 30 * time.Second}}
 			show, removePage := browser(env)
 			rec, err := client.SignIn(ctx, oauth.LoginRequest{
 				Server: srv.Name, URL: srv.URL, Settings: oauth.SettingsOf(srv.OAuth), Previous: prev,
 				Browser: show,
-			}, func(r *oauth.Record) error {
-				// Recorded before the tokens are kept.
-				if err := aud.record(ctx, audRec); err != nil {
-					refused = true
-					return err
-				}
-				return recs.Save(ctx, r)
-			})
+			}, func(r *oauth.Record) error { return recs.Save(ctx, r) })
 			removePage() // the browser read it long before the redirect came
 			if err != nil {
-				if !refused {
-					aud.failed(ctx, audRec, err)
-				}
+				aud.failed(ctx, audRec, err)
 				return fmt.Errorf("signing in to %q: %w", srv.Name, err)
 			}
 			fmt.Fprintf(env.Stdout, "signed in to %s (%s)\n", srv.Name, expiry(rec.Token.Expiry, rec.Token.RefreshToken != "", time.Now()))

@@ -45,11 +45,20 @@ func TestCLIChangesAudited(t *testing.T) {
 		return out, errb
 	}
 
-	// Failing closed: a login through the browser keeps nothing.
+	// Failing closed: a login is refused before the browser step, and
+	// keeps nothing.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	login := e.Command(ctx, "login", "--config", full, "secure")
-	login.Env = append(login.Env, "BROWSER="+exe+" -test.run=NONE", harness.OauthBrowserEnv+"="+e.Path("prompts.log"))
+	// A browser that only notes it was opened: refused at once, the
+	// login never opens it; refused after the browser step, it would
+	// wait for a redirect that never comes.
+	opened := e.Path("browser-opened")
+	browser := e.Path("browser.sh")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho opened >> "+opened+"\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	login.Env = append(login.Env, "BROWSER="+browser)
 	out, err := login.CombinedOutput()
 	const refused = `refused: the audit log cannot be written (writing the audit log to /dev/full: write /dev/full: no space left on device); mcpx.audit.onFailure is "closed", so nothing was changed`
 	if err == nil || !strings.Contains(string(out), refused) {
@@ -57,6 +66,9 @@ func TestCLIChangesAudited(t *testing.T) {
 	}
 	if _, err := os.Stat(harness.SignInPath(e)); !os.IsNotExist(err) {
 		t.Fatalf("the refused sign-in was kept: %v", err)
+	}
+	if _, err := os.Stat(opened); !os.IsNotExist(err) {
+		t.Fatalf("the refused sign-in opened the browser first: %v", err)
 	}
 
 	harness.McpxLogin(t, e, cfg, exe, e.Path("prompts.log"))
