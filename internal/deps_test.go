@@ -97,6 +97,11 @@ var rules = []rule{
 		never: slices.Concat([]string{"hostserver", "hosthttp", "hoststream", "localapi", "ui"}, roots),
 		why:   "hostjobs, what hosts are told of jobs and tasks and the tasks' questions, builds on the jobs, the core and the wire: it never sees the host sessions or their transports (hostserver builds on it, not the other way), the other edges or the roots",
 	},
+	{
+		pkg:   "hostsurface",
+		never: slices.Concat([]string{"hostserver", "hosthttp", "hoststream", "hostjobs", "localapi", "jobs", "store", "ui"}, roots),
+		why:   "hostsurface, the upstreams' resources, prompts, completions, subscriptions, logging and list changes as hosts get them, builds on the core and the wire: it sees a host session and its request through its Host and Request interfaces and never imports them (hostserver builds on it, not the other way), nor their transports, the jobs, the other edge or the roots",
+	},
 	{pkg: "localapi", never: slices.Concat([]string{"hostserver"}, roots), why: "localapi is an edge: it never imports the other edge or the roots"},
 	{
 		pkg:   "tracing",
@@ -151,6 +156,8 @@ var importedOnlyBy = map[string][]string{
 	"hosthttp": {"hostserver", "daemon"},
 	// What hosts are told of jobs and tasks: the host sessions' alone.
 	"hostjobs": {"hostserver"},
+	// The surface beyond tools: the host sessions' alone.
+	"hostsurface": {"hostserver"},
 }
 
 // testOnly packages are imported from _test.go files only, and by one

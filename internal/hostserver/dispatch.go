@@ -113,7 +113,7 @@ func (hs *hostSession) routeRequest(msg *jsonrpc.Message, out sink) {
 		}
 		admitted = hs.admit(req, (*hostSession).subscriptionsListen)
 	default:
-		if isSurface(msg.Method, req.modern) { // surface.go
+		if isSurface(msg.Method, req.modern) { // surfacehost.go
 			admitted = hs.admit(req, (*hostSession).serveSurface)
 			break
 		}

@@ -8,20 +8,14 @@
 // stream), under ids of mcpx's own; the host's responses come back as
 // messages on the connection, or POSTed in its session.
 //
-// The rest of the surface (surface.go and the files it names): the
-// upstreams' resources, templates and prompts merged and paged with mcpx's
-// own cursors (see catalog), reads, prompts and completions routed to
-// their upstream and relayed byte for byte but for what the host's
-// revision needs (resultType and a read's cache hints for 2026-07-28, the
-// legacy -32002 mapped to -32602 there). Resource subscriptions are made
-// upstream once per URI and upstream, for legacy sessions with a stream
-// and 2026-07-28 listens alike, and undone when the last subscriber
-// leaves. Logging: each legacy upstream is set to the most verbose level a
-// host asked for, messages on a request's own upstream stream go to that
-// request's host, the others to every legacy stream host whose level
-// admits them. Capabilities name each feature only when an upstream
-// serves it, so initialize and server/discover wait (bounded) for the
-// upstreams to start.
+// The rest of the surface is package hostsurface's: the upstreams'
+// resources, templates and prompts, completions, resource subscriptions,
+// logging and list changes. A session is a hostsurface.Host and a
+// request a hostsurface.Request (surfacehost.go); the session decides
+// who asks and what its tool filter lets it see, and coalesces list
+// changes (repeat.go). Capabilities name each feature only when an
+// upstream serves it, so initialize and server/discover wait (bounded)
+// for the upstreams to start.
 //
 // A host is known by the clientInfo.name it sends (initialize for a legacy
 // connection or session, each request's _meta in 2026-07-28): each of its

@@ -69,7 +69,7 @@ var modernMethods = map[string]bool{mcp.MethodDiscover: true, mcp.MethodToolsLis
 func (f *httpFace) Knows(method string) bool { return modernMethods[method] || isSurface(method, true) }
 
 func (f *httpFace) Served(method string) bool {
-	return !isSurface(method, true) || f.srv.surfaceServed(method) // surface.go
+	return !isSurface(method, true) || f.srv.surfaceServed(method) // surfacehost.go
 }
 
 func (f *httpFace) ParamValues(ctx context.Context, tool string, args json.RawMessage) ([]hosthttp.ParamValue, bool) {

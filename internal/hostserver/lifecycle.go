@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"mcpx/internal/hostsurface"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -166,7 +167,7 @@ func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *json
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: missing _meta %q", mcp.MetaClientCapabilities)
 	}
-	if err := checkLogLevel(meta); err != nil {
+	if err := hostsurface.CheckLogLevel(meta); err != nil {
 		return nil, err
 	}
 	req.version, req.modern, req.caps = v, true, caps

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/hostsurface"
 )
 
 // The policy decisions a method or meta-tool may have.
@@ -66,16 +67,16 @@ var metaToolPolicies = map[string]string{
 }
 
 // TestMethodPolicies: every method dispatch answers (the cases of its
-// switches on a host message's method, the surface's methods, the
-// methods a 2026-07-28 HTTP host may POST) and every meta-tool has a
-// policy decision, and every decision names a method or tool that is
-// still served.
+// switches on a host message's method, the surface's methods of package
+// hostsurface, the methods a 2026-07-28 HTTP host may POST) and every
+// meta-tool has a policy decision, and every decision names a method or
+// tool that is still served.
 func TestMethodPolicies(t *testing.T) {
 	served := map[string]bool{}
 	for _, m := range dispatchedMethods(t) {
 		served[m] = true
 	}
-	for m := range surfaceMethods {
+	for _, m := range hostsurface.Methods() {
 		served[m] = true
 	}
 	for m := range modernMethods {

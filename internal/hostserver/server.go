@@ -16,6 +16,7 @@ import (
 	"mcpx/internal/codemode"
 	"mcpx/internal/hosthttp"
 	"mcpx/internal/hostjobs"
+	"mcpx/internal/hostsurface"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
@@ -52,9 +53,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	info    json.RawMessage // serverInfo
-	watch   watchers
-	subs    subscriptions
-	logs    logLevels
+	surface hostsurface.Surface
 	nextID  atomic.Uint64
 	// tasks are the bounds of tasks and the questions of live ones.
 	tasks hostjobs.Tasks
@@ -90,6 +89,7 @@ func New(r *relay.Relay, c *catalog.Catalog, opts *Options) *Server {
 	s.refused = &repeats{log: s.log, window: repeatWindow}
 	s.lists.window = listChangeWindow
 	s.info = jsonrpc.MustMarshal(mcp.Implementation{Name: "mcpx", Title: "mcpx gateway", Version: s.opts.Version})
+	s.surface.Init(r, c, s.log, s.info)
 	return s
 }
 

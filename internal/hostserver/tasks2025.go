@@ -64,10 +64,7 @@ func (hs *hostSession) taskEnded(id string) {
 	if hs.out != nil {
 		out = hs.out
 	} else {
-		w := &hs.srv.watch
-		w.mu.Lock()
-		out = w.legacy[hs]
-		w.mu.Unlock()
+		out = hs.srv.streamOf(hs)
 	}
 	if out == nil {
 		return

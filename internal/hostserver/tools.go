@@ -199,7 +199,7 @@ func (hs *hostSession) relayCall(ctx context.Context, req *request, server, tool
 		c, ok := relay.CauseOf(context.Cause(ctx))
 		return (!ok || c.Answered()) && req.jobLive()
 	}
-	call.OnMessage, call.LogLevel = hs.onMessage(req, live) // logging.go
+	call.OnMessage, call.LogLevel = hs.onMessage(req, live) // surfacehost.go
 	if token != nil {
 		call.HostToken = token
 		key := string(token)

@@ -1,4 +1,4 @@
-package hostserver
+package hostsurface
 
 import (
 	"context"
@@ -19,19 +19,25 @@ const upstreamSubscriptionDeadline = 10 * time.Second
 type subKey struct{ server, uri string }
 
 // subscriber is who hears of a resource's updates: a legacy session with
-// a stream (*hostSession), or a 2026-07-28 subscriptions/listen (*listen).
+// a stream (legacySub), or a 2026-07-28 subscriptions/listen (*listen).
 // resourceUpdated queues the notification (params, with uri as the
 // subscriber named it); it must not block.
 type subscriber interface {
 	resourceUpdated(uri string, params *jsonrpc.Object)
 }
 
+// legacySub is a legacy session as a subscriber: equal for one session.
+type legacySub struct {
+	s *Surface
+	h Host
+}
+
 // resourceUpdated queues an update on a legacy session's stream: stdio,
 // or an HTTP session's GET stream while one is open (an update with no
 // stream to carry it is lost, as the spec's transport has it).
-func (hs *hostSession) resourceUpdated(_ string, params *jsonrpc.Object) {
-	if out := hs.srv.streamOf(hs); out != nil {
-		out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodResourcesUpdated, params.Bytes()).Encode())
+func (l legacySub) resourceUpdated(_ string, params *jsonrpc.Object) {
+	if out := l.s.StreamOf(l.h); out != nil {
+		out.Notify(jsonrpc.NewNotification(mcp.MethodResourcesUpdated, params.Bytes()).Encode())
 	}
 }
 
@@ -63,7 +69,7 @@ func (l *listen) resourceUpdated(uri string, params *jsonrpc.Object) {
 		}
 		return
 	}
-	l.sink.pushWhile(l.live, line)
+	l.r.Push(l.live, line)
 }
 
 // acknowledge queues a listen's acknowledgement, then the updates that
@@ -72,10 +78,10 @@ func (l *listen) resourceUpdated(uri string, params *jsonrpc.Object) {
 func (l *listen) acknowledge(ack []byte, subscribed []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.sink.pushWhile(l.live, ack)
+	l.r.Push(l.live, ack)
 	for _, u := range l.early {
 		if slices.Contains(subscribed, u.uri) {
-			l.sink.pushWhile(l.live, u.line)
+			l.r.Push(l.live, u.line)
 		}
 	}
 	l.early, l.acked = nil, true
@@ -112,7 +118,7 @@ func (ss *subscriptions) get(k subKey) *resourceSub {
 // subscribe adds hs to k's hosts, subscribing upstream if it is the first.
 // hs is added first, so that it hears every update that comes once the
 // upstream's subscription is in place.
-func (srv *Server) subscribe(ctx context.Context, hs subscriber, k subKey, hostURI string) error {
+func (srv *Surface) subscribe(ctx context.Context, hs subscriber, k subKey, hostURI string) error {
 	s := srv.lockSub(k)
 	defer s.op.Unlock()
 	srv.subs.mu.Lock()
@@ -140,7 +146,7 @@ func (srv *Server) subscribe(ctx context.Context, hs subscriber, k subKey, hostU
 // lockSub returns k's subscription with its op lock held: one still in the
 // map, so that a subscribe never joins one whose upstream unsubscribe is
 // under way.
-func (srv *Server) lockSub(k subKey) *resourceSub {
+func (srv *Surface) lockSub(k subKey) *resourceSub {
 	for {
 		s := srv.subs.get(k)
 		s.op.Lock()
@@ -156,7 +162,7 @@ func (srv *Server) lockSub(k subKey) *resourceSub {
 
 // unsubscribe removes hs from k's hosts, unsubscribing upstream if it was
 // the last. It reports whether hs was subscribed.
-func (srv *Server) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bool, error) {
+func (srv *Surface) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bool, error) {
 	s := srv.lockSub(k)
 	defer s.op.Unlock()
 	srv.subs.mu.Lock()
@@ -174,7 +180,7 @@ func (srv *Server) unsubscribe(ctx context.Context, hs subscriber, k subKey) (bo
 	return had, err
 }
 
-func (srv *Server) dropIfEmpty(k subKey, s *resourceSub) {
+func (srv *Surface) dropIfEmpty(k subKey, s *resourceSub) {
 	srv.subs.mu.Lock()
 	defer srv.subs.mu.Unlock()
 	if len(s.hosts) == 0 && srv.subs.subs[k] == s {
@@ -184,7 +190,7 @@ func (srv *Server) dropIfEmpty(k subKey, s *resourceSub) {
 
 // leaveSubscriptions unsubscribes a host or listen that has gone from
 // everything it subscribed to.
-func (srv *Server) leaveSubscriptions(hs subscriber) {
+func (srv *Surface) leaveSubscriptions(hs subscriber) {
 	srv.subs.mu.Lock()
 	var keys []subKey
 	for k, s := range srv.subs.subs {
@@ -200,17 +206,13 @@ func (srv *Server) leaveSubscriptions(hs subscriber) {
 	}
 }
 
-// UpstreamNotified handles an upstream's notifications other than
-// progress and tools list changes; the pool calls it from upstream
-// readers, and it never blocks (it only queues).
-func (srv *Server) UpstreamNotified(server string, msg *jsonrpc.Message) {
+// Notified handles an upstream's resource updates and log messages; it
+// never blocks (it only queues). List changes are the face's to coalesce
+// (TellListChanged).
+func (srv *Surface) Notified(server string, msg *jsonrpc.Message) {
 	switch msg.Method {
 	case mcp.MethodResourcesUpdated:
 		srv.resourceUpdated(server, msg)
-	case mcp.MethodResourcesListChanged:
-		srv.listChanged(mcp.MethodResourcesListChanged, "resourcesListChanged")
-	case mcp.MethodPromptsListChanged:
-		srv.listChanged(mcp.MethodPromptsListChanged, "promptsListChanged")
 	case mcp.MethodMessage:
 		srv.logMessage(server, msg)
 	}
@@ -220,7 +222,7 @@ func (srv *Server) UpstreamNotified(server string, msg *jsonrpc.Message) {
 // to the hosts subscribed to that URI of that upstream, each under the URI
 // it subscribed with and without the subscription id of mcpx's upstream
 // listen; the params are otherwise byte for byte.
-func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
+func (srv *Surface) resourceUpdated(server string, msg *jsonrpc.Message) {
 	params, err := jsonrpc.ParseObject(msg.Params)
 	if err != nil {
 		return
@@ -255,19 +257,19 @@ func (srv *Server) resourceUpdated(server string, msg *jsonrpc.Message) {
 // none). A URI mcpx cannot route among the servers the host may use, or
 // whose upstream cannot be subscribed to, is left out of the
 // acknowledgement, as the revision has it, and logged.
-func (hs *hostSession) listenResources(ctx context.Context, req *request, l *listen, uris []string) []string {
+func (s *Surface) listenResources(ctx context.Context, h Host, r Request, l *listen, uris []string) []string {
 	if len(uris) == 0 {
 		return nil
 	}
 	out := []string{}
-	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
+	res := s.catalog.Resources(ctx, h.Visible(r))
 	for _, uri := range uris {
-		server, upURI, _, err := r.Route(uri)
+		server, upURI, _, err := res.Route(uri)
 		if err == nil {
-			err = hs.srv.subscribe(ctx, l, subKey{server, upURI}, uri)
+			err = s.subscribe(ctx, l, subKey{server, upURI}, uri)
 		}
 		if err != nil {
-			hs.srv.log.Info("left a resource out of a listen", "host", hs.id, "uri", uri, "err", err)
+			s.log.Info("left a resource out of a listen", "host", h.ID(), "uri", uri, "err", err)
 			continue
 		}
 		out = append(out, uri)

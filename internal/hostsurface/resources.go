@@ -1,4 +1,4 @@
-package hostserver
+package hostsurface
 
 import (
 	"context"
@@ -15,30 +15,30 @@ import (
 // mcpx://<server>/<uri> for each, see catalog.Resources); reads and
 // subscriptions routed by URI.
 
-func (hs *hostSession) resourcesList(ctx context.Context, req *request) {
-	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
+func (s *Surface) resourcesList(ctx context.Context, h Host, r Request) {
+	res := s.catalog.Resources(ctx, h.Visible(r))
 	if ctx.Err() != nil {
-		hs.end(req, context.Cause(ctx))
+		h.EndRequest(r, context.Cause(ctx))
 		return
 	}
-	hs.listPage(req, r.List, "resources")
+	s.listPage(r, res.List, "resources")
 }
 
-func (hs *hostSession) resourceTemplatesList(ctx context.Context, req *request) {
-	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
+func (s *Surface) resourceTemplatesList(ctx context.Context, h Host, r Request) {
+	res := s.catalog.Resources(ctx, h.Visible(r))
 	if ctx.Err() != nil {
-		hs.end(req, context.Cause(ctx))
+		h.EndRequest(r, context.Cause(ctx))
 		return
 	}
-	hs.listPage(req, r.Templates, "resourceTemplates")
+	s.listPage(r, res.Templates, "resourceTemplates")
 }
 
 // resourceError is mcpx's own answer for a URI it cannot route: "resource
 // not found", -32002 in the legacy revisions and -32602 in 2026-07-28,
 // with the URI in data as both say.
-func resourceError(req *request, uri string, err error) *jsonrpc.Error {
+func resourceError(r Request, uri string, err error) *jsonrpc.Error {
 	code := int64(mcp.CodeResourceNotFound)
-	if req.modern || errors.Is(err, catalog.ErrAmbiguousResource) {
+	if r.Modern() || errors.Is(err, catalog.ErrAmbiguousResource) {
 		code = jsonrpc.CodeInvalidParams
 	}
 	e := jsonrpc.Errorf(code, "%v", err)
@@ -56,27 +56,27 @@ func upperFirst(s string) string {
 
 // route finds the upstream of the URI the request names, or answers the
 // request with the error.
-func (hs *hostSession) route(ctx context.Context, req *request) (server, upURI, hostURI string, exposed, ok bool) {
-	uri, rpcErr := stringParam(req, "uri")
+func (s *Surface) route(ctx context.Context, h Host, r Request) (server, upURI, hostURI string, exposed, ok bool) {
+	uri, rpcErr := stringParam(r, "uri")
 	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
+		fail(r, rpcErr)
 		return "", "", "", false, false
 	}
-	r := hs.srv.catalog.Resources(ctx, hs.toolFilter(req).visible())
+	res := s.catalog.Resources(ctx, h.Visible(r))
 	if ctx.Err() != nil {
-		hs.end(req, context.Cause(ctx))
+		h.EndRequest(r, context.Cause(ctx))
 		return "", "", "", false, false
 	}
-	server, upURI, exposed, err := r.Route(uri)
+	server, upURI, exposed, err := res.Route(uri)
 	if err != nil {
-		fail(req.sink, req.msg.ID, resourceError(req, uri, err))
+		fail(r, resourceError(r, uri, err))
 		return "", "", "", false, false
 	}
 	return server, upURI, uri, exposed, true
 }
 
-func (hs *hostSession) resourcesRead(ctx context.Context, req *request) {
-	server, upURI, hostURI, exposed, ok := hs.route(ctx, req)
+func (s *Surface) resourcesRead(ctx context.Context, h Host, r Request) {
+	server, upURI, hostURI, exposed, ok := s.route(ctx, h, r)
 	if !ok {
 		return
 	}
@@ -86,7 +86,7 @@ func (hs *hostSession) resourcesRead(ctx context.Context, req *request) {
 		// so too, so that they match what it asked for.
 		adapt = func(res json.RawMessage) json.RawMessage { return renameContents(res, upURI, hostURI) }
 	}
-	hs.relayRequest(ctx, req, server, mcp.MethodResourcesRead, forwardParams(req, "uri", upURI), adapt)
+	s.relayRequest(ctx, h, r, server, mcp.MethodResourcesRead, forwardParams(r, "uri", upURI), adapt)
 }
 
 // renameContents sets contents[i].uri to hostURI where it is upURI.
@@ -121,37 +121,37 @@ func renameContents(res json.RawMessage, upURI, hostURI string) json.RawMessage 
 // subscribes upstream once per URI, for every host that asks, and tells
 // each of them of updates under the URI it used. Only a session with a
 // stream hears of updates: stdio, or an HTTP session's GET stream.
-func (hs *hostSession) resourcesSubscribe(ctx context.Context, req *request) {
-	server, upURI, hostURI, _, ok := hs.route(ctx, req)
+func (s *Surface) resourcesSubscribe(ctx context.Context, h Host, r Request) {
+	server, upURI, hostURI, _, ok := s.route(ctx, h, r)
 	if !ok {
 		return
 	}
-	req.server = server
-	if err := hs.srv.subscribe(ctx, hs, subKey{server, upURI}, hostURI); err != nil {
-		hs.end(req, err)
+	r.SetServer(server)
+	if err := s.subscribe(ctx, legacySub{s, h}, subKey{server, upURI}, hostURI); err != nil {
+		h.EndRequest(r, err)
 		return
 	}
-	reply(req.sink, req.msg.ID, json.RawMessage("{}"))
+	reply(r, json.RawMessage("{}"))
 }
 
-func (hs *hostSession) resourcesUnsubscribe(ctx context.Context, req *request) {
-	server, upURI, _, _, ok := hs.route(ctx, req)
+func (s *Surface) resourcesUnsubscribe(ctx context.Context, h Host, r Request) {
+	server, upURI, _, _, ok := s.route(ctx, h, r)
 	if !ok {
 		return
 	}
-	req.server = server
-	had, err := hs.srv.unsubscribe(ctx, hs, subKey{server, upURI})
+	r.SetServer(server)
+	had, err := s.unsubscribe(ctx, legacySub{s, h}, subKey{server, upURI})
 	switch {
 	case err != nil:
-		hs.end(req, err)
+		h.EndRequest(r, err)
 	case !had:
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: not subscribed to %s", jsonString(mustString(req, "uri"))))
+		fail(r, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: not subscribed to %s", jsonString(mustString(r, "uri"))))
 	default:
-		reply(req.sink, req.msg.ID, json.RawMessage("{}"))
+		reply(r, json.RawMessage("{}"))
 	}
 }
 
-func mustString(req *request, key string) string {
-	s, _ := stringParam(req, key)
+func mustString(r Request, key string) string {
+	s, _ := stringParam(r, key)
 	return s
 }

@@ -1,4 +1,4 @@
-package hostserver
+package hostsurface
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // open has nowhere to be told, and re-lists on its own.
 type watchers struct {
 	mu      sync.Mutex
-	legacy  map[*hostSession]sink
+	legacy  map[Host]Stream
 	listens map[*listen]struct{}
 }
 
@@ -27,7 +27,7 @@ type watchers struct {
 // notification types it was acknowledged for.
 type listen struct {
 	id    jsonrpc.ID
-	sink  sink
+	r     Request // where its notifications go
 	live  func() bool
 	kinds map[string]bool
 
@@ -36,21 +36,13 @@ type listen struct {
 	early []earlyUpdate // updates that came before it (subscriptions.go)
 }
 
-// ToolsChanged tells every watching host that the tool list changed. It
-// never blocks (it only queues); the pool calls it from upstream readers.
-func (s *Server) ToolsChanged() { s.listChanged(mcp.MethodToolsListChanged, "toolsListChanged") }
-
-// listChanged tells every watching host that a list changed: legacy
+// TellListChanged tells every watching host that a list changed: legacy
 // sessions by method, listens acknowledged for kind tagged with their id.
-// Changes of one list within listChangeWindow are told once at its end.
-func (s *Server) listChanged(method, kind string) {
-	s.lists.do(method, func() { s.tellListChanged(method, kind) })
-}
-
-func (s *Server) tellListChanged(method, kind string) {
+// It never blocks (it only queues).
+func (s *Surface) TellListChanged(method, kind string) {
 	w := &s.watch
 	w.mu.Lock()
-	legacy := make([]sink, 0, len(w.legacy))
+	legacy := make([]Stream, 0, len(w.legacy))
 	for _, out := range w.legacy {
 		legacy = append(legacy, out)
 	}
@@ -63,10 +55,10 @@ func (s *Server) tellListChanged(method, kind string) {
 	w.mu.Unlock()
 	plain := jsonrpc.NewNotification(method, nil).Encode()
 	for _, out := range legacy {
-		out.pushWhile(nil, plain)
+		out.Notify(plain)
 	}
 	for _, l := range listens {
-		l.sink.pushWhile(l.live, jsonrpc.NewNotification(method, subscriptionMeta(l.id, nil)).Encode())
+		l.r.Push(l.live, jsonrpc.NewNotification(method, subscriptionMeta(l.id, nil)).Encode())
 	}
 	s.log.Info("told hosts a list changed", "method", method, "legacySessions", len(legacy), "listens", len(listens))
 }
@@ -84,32 +76,29 @@ func subscriptionMeta(id jsonrpc.ID, extra map[string]json.RawMessage) json.RawM
 	return params.Bytes()
 }
 
-// watchLegacy makes out the stream that tells legacy session hs of list
-// changes; a nil out stops telling it.
-func (s *Server) watchLegacy(hs *hostSession, out sink) {
+// Watch makes out the stream that tells legacy session h of list
+// changes, log messages and resource updates; a nil out stops telling it.
+func (s *Surface) Watch(h Host, out Stream) {
 	w := &s.watch
 	w.mu.Lock()
 	if w.legacy == nil {
-		w.legacy = map[*hostSession]sink{}
+		w.legacy = map[Host]Stream{}
 	}
 	if out != nil {
-		w.legacy[hs] = out
+		w.legacy[h] = out
 	} else {
-		delete(w.legacy, hs)
+		delete(w.legacy, h)
 	}
 	w.mu.Unlock()
-	if out != nil {
-		hs.streamOpened() // after it is hs's stream (jobask.go)
-	}
 }
 
-// subscriptionsListen serves subscriptions/listen (2026-07-28): it
+// Listen serves subscriptions/listen (2026-07-28): it
 // acknowledges the notification types mcpx can send (toolsListChanged;
 // promptsListChanged and resourcesListChanged when an upstream serves
 // them), then holds the request open, delivering tagged notifications,
 // until the host cancels or closes it — or mcpx stops, which answers it
 // with a complete result.
-func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
+func (s *Surface) Listen(ctx context.Context, h Host, r Request) {
 	var p struct {
 		Notifications struct {
 			ToolsListChanged      bool     `json:"toolsListChanged"`
@@ -118,8 +107,8 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 			ResourceSubscriptions []string `json:"resourceSubscriptions"`
 		} `json:"notifications"`
 	}
-	if raw, ok := req.params.Get("notifications"); !ok || json.Unmarshal(req.msg.Params, &p) != nil || raw == nil {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs a notifications filter"))
+	if raw, ok := r.Params().Get("notifications"); !ok || json.Unmarshal(r.Message().Params, &p) != nil || raw == nil {
+		fail(r, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs a notifications filter"))
 		return
 	}
 	live := func() bool {
@@ -130,17 +119,17 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	if p.Notifications.ToolsListChanged {
 		honored["toolsListChanged"] = true
 	}
-	l := &listen{id: req.msg.ID, sink: req.sink, live: live, kinds: honored}
+	l := &listen{id: r.Message().ID, r: r, live: live, kinds: honored}
 	// Resource subscriptions first (subscriptions.go): the ack names only
 	// those mcpx could make upstream.
-	subscribed := hs.listenResources(ctx, req, l, p.Notifications.ResourceSubscriptions)
-	defer hs.srv.leaveSubscriptions(l)
+	subscribed := s.listenResources(ctx, h, r, l, p.Notifications.ResourceSubscriptions)
+	defer s.leaveSubscriptions(l)
 	if p.Notifications.PromptsListChanged || p.Notifications.ResourcesListChanged {
-		f := hs.srv.features()
-		if p.Notifications.PromptsListChanged && f.prompts {
+		f := s.Features()
+		if p.Notifications.PromptsListChanged && f.Prompts {
 			honored["promptsListChanged"] = true
 		}
-		if p.Notifications.ResourcesListChanged && f.resources {
+		if p.Notifications.ResourcesListChanged && f.Resources {
 			honored["resourcesListChanged"] = true
 		}
 	}
@@ -154,10 +143,10 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	if subscribed != nil {
 		ack["resourceSubscriptions"] = subscribed
 	}
-	w := &hs.srv.watch
+	w := &s.watch
 	w.mu.Lock()
 	l.acknowledge(jsonrpc.NewNotification(mcp.MethodSubscriptionsAcknowledged,
-		subscriptionMeta(req.msg.ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode(), subscribed)
+		subscriptionMeta(r.Message().ID, map[string]json.RawMessage{"notifications": jsonrpc.MustMarshal(ack)})).Encode(), subscribed)
 	if len(honored) > 0 {
 		if w.listens == nil {
 			w.listens = map[*listen]struct{}{}
@@ -170,15 +159,15 @@ func (hs *hostSession) subscriptionsListen(ctx context.Context, req *request) {
 	delete(w.listens, l)
 	w.mu.Unlock()
 	if live() { // mcpx itself ends the subscription (stopping)
-		reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
+		reply(r, json.RawMessage(`{"resultType":"complete"}`))
 	}
 }
 
-// streamOf returns the stream of legacy session hs that carries what mcpx
+// StreamOf returns the stream of legacy session h that carries what mcpx
 // tells it outside its requests (its stdio connection, or the GET stream
 // of an HTTP session while one is open), or nil.
-func (s *Server) streamOf(hs *hostSession) sink {
+func (s *Surface) StreamOf(h Host) Stream {
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	return s.watch.legacy[hs]
+	return s.watch.legacy[h]
 }

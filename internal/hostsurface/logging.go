@@ -1,4 +1,4 @@
-package hostserver
+package hostsurface
 
 import (
 	"context"
@@ -34,34 +34,34 @@ func levelRank(l string) int { return slices.Index(levels, l) }
 // session was set to.
 type logLevels struct {
 	mu       sync.Mutex
-	byHost   map[*hostSession]string
+	byHost   map[Host]string
 	upstream map[*upstream.Session]string
 }
 
-func (hs *hostSession) setLevel(ctx context.Context, req *request) {
-	level, rpcErr := stringParam(req, "level")
+func (s *Surface) setLevel(ctx context.Context, h Host, r Request) {
+	level, rpcErr := stringParam(r, "level")
 	if rpcErr == nil && levelRank(level) < 0 {
 		rpcErr = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: unknown log level %s (want one of %v)", jsonString(level), levels)
 	}
 	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
+		fail(r, rpcErr)
 		return
 	}
-	l := &hs.srv.logs
+	l := &s.logs
 	l.mu.Lock()
 	if l.byHost == nil {
-		l.byHost, l.upstream = map[*hostSession]string{}, map[*upstream.Session]string{}
+		l.byHost, l.upstream = map[Host]string{}, map[*upstream.Session]string{}
 	}
-	l.byHost[hs] = level
+	l.byHost[h] = level
 	l.mu.Unlock()
-	hs.srv.applyLevels(ctx)
-	reply(req.sink, req.msg.ID, json.RawMessage("{}"))
+	s.applyLevels(ctx)
+	reply(r, json.RawMessage("{}"))
 }
 
-func (s *Server) forgetLevel(hs *hostSession) {
+func (s *Surface) forgetLevel(h Host) {
 	s.logs.mu.Lock()
-	_, had := s.logs.byHost[hs]
-	delete(s.logs.byHost, hs)
+	_, had := s.logs.byHost[h]
+	delete(s.logs.byHost, h)
 	s.logs.mu.Unlock()
 	if had {
 		ctx, cancel := context.WithTimeout(context.Background(), upstreamSubscriptionDeadline)
@@ -73,7 +73,7 @@ func (s *Server) forgetLevel(hs *hostSession) {
 // applyLevels sets every live legacy upstream that serves logging to the
 // most verbose level a host asked for, where it is not set so already.
 // With no host left, upstreams keep the last level.
-func (s *Server) applyLevels(ctx context.Context) {
+func (s *Surface) applyLevels(ctx context.Context) {
 	s.logs.mu.Lock()
 	want := ""
 	for _, lv := range s.logs.byHost {
@@ -117,19 +117,19 @@ func (s *Server) applyLevels(ctx context.Context) {
 // HostLogMessage delivers a log message of the upstream session a perHost
 // server runs for one host (whose hostKey is host) to that host alone, as
 // logMessage does. It never blocks.
-func (s *Server) HostLogMessage(server, host string, msg *jsonrpc.Message) {
-	s.deliverLog(server, msg, func(hs *hostSession) bool { return hs.sessionKey() == host })
+func (s *Surface) HostLogMessage(server, host string, msg *jsonrpc.Message) {
+	s.deliverLog(server, msg, func(h Host) bool { return h.SessionKey() == host })
 }
 
 // logMessage delivers an upstream's notifications/message to every host
 // with a stream whose level admits it, byte for byte.
-func (s *Server) logMessage(server string, msg *jsonrpc.Message) {
-	s.deliverLog(server, msg, func(*hostSession) bool { return true })
+func (s *Surface) logMessage(server string, msg *jsonrpc.Message) {
+	s.deliverLog(server, msg, func(Host) bool { return true })
 }
 
 // deliverLog delivers msg to the hosts with a stream that to reports true
-// for, whose level admits it, and that may use server (policyfilter.go).
-func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSession) bool) {
+// for, whose level admits it, and that may use server (Host.MayUse).
+func (s *Surface) deliverLog(server string, msg *jsonrpc.Message, to func(Host) bool) {
 	var p struct {
 		Level string `json:"level"`
 	}
@@ -137,55 +137,54 @@ func (s *Server) deliverLog(server string, msg *jsonrpc.Message, to func(*hostSe
 		return
 	}
 	type host struct {
-		hs  *hostSession
-		out sink
+		h   Host
+		out Stream
 	}
 	s.watch.mu.Lock()
 	hosts := make([]host, 0, len(s.watch.legacy))
-	for hs, out := range s.watch.legacy {
-		if to(hs) {
-			hosts = append(hosts, host{hs, out})
+	for h, out := range s.watch.legacy {
+		if to(h) {
+			hosts = append(hosts, host{h, out})
 		}
 	}
 	s.watch.mu.Unlock()
 	line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()
 	n := 0
-	for _, h := range hosts {
-		hs := h.hs
+	for _, host := range hosts {
 		s.logs.mu.Lock()
-		lv, ok := s.logs.byHost[hs]
+		lv, ok := s.logs.byHost[host.h]
 		s.logs.mu.Unlock()
 		if !ok {
 			lv = defaultLevel
 		}
-		if levelRank(p.Level) >= levelRank(lv) && hs.mayUse(server) {
-			h.out.pushWhile(nil, line)
+		if levelRank(p.Level) >= levelRank(lv) && host.h.MayUse(server) {
+			host.out.Notify(line)
 			n++
 		}
 	}
 	s.log.Debug("relayed a log message", "server", server, "level", p.Level, "hosts", n)
 }
 
-// onMessage returns what receives the log messages an upstream sends on
+// OnMessage returns what receives the log messages an upstream sends on
 // a request's own stream: they go to this request's host only, on the
 // request's stream, if its level admits them. A 2026-07-28 request's level
 // is its _meta logLevel (none: no messages, as that revision says); a
 // legacy host's is the one it set, which is also returned, for modern
 // upstreams to be asked for (they log only for a request carrying one).
 // Once the call is a job, they go to the host's stream outside its
-// requests, while it has one (jobask.go).
-func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.Message), string) {
+// requests, while it has one (Request.JobLine).
+func (s *Surface) OnMessage(h Host, r Request, live func() bool) (func(*jsonrpc.Message), string) {
 	var level, hostLevel string
-	if req.modern {
-		l, ok := mcp.MetaString(req.hostMeta(), mcp.MetaLogLevel)
+	if r.Modern() {
+		l, ok := mcp.MetaString(r.HostMeta(), mcp.MetaLogLevel)
 		if !ok {
 			return func(*jsonrpc.Message) {}, ""
 		}
 		level = l
 	} else {
-		hs.srv.logs.mu.Lock()
-		l, ok := hs.srv.logs.byHost[hs]
-		hs.srv.logs.mu.Unlock()
+		s.logs.mu.Lock()
+		l, ok := s.logs.byHost[h]
+		s.logs.mu.Unlock()
 		if !ok {
 			l = defaultLevel
 		}
@@ -199,16 +198,16 @@ func (hs *hostSession) onMessage(req *request, live func() bool) (func(*jsonrpc.
 			return
 		}
 		line := jsonrpc.NewNotification(mcp.MethodMessage, msg.Params).Encode()
-		if req.job.Load().jobLine(line) {
-			return // a job's: to its host's stream, not its answered request's (jobask.go)
+		if r.JobLine(line) {
+			return // a job's: to its host's stream, not its answered request's
 		}
-		req.sink.pushWhile(live, line)
+		r.Push(live, line)
 	}, hostLevel
 }
 
-// checkLogLevel refuses a 2026-07-28 request whose _meta logLevel is not
+// CheckLogLevel refuses a 2026-07-28 request whose _meta logLevel is not
 // a level (-32602, as that revision says).
-func checkLogLevel(meta *jsonrpc.Object) *jsonrpc.Error {
+func CheckLogLevel(meta *jsonrpc.Object) *jsonrpc.Error {
 	raw, ok := meta.Get(mcp.MetaLogLevel)
 	if !ok {
 		return nil
