@@ -47,13 +47,13 @@ type request struct {
 	// task is set for a task-augmented tools/call (taskreq.go).
 	task *taskRequest
 
-	// job is how its call may become a job while it runs (joblink.go),
+	// job is how its call may become a job while it runs (jobhost.go),
 	// nil for a call that never may: set once, on the request's goroutine
 	// before its call starts, and read by its live checks on others. A
 	// pointer, not storage, so that a plain call's request stays in a
 	// smaller size class. Saves 128 bytes a call (BenchmarkJobStoreNoTimer,
 	// B/op, in internal/hostserver).
-	job atomic.Pointer[jobLink]
+	job atomic.Pointer[jobHost]
 }
 
 // handler serves one request that admit dispatches to a handler goroutine. A
