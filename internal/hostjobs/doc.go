@@ -36,14 +36,20 @@
 //     (askwait.go); a job's questions and log messages go to the host
 //     that started it on its session's stream, or are refused naming the
 //     job (ask.go), and the job's progress says while they wait.
+//   - The tasks methods (tasks2025.go, tasksext.go): tasks/get,
+//     tasks/result, tasks/list and tasks/cancel of 2025-11-25, and the
+//     extension's tasks/get, tasks/update and tasks/cancel, as methods of
+//     Tasks that the sessions register, each given its request as a
+//     Request (request.go).
 //
 // The contract: hostjobs never sees a transport, and sees a host's
-// request and session only through a Link's Host (host.go), which the
-// session implements: the answers, the request's release (the session's
-// own method) and the session's streams are the Host's. The sessions
+// request and session only through a Link's Host (host.go) and a
+// handler's Request (request.go), which the session implements: the
+// answers, the request's release (the session's own method), the
+// session's streams and which jobs the host may see are theirs. The sessions
 // (package hostserver) import it, never the other way: they decide who
 // asks and answer on their own streams, and call in here for the words,
-// the views, the links and the questions' store, which is safe for
+// the views, the links, the tasks methods and the questions' store, which is safe for
 // concurrent use. A Tasks is shared by every session of one
 // server, which sets its fields before the first use; a task's questions
 // live in the gateway running its call, and are dropped when the call

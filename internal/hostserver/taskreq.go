@@ -15,8 +15,9 @@ import (
 	"mcpx/internal/store"
 )
 
-// A host's request for a task, of either era, and reading the job of the
-// task a request names; a task as a view of its job is hostjobs'.
+// A host's request for a task, of either era, and a request as the
+// handlers of tasks methods (hostjobs') see it; a task as a view of its
+// job is hostjobs'.
 
 // taskRequest is what a task-augmented tools/call asked for.
 type taskRequest struct {
@@ -54,40 +55,50 @@ func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Erro
 	return tr, nil
 }
 
-// taskID reads params.taskId.
-func taskID(req *request) (string, *jsonrpc.Error) {
-	raw, _ := req.params.Get("taskId")
-	id, ok := jsonrpc.Unquote(raw)
-	if !ok || id == "" {
-		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %s needs a taskId string", req.msg.Method)
-	}
-	return id, nil
+// jobRequest is a host's request to a handler of hostjobs (tasks/*):
+// the request and its session, as a hostjobs.Request.
+type jobRequest struct {
+	hs  *hostSession
+	req *request
 }
 
-// taskJob reads the job of the task req names, for op (ReadJob,
-// CancelJob); when it cannot, it has answered the host, and returns nil.
-func (hs *hostSession) taskJob(ctx context.Context, req *request, op principal.Op) *store.Job {
-	id, rpcErr := taskID(req)
-	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
-		return nil
+// tasksHandler is the handler of a tasks method that hostjobs serves.
+func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) handler {
+	return func(hs *hostSession, ctx context.Context, req *request) {
+		h(&hs.srv.tasks, ctx, jobRequest{hs, req})
 	}
-	j, err := hs.readJob(ctx, req, op, id)
-	if err != nil {
-		fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
-		return nil
-	}
-	return j
 }
 
-// cancelTask cancels j's call, if it runs: the upstream call is cancelled
-// with a cause naming tasks/cancel, and the job reads cancelled before
-// this returns. It returns the job as it is then.
-func (hs *hostSession) cancelTask(ctx context.Context, req *request, j *store.Job) (*store.Job, error) {
-	if j.Status.Final() {
-		return j, nil
+func (r jobRequest) Params() *jsonrpc.Object      { return r.req.params }
+func (r jobRequest) Method() string               { return r.req.msg.Method }
+func (r jobRequest) Reply(result json.RawMessage) { reply(r.req.sink, r.req.msg.ID, result) }
+func (r jobRequest) ReplyJSON(v any)              { r.hs.replyJSON(r.req, v) }
+func (r jobRequest) Fail(err *jsonrpc.Error)      { fail(r.req.sink, r.req.msg.ID, err) }
+func (r jobRequest) End(err error)                { r.hs.end(r.req, err) }
+func (r jobRequest) ToolResult(res json.RawMessage) json.RawMessage {
+	return r.hs.toolResult(r.req, res)
+}
+func (r jobRequest) Principal() string { return r.hs.jobPrincipal() }
+
+// Asker is the request's own stream's, nil when it carries no requests.
+func (r jobRequest) Asker() hostjobs.Asker {
+	if !r.req.sink.carriesRequests() {
+		return nil
 	}
-	return hs.srv.opts.Jobs.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), j.ID, hs.who.WithClient(clientName(hs, req)), "the host's tasks/cancel")
+	return &hostAsker{hs: r.hs, sink: r.req.sink, caps: r.req.caps}
+}
+
+func (r jobRequest) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
+	return r.hs.readJob(ctx, r.req, op, id)
+}
+
+func (r jobRequest) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
+	return r.hs.listJobs(ctx, r.req, limit)
+}
+
+func (r jobRequest) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
+	hs := r.hs
+	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, r.req)), why)
 }
 
 // taskAsker is the Asker of a task's call.
