@@ -36,6 +36,8 @@
 //     (askwait.go); a job's questions and log messages go to the host
 //     that started it on its session's stream, or are refused naming the
 //     job (ask.go), and the job's progress says while they wait.
+//   - The job meta-tools (jobmeta.go): mcpx_job and mcpx_job_cancel, given
+//     their request as a Request.
 //   - The tasks methods (tasks2025.go, tasksext.go): tasks/get,
 //     tasks/result, tasks/list and tasks/cancel of 2025-11-25, and the
 //     extension's tasks/get, tasks/update and tasks/cancel, as methods of
@@ -49,7 +51,7 @@
 // session's streams and which jobs the host may see are theirs. The sessions
 // (package hostserver) import it, never the other way: they decide who
 // asks and answer on their own streams, and call in here for the words,
-// the views, the links, the tasks methods and the questions' store, which is safe for
+// the views, the links, the meta-tools, the tasks methods and the questions' store, which is safe for
 // concurrent use. A Tasks is shared by every session of one
 // server, which sets its fields before the first use; a task's questions
 // live in the gateway running its call, and are dropped when the call

@@ -4,16 +4,18 @@ import (
 	"context"
 	"encoding/json"
 
+	"mcpx/internal/hostprofile"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
 
 // Request is a host's request to a tasks method (tasks2025.go,
-// tasksext.go), as its session (package hostserver) hands it to the
-// handler: its params, its answers, and the jobs of the host's principal
-// as the host's policy lets it see them. The session decided who asks;
-// the handler answers through the Request once.
+// tasksext.go) or a job meta-tool (jobmeta.go), as its session (package
+// hostserver) hands it to the handler: its params, its answers, and the
+// jobs of the host's principal as the host's policy lets it see them.
+// The session decided who asks; the handler answers through the Request
+// once.
 type Request interface {
 	// Params are the request's params; Method its method.
 	Params() *jsonrpc.Object
@@ -21,6 +23,8 @@ type Request interface {
 	// Reply answers with result as it is; ReplyJSON with v marshalled.
 	Reply(result json.RawMessage)
 	ReplyJSON(v any)
+	// ReplyToolError answers with a tool error, text saying why.
+	ReplyToolError(text string)
 	// Fail answers with err.
 	Fail(err *jsonrpc.Error)
 	// End finishes a request whose wait failed: nothing for a host
@@ -31,11 +35,16 @@ type Request interface {
 	// Asker puts questions on the request's own stream, nil when it
 	// carries no requests of mcpx's.
 	Asker() Asker
+	// HostProfile is the profile of the host behind the request.
+	HostProfile() hostprofile.Profile
 	// Principal is whom the host's jobs belong to.
 	Principal() string
 	// ReadJob returns the host's job id if its policy lets it do op
 	// (ReadJob, CancelJob) on it; a job it may not see reads as unknown.
 	ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error)
+	// MayReadJob returns nil if the host may do op on its job id, else
+	// the error ReadJob returns (it may read no job to know).
+	MayReadJob(ctx context.Context, op principal.Op, id string) error
 	// ListJobs returns up to limit of the host's jobs that it may see,
 	// newest first.
 	ListJobs(ctx context.Context, limit int) ([]*store.Job, error)

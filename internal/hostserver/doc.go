@@ -49,8 +49,9 @@
 // (jobcall.go), through a hostjobs.Link whose Host is the request and
 // its session (jobhost.go); the link, how the call's and the job's
 // questions go to the host that started them, what the host is told of
-// them, the tasks' bounds, a task's kept questions and the tasks methods
-// (registered in tasks.go, given a request as a hostjobs.Request,
-// taskreq.go) are package hostjobs', which sees a session only through
-// those two interfaces.
+// them, the tasks' bounds, a task's kept questions, mcpx_job and
+// mcpx_job_cancel and the tasks methods (registered in tools.go and
+// tasks.go, each given its request as a hostjobs.Request, taskreq.go) are
+// package hostjobs', which sees a session only through those two
+// interfaces.
 package hostserver

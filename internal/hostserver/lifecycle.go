@@ -15,6 +15,7 @@ import (
 
 // request is one host request with what its era says of it.
 type request struct {
+	hs      *hostSession // its session (a hostjobs.Request's, taskreq.go)
 	msg     *jsonrpc.Message
 	sink    sink // where its response and progress go
 	params  *jsonrpc.Object
@@ -133,7 +134,7 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
-	req := &request{msg: msg, sink: out}
+	req := &request{hs: hs, msg: msg, sink: out}
 	if err := jsonrpc.ParseObjectInto(&req.paramsObj, msg.Params); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/hostjobs"
+	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/principal"
@@ -55,50 +56,53 @@ func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Erro
 	return tr, nil
 }
 
-// jobRequest is a host's request to a handler of hostjobs (tasks/*):
-// the request and its session, as a hostjobs.Request.
-type jobRequest struct {
-	hs  *hostSession
-	req *request
-}
+// A request is the hostjobs.Request of the handlers of tasks methods and
+// of the job meta-tools (hostjobs'), its session hs: no allocation of its
+// own.
 
 // tasksHandler is the handler of a tasks method that hostjobs serves.
 func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) handler {
 	return func(hs *hostSession, ctx context.Context, req *request) {
-		h(&hs.srv.tasks, ctx, jobRequest{hs, req})
+		h(&hs.srv.tasks, ctx, req)
 	}
 }
 
-func (r jobRequest) Params() *jsonrpc.Object      { return r.req.params }
-func (r jobRequest) Method() string               { return r.req.msg.Method }
-func (r jobRequest) Reply(result json.RawMessage) { reply(r.req.sink, r.req.msg.ID, result) }
-func (r jobRequest) ReplyJSON(v any)              { r.hs.replyJSON(r.req, v) }
-func (r jobRequest) Fail(err *jsonrpc.Error)      { fail(r.req.sink, r.req.msg.ID, err) }
-func (r jobRequest) End(err error)                { r.hs.end(r.req, err) }
-func (r jobRequest) ToolResult(res json.RawMessage) json.RawMessage {
-	return r.hs.toolResult(r.req, res)
+func (req *request) Params() *jsonrpc.Object          { return req.params }
+func (req *request) Method() string                   { return req.msg.Method }
+func (req *request) Reply(result json.RawMessage)     { reply(req.sink, req.msg.ID, result) }
+func (req *request) ReplyJSON(v any)                  { req.hs.replyJSON(req, v) }
+func (req *request) Fail(err *jsonrpc.Error)          { fail(req.sink, req.msg.ID, err) }
+func (req *request) End(err error)                    { req.hs.end(req, err) }
+func (req *request) Principal() string                { return req.hs.jobPrincipal() }
+func (req *request) ReplyToolError(text string)       { req.hs.replyToolError(req, text) }
+func (req *request) HostProfile() hostprofile.Profile { return req.hs.hostProfile(req) }
+func (req *request) ToolResult(res json.RawMessage) json.RawMessage {
+	return req.hs.toolResult(req, res)
 }
-func (r jobRequest) Principal() string { return r.hs.jobPrincipal() }
 
 // Asker is the request's own stream's, nil when it carries no requests.
-func (r jobRequest) Asker() hostjobs.Asker {
-	if !r.req.sink.carriesRequests() {
+func (req *request) Asker() hostjobs.Asker {
+	if !req.sink.carriesRequests() {
 		return nil
 	}
-	return &hostAsker{hs: r.hs, sink: r.req.sink, caps: r.req.caps}
+	return &hostAsker{hs: req.hs, sink: req.sink, caps: req.caps}
 }
 
-func (r jobRequest) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
-	return r.hs.readJob(ctx, r.req, op, id)
+func (req *request) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
+	return req.hs.readJob(ctx, req, op, id)
 }
 
-func (r jobRequest) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
-	return r.hs.listJobs(ctx, r.req, limit)
+func (req *request) MayReadJob(ctx context.Context, op principal.Op, id string) error {
+	return req.hs.mayReadJob(ctx, req, op, id)
 }
 
-func (r jobRequest) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
-	hs := r.hs
-	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, r.req)), why)
+func (req *request) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
+	return req.hs.listJobs(ctx, req, limit)
+}
+
+func (req *request) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
+	hs := req.hs
+	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, req)), why)
 }
 
 // taskAsker is the Asker of a task's call.
