@@ -15,7 +15,6 @@ import (
 
 // request is one host request with what its era says of it.
 type request struct {
-	hs      *hostSession // its session (a hostjobs.Request's, taskreq.go)
 	msg     *jsonrpc.Message
 	sink    sink // where its response and progress go
 	params  *jsonrpc.Object
@@ -29,7 +28,8 @@ type request struct {
 	// context, its cancel and its handler; and the storage of its
 	// answeredSink and hostAsker, so that they take no allocation of
 	// their own. Saves two allocations a request (BenchmarkRelayCall,
-	// allocs/op, in internal/hostserver).
+	// allocs/op, in internal/hostserver). The asker's hs is the request's
+	// session from the start (classify; session, taskreq.go).
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	handler   handler
@@ -134,7 +134,8 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // connection is legacy; otherwise the request must carry the 2026-07-28
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
-	req := &request{hs: hs, msg: msg, sink: out}
+	req := &request{msg: msg, sink: out}
+	req.asker.hs = hs // its session (request.session)
 	if err := jsonrpc.ParseObjectInto(&req.paramsObj, msg.Params); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}

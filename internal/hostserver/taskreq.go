@@ -57,8 +57,13 @@ func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Erro
 }
 
 // A request is the hostjobs.Request of the handlers of tasks methods and
-// of the job meta-tools (hostjobs'), its session hs: no allocation of its
-// own.
+// of the job meta-tools (hostjobs'): no allocation of its own.
+
+// session is the request's session, kept in its asker's storage (set as
+// the request is made, and the same when asker fills it): a field of its
+// own would take every request to the next size class (64 bytes more a
+// call: BenchmarkRelayCall, B/op, in internal/hostserver).
+func (req *request) session() *hostSession { return req.asker.hs }
 
 // tasksHandler is the handler of a tasks method that hostjobs serves.
 func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) handler {
@@ -70,14 +75,14 @@ func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) ha
 func (req *request) Params() *jsonrpc.Object          { return req.params }
 func (req *request) Method() string                   { return req.msg.Method }
 func (req *request) Reply(result json.RawMessage)     { reply(req.sink, req.msg.ID, result) }
-func (req *request) ReplyJSON(v any)                  { req.hs.replyJSON(req, v) }
+func (req *request) ReplyJSON(v any)                  { req.session().replyJSON(req, v) }
 func (req *request) Fail(err *jsonrpc.Error)          { fail(req.sink, req.msg.ID, err) }
-func (req *request) End(err error)                    { req.hs.end(req, err) }
-func (req *request) Principal() string                { return req.hs.jobPrincipal() }
-func (req *request) ReplyToolError(text string)       { req.hs.replyToolError(req, text) }
-func (req *request) HostProfile() hostprofile.Profile { return req.hs.hostProfile(req) }
+func (req *request) End(err error)                    { req.session().end(req, err) }
+func (req *request) Principal() string                { return req.session().jobPrincipal() }
+func (req *request) ReplyToolError(text string)       { req.session().replyToolError(req, text) }
+func (req *request) HostProfile() hostprofile.Profile { return req.session().hostProfile(req) }
 func (req *request) ToolResult(res json.RawMessage) json.RawMessage {
-	return req.hs.toolResult(req, res)
+	return req.session().toolResult(req, res)
 }
 
 // Asker is the request's own stream's, nil when it carries no requests.
@@ -85,23 +90,23 @@ func (req *request) Asker() hostjobs.Asker {
 	if !req.sink.carriesRequests() {
 		return nil
 	}
-	return &hostAsker{hs: req.hs, sink: req.sink, caps: req.caps}
+	return &hostAsker{hs: req.session(), sink: req.sink, caps: req.caps}
 }
 
 func (req *request) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
-	return req.hs.readJob(ctx, req, op, id)
+	return req.session().readJob(ctx, req, op, id)
 }
 
 func (req *request) MayReadJob(ctx context.Context, op principal.Op, id string) error {
-	return req.hs.mayReadJob(ctx, req, op, id)
+	return req.session().mayReadJob(ctx, req, op, id)
 }
 
 func (req *request) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
-	return req.hs.listJobs(ctx, req, limit)
+	return req.session().listJobs(ctx, req, limit)
 }
 
 func (req *request) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
-	hs := req.hs
+	hs := req.session()
 	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, req)), why)
 }
 
