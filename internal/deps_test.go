@@ -95,7 +95,7 @@ var rules = []rule{
 	{
 		pkg:   "hostjobs",
 		never: slices.Concat([]string{"hostserver", "hosthttp", "hoststream", "localapi", "ui"}, roots),
-		why:   "hostjobs, what hosts are told of jobs and tasks and the tasks' questions, builds on the jobs, the core and the wire: it never sees the host sessions or their transports (hostserver builds on it, not the other way), the other edges or the roots",
+		why:   "hostjobs, what hosts are told of jobs and tasks, the tasks' questions and a call's link to the job it becomes, builds on the jobs, the core and the wire: it sees a host's request and session only through its Host interface and never their transports (hostserver builds on it, not the other way), the other edges or the roots",
 	},
 	{
 		pkg:   "hostsurface",

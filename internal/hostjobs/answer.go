@@ -112,3 +112,15 @@ func ProgressText(p *jobs.Progress) string {
 	}
 	return s
 }
+
+// ToolError is a tool result reporting a failure to the model.
+func ToolError(text string) any {
+	type content struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	return struct {
+		Content []content `json:"content"`
+		IsError bool      `json:"isError"`
+	}{[]content{{"text", text}}, true}
+}

@@ -1,7 +1,9 @@
-// Package hostjobs is what hosts are told of jobs and tasks, and the
-// state a server's host sessions share of their tasks. Every task is a
-// job (package jobs keeps, runs and recovers them); this package says how
-// a job reads to a host, and holds a task's questions for it:
+// Package hostjobs is what hosts are told of jobs and tasks, the state a
+// server's host sessions share of their tasks, and how a host's call
+// becomes a job while it runs. Every task is a job (package jobs keeps,
+// runs and recovers them); this package says how a job reads to a host,
+// holds a task's questions for it, and links a running call to the job
+// it becomes:
 //
 //   - The timing rule (timer.go): how long a host with a given profile
 //     waits for a call whatever happens (Timer), how long before that
@@ -25,12 +27,32 @@
 //     host's tasks/update; AskQuestions, for a 2025-11-25 host's
 //     tasks/result, which puts them on its own stream through an Asker);
 //     Pending lists them for tasks/get; Asked fires as one is asked.
+//   - A call that becomes a job while it runs, on its host request's own
+//     goroutine (link.go): a Link, made for a call that may, becomes one
+//     at its host's deadline (Promote) or as a legacy HTTP host leaves
+//     (HostLeft), and stands in front of the host's Asker: while the call
+//     is its request's, a question goes on the request's stream (a
+//     LiveAsker) and waits on as the job's if the call becomes one
+//     (askwait.go); a job's questions and log messages go to the host
+//     that started it on its session's stream, or are refused naming the
+//     job (ask.go), and the job's progress says while they wait.
+//   - The job meta-tools (jobmeta.go): mcpx_job and mcpx_job_cancel, given
+//     their request as a Request.
+//   - The tasks methods (tasks2025.go, tasksext.go): tasks/get,
+//     tasks/result, tasks/list and tasks/cancel of 2025-11-25, and the
+//     extension's tasks/get, tasks/update and tasks/cancel, as methods of
+//     Tasks that the sessions register, each given its request as a
+//     Request (request.go).
 //
-// The contract: hostjobs never sees a host session, a request or a
-// transport. The sessions (package hostserver) import it, never the
-// other way: they decide who asks and answer on their own streams, and
-// call in here for the words, the views and the questions' store, which
-// is safe for concurrent use. A Tasks is shared by every session of one
+// The contract: hostjobs never sees a transport, and sees a host's
+// request and session only through a Link's Host (host.go) and a
+// handler's Request (request.go), which the session implements: the
+// answers, the request's release (the session's own method), the
+// session's streams and which jobs the host may see are theirs. The sessions
+// (package hostserver) import it, never the other way: they decide who
+// asks and answer on their own streams, and call in here for the words,
+// the views, the links, the meta-tools, the tasks methods and the questions' store, which is safe for
+// concurrent use. A Tasks is shared by every session of one
 // server, which sets its fields before the first use; a task's questions
 // live in the gateway running its call, and are dropped when the call
 // ends.

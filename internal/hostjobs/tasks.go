@@ -14,8 +14,8 @@ import (
 )
 
 // MCP tasks toward hosts, of both eras: the 2025-11-25 tasks
-// (hostserver/tasks2025.go) and the 2026-07-28 extension
-// (hostserver/tasksext.go). Every task is a job: a task's call is a
+// (tasks2025.go) and the 2026-07-28 extension (tasksext.go), a
+// task-augmented call made one in hostserver (tasks.go). Every task is a job: a task's call is a
 // background call whose answer is a CreateTaskResult instead of a tool
 // result, and the task id is the job id, so tasks are kept, bound to
 // their principal, listed and recovered after a restart as jobs are.
@@ -94,7 +94,7 @@ func (t *Tasks) GrantedTTL(j *store.Job) time.Duration {
 }
 
 // Task is a 2025-11-25 Task; the extension's DetailedTask is made
-// from it (hostserver's detailedOf).
+// from it (detailedOf).
 type Task struct {
 	TaskID        string `json:"taskId"`
 	Status        string `json:"status"`

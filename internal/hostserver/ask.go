@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/relay"
@@ -22,7 +23,8 @@ func (hs *hostSession) answer(msg *jsonrpc.Message) {
 
 // hostAsker puts an upstream's requests to the host of one legacy call,
 // on the call's own stream: the connection (stdio) or the request's
-// response stream (HTTP).
+// response stream (HTTP). It is the hostjobs.LiveAsker of a call that
+// may become a job.
 type hostAsker struct {
 	hs   *hostSession
 	sink sink
@@ -153,36 +155,36 @@ func declares(caps json.RawMessage, method string, params json.RawMessage) bool 
 }
 
 func (a *hostAsker) Ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	id, ch, err := a.put(method, params)
+	id, ch, err := a.Put(method, params)
 	defer a.hs.questions.Remove(id)
 	if err != nil {
 		return nil, err
 	}
 	select {
 	case m := <-ch:
-		return answerOf(m)
+		return hostjobs.AnswerOf(m)
 	case <-ctx.Done():
 	}
 	cause := context.Cause(ctx)
-	_ = a.push(withdrawal(id, cause))
+	_ = a.Push(hostjobs.Withdrawal(id, cause))
 	return nil, cause
 }
 
-// put registers a question under a new id of mcpx's and queues it on
+// Put registers a question under a new id of mcpx's and queues it on
 // the call's stream; the caller removes id once done with it. The error
 // says the stream has ended (notPut).
-func (a *hostAsker) put(method string, params json.RawMessage) (jsonrpc.ID, <-chan *jsonrpc.Message, error) {
+func (a *hostAsker) Put(method string, params json.RawMessage) (jsonrpc.ID, <-chan *jsonrpc.Message, error) {
 	id, ch := a.hs.questions.Add(jsonrpc.NewIntID)
-	if a.push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
+	if a.Push(jsonrpc.NewRequest(id, method, params).Encode()) != nil {
 		return id, ch, notPut(method)
 	}
 	return id, ch, nil
 }
 
-// push queues line, a request of mcpx's or what withdraws one, on the
+// Push queues line, a request of mcpx's or what withdraws one, on the
 // call's stream; an error if that stream has ended, which nothing would
 // then carry to the host (an HTTP response stream ends with its answer).
-func (a *hostAsker) push(line []byte) error {
+func (a *hostAsker) Push(line []byte) error {
 	if q := a.sink.queue(); q != nil {
 		return q.Push(line)
 	}

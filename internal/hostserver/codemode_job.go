@@ -60,7 +60,7 @@ func (hs *hostSession) execCandidate(ctx context.Context, req *request, s codemo
 	if sp != nil {
 		sp.stop() // nothing after the answer
 	}
-	if l.end(res, err) {
+	if l.End(res, err) {
 		return true
 	}
 	hs.answerCall(req, live, res, err, "")

@@ -159,12 +159,12 @@ func (hs *hostSession) admit(req *request, handle handler) bool {
 // then unregisters it and finishes its sink. It reports whether the
 // request's call became a job that ran on here: the request was released
 // from its session then (its sink finished, its handler counted gone,
-// jobLink.promote), and the goroutine, the job manager's since, must end.
+// hostjobs.Link.Promote), and the goroutine, the job manager's since, must end.
 func (hs *hostSession) execute(req *request) (released bool) {
 	req.handler(hs, req.ctx, req)
 	hs.srv.relay.Registry().Remove(req.entry)
 	req.cancel(nil)
-	if l := req.job.Load(); l != nil && l.released.Load() {
+	if l := req.job.Load(); l != nil && l.Released() {
 		return true
 	}
 	req.sink.finish()

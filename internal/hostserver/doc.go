@@ -40,8 +40,12 @@
 //
 // A call past its host's timer, a background call or script, and a task
 // of either era become jobs here, on the request's own goroutine
-// (jobcall.go, joblink.go), and their questions go to the host that
-// started them (jobask.go); what the host is told of them, the tasks'
-// bounds and a task's kept questions are package hostjobs', which never
-// sees a session.
+// (jobcall.go), through a hostjobs.Link whose Host is the request and
+// its session (jobhost.go); the link, how the call's and the job's
+// questions go to the host that started them, what the host is told of
+// them, the tasks' bounds, a task's kept questions, mcpx_job and
+// mcpx_job_cancel and the tasks methods (registered in tools.go and
+// tasks.go, each given its request as a hostjobs.Request, taskreq.go) are
+// package hostjobs', which sees a session only through those two
+// interfaces.
 package hostserver

@@ -1,6 +1,7 @@
 package hostserver
 
 import (
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/relay"
 )
@@ -20,13 +21,4 @@ func callError(err error, server string) *jsonrpc.Error {
 }
 
 // toolError is a tool result reporting a failure to the model.
-func toolError(text string) any {
-	type content struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	return struct {
-		Content []content `json:"content"`
-		IsError bool      `json:"isError"`
-	}{[]content{{"text", text}}, true}
-}
+func toolError(text string) any { return hostjobs.ToolError(text) }

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/store"
@@ -21,16 +22,40 @@ import (
 type jobAskFixture struct {
 	hs    *hostSession
 	req   *request
-	link  *jobLink
+	link  *jobHost
 	call  *jobs.Call
 	lines chan []byte // what the host's stream wrote
 	end   func()      // ends the host's stream (the host left)
 	conn  *connSink   // the host's stream, nil without one
 }
 
+// askHost is the fixture's hostjobs.Host: the session's, but the job its
+// call becomes is the fixture's, and its request has no host to answer.
+type askHost struct {
+	*jobHost
+	call *jobs.Call
+}
+
+func (a *askHost) Adopt(time.Time) (*jobs.Call, error) { return a.call, nil }
+func (a *askHost) ReplyJob(*jobs.Call)                 {}
+func (a *askHost) Release() {
+	if a.req.sink != nil {
+		a.req.sink.finish()
+	}
+}
+
 // newJobAsk makes the fixture: caps are the host's capabilities, stream
 // whether it has a stream outside its requests, modern a 2026-07-28 host.
 func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
+	t.Helper()
+	f := newAsk(t, caps, stream, modern)
+	f.link.Promote() // its host's request is answered
+	return f
+}
+
+// newAsk is newJobAsk for a call that is still its host request's (and
+// has no asker of its own): its link's Promote makes it the fixture's job.
+func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
 	if err != nil {
@@ -44,15 +69,16 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	srv := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := &jobAskFixture{hs: &hostSession{srv: srv, id: "host-1"}, lines: make(chan []byte, 16), end: func() {}}
 	f.req = &request{caps: json.RawMessage(caps), modern: modern}
-	f.link = &jobLink{hs: f.hs, req: f.req}
+	f.link = &jobHost{hs: f.hs, req: f.req}
+	host := &askHost{jobHost: f.link}
+	f.link.Host = host
 	f.req.job.Store(f.link)
 	callCtx, callCancel := context.WithCancelCause(context.Background())
 	f.call, err = m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, callCancel, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.link.job = f.call
-	f.link.off.Store(true) // its host's request is answered
+	host.call = f.call
 	if stream {
 		f.open()
 		f.hs.out = f.conn // a stream connection's (its end is its host's)
@@ -193,7 +219,7 @@ func TestJobAskHostLeaves(t *testing.T) {
 }
 
 // TestJobAskDeadline: a question its host never answers is withdrawn
-// after jobAskWait (notifications/cancelled on its stream) and ends with
+// after hostjobs.JobAskWait (notifications/cancelled on its stream) and ends with
 // an error naming the job.
 func TestJobAskDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -203,8 +229,8 @@ func TestJobAskDeadline(t *testing.T) {
 		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
 			t.Fatalf("Ask: %v", err)
 		}
-		if d := time.Since(start); d != jobAskWait {
-			t.Errorf("waited %v, want %v", d, jobAskWait)
+		if d := time.Since(start); d != hostjobs.JobAskWait {
+			t.Errorf("waited %v, want %v", d, hostjobs.JobAskWait)
 		}
 		<-f.lines // the question
 		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), f.call.ID()) {
@@ -214,8 +240,8 @@ func TestJobAskDeadline(t *testing.T) {
 }
 
 // TestJobLogLine: a job's log messages go to its host's stream; a call
-// that is still its host request's keeps them (jobLine false); a
-// 2026-07-28 host's job drops them.
+// that is still its host request's keeps them (jobLine false), as does a
+// request with no link; a 2026-07-28 host's job drops them.
 func TestJobLogLine(t *testing.T) {
 	f := newJobAsk(t, `{}`, true, false)
 	line := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
@@ -225,11 +251,10 @@ func TestJobLogLine(t *testing.T) {
 	if got := <-f.lines; string(got) != string(line) {
 		t.Fatalf("stream got %s", got)
 	}
-	f.link.off.Store(false)
-	if f.link.jobLine(line) {
+	if live := newAsk(t, `{}`, true, false); live.link.jobLine(line) {
 		t.Fatal("a live request's line was taken")
 	}
-	var none *jobLink
+	var none *jobHost
 	if none.jobLine(line) {
 		t.Fatal("no link took a line")
 	}
@@ -247,23 +272,4 @@ func TestJobLogLine(t *testing.T) {
 func isRPCError(err error, msg string) bool {
 	e, ok := err.(*jsonrpc.Error)
 	return ok && e.Message == msg
-}
-
-// TestJobResult: a job whose call ended with an upstream's input_required
-// that its host could not be put (a 2026-07-28 host's) keeps a tool error
-// naming the job and the question instead; any other result is kept as
-// it is.
-func TestJobResult(t *testing.T) {
-	f := newJobAsk(t, `{"elicitation":{}}`, false, true)
-	ir := json.RawMessage(`{"resultType":"input_required","inputRequests":{"q0":{"method":"elicitation/create","params":{"mode":"form","message":"?"}}},"requestState":"s"}`)
-	got := string(f.link.jobResult(f.call, ir))
-	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "the upstream asked for input, and the job ended: mcpx cannot put this elicitation/create to the host of job "+f.call.ID()) ||
-		!strings.Contains(got, "2026-07-28") {
-		t.Fatalf("jobResult = %s", got)
-	}
-	for _, res := range []string{`{"content":[{"type":"text","text":"input_required"}]}`, `{"content":[],"resultType":"complete"}`} {
-		if got := string(f.link.jobResult(f.call, json.RawMessage(res))); got != res {
-			t.Errorf("jobResult(%s) = %s", res, got)
-		}
-	}
 }

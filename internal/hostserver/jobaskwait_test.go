@@ -11,34 +11,25 @@ import (
 	"time"
 
 	"mcpx/internal/hosthttp"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 )
 
 // newLiveAsk is newJobAsk for a call that is still its host request's:
 // its questions go on the request's stream, out (the host's connection,
-// if nil), until promote makes it the fixture's job, as
-// jobLink.promote does.
+// if nil), until promote makes it the fixture's job (the link's
+// Promote).
 func newLiveAsk(t *testing.T, caps string, stream bool, out sink) (f *jobAskFixture, promote func()) {
 	t.Helper()
-	f = newJobAsk(t, caps, stream, false)
+	f = newAsk(t, caps, stream, false)
 	if out == nil {
 		out = f.conn
 	}
-	f.link.job = nil
-	f.link.off.Store(false)
 	f.req.sink = out
 	f.req.asker = hostAsker{hs: f.hs, sink: out, caps: f.req.caps}
-	f.link.asker = &f.req.asker
-	return f, func() {
-		l := f.link
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.job = f.call
-		l.stopHostLocked()
-		out.finish()
-		l.promotedLocked()
-	}
+	f.link.Asker = &f.req.asker
+	return f, f.link.Promote
 }
 
 // asked runs Ask on its own goroutine: its outcome comes on the channel.
@@ -82,7 +73,7 @@ func TestJobAskLiveThenHostLeaves(t *testing.T) {
 }
 
 // TestJobAskLiveThenDeadline: a question put while live, unanswered once
-// the call is a job, is withdrawn jobAskWait after the call became one,
+// the call is a job, is withdrawn hostjobs.JobAskWait after the call became one,
 // on the host's stream, and ends with an error naming the job; an answer
 // that comes before goes back as a job's does.
 func TestJobAskLiveThenDeadline(t *testing.T) {
@@ -97,8 +88,8 @@ func TestJobAskLiveThenDeadline(t *testing.T) {
 		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
 			t.Fatalf("Ask: %v", err)
 		}
-		if d := time.Since(start); d != jobAskWait {
-			t.Errorf("waited %v after the call became a job, want %v", d, jobAskWait)
+		if d := time.Since(start); d != hostjobs.JobAskWait {
+			t.Errorf("waited %v after the call became a job, want %v", d, hostjobs.JobAskWait)
 		}
 		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), string(q.ID.Raw())) {
 			t.Fatalf("withdrawal: %v", m)
@@ -205,9 +196,7 @@ func TestJobAskTwoWaiting(t *testing.T) {
 // once a job, its questions go to its host's stream like any job's, or
 // are refused naming the job.
 func TestJobAskPlainJSONHost(t *testing.T) {
-	f := newJobAsk(t, `{"elicitation":{}}`, true, false)
-	f.link.off.Store(false)
-	f.link.job = nil
+	f := newAsk(t, `{"elicitation":{}}`, true, false)
 	if f.link.Can("elicitation/create", json.RawMessage(formQ)) || f.link.Refusal("elicitation/create", json.RawMessage(formQ)) != nil {
 		t.Fatal("a live call with no asker takes, or refuses as a job, a question")
 	}
@@ -215,8 +204,7 @@ func TestJobAskPlainJSONHost(t *testing.T) {
 		t.Fatal("a live call with no asker asked its host")
 	}
 	f.link.Notify("notifications/message", json.RawMessage(`{}`))
-	f.link.job = f.call
-	f.link.off.Store(true)
+	f.link.Promote()
 	if !f.link.Can("elicitation/create", json.RawMessage(formQ)) {
 		t.Fatal("a job of a plain JSON host with a stream cannot be asked")
 	}

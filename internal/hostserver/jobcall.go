@@ -33,7 +33,7 @@ type candidate struct {
 // any call of a legacy HTTP host (which may leave without a cancel). A
 // retry of a running job's call by the same principal waits on that job
 // instead (attached is then true: req is answered). It returns req's
-// jobLink, nil for a call that can never become a job (it pays nothing
+// jobHost, nil for a call that can never become a job (it pays nothing
 // for jobs), and when the link must be told to Promote (zero: never by
 // time). A background call is a job before it runs: attached is true if
 // it could not become one (req is answered with why). onOff (nil: none)
@@ -41,7 +41,7 @@ type candidate struct {
 // become a job is the principal's policy's (StartJob): refused, a job
 // asked for (background, a 2025-11-25 task) is refused, and any other
 // call is relayed as a plain one.
-func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage, onOff func()) (l *jobLink, promoteAt time.Time, attached bool) {
+func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd candidate, args json.RawMessage, onOff func()) (l *jobHost, promoteAt time.Time, attached bool) {
 	m := hs.srv.opts.Jobs
 	if req.task != nil {
 		// A task is its own: no other call attaches to it, nor it to one.
@@ -80,9 +80,10 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		}
 		return nil, time.Time{}, true
 	}
-	l = &jobLink{hs: hs, req: req, cd: cd, onOff: onOff, who: hs.who.WithClient(clientName(hs, req))}
+	l = &jobHost{hs: hs, req: req, cd: cd, who: hs.who.WithClient(clientName(hs, req))}
+	l.Host, l.OnOff = l, onOff
 	req.job.Store(l)
-	since := l.since()
+	since := l.Since()
 	switch {
 	case req.task != nil && req.task.modern:
 		// A 2026-07-28 call the host takes a task for: a task once it
@@ -96,14 +97,14 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		// their own timeout) leaves a job kept for its principal, not a
 		// result nobody reads.
 		link := l // not l, a result: captured, it would be moved to the heap on every call
-		l.stopGone = context.AfterFunc(req.sink.hostContext(), func() { link.promote(false) })
+		l.StopGone = context.AfterFunc(req.sink.hostContext(), func() { link.HostLeft() })
 	}
 	if cd.background {
 		// A job before the call starts: its answer is the job, however
 		// fast the call.
-		l.promote(true)
-		if l.job == nil {
-			l.end(nil, nil)
+		l.Promote()
+		if l.JobCall() == nil {
+			l.End(nil, nil)
 			return nil, time.Time{}, true
 		}
 	}
@@ -142,15 +143,15 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 	case req.task != nil:
 		// A task's questions wait in the task for its host
 		// (hostjobs/inputs.go), not held for a retry.
-		call.Asker, call.Holdable = &taskAsker{tasks: &hs.srv.tasks, caps: req.caps, call: l.jobCall}, false
+		call.Asker, call.Holdable = &taskAsker{tasks: &hs.srv.tasks, caps: req.caps, call: l.JobCall}, false
 	default:
 		// Until the call is a job its host hears its questions (if its
 		// request can carry them: call.Asker nil if not); then they go
 		// to the host's stream, or are refused naming the job.
-		l.asker, call.Asker = call.Asker, l
+		l.Asker, call.Asker = call.Asker, l
 	}
 	res, err := hs.srv.relay.CallTool(ctx, req.entry, call)
-	if l.end(res, err) {
+	if l.End(res, err) {
 		return true // a job: its end is written, for its principal to collect
 	}
 	if hs.srv.log.Enabled(ctx, slog.LevelDebug) {
@@ -232,7 +233,7 @@ func (hs *hostSession) replyRunningID(req *request, c *jobs.Call, id string, tim
 // unless the call became a job.
 func (req *request) jobLive() bool {
 	l := req.job.Load()
-	return l == nil || l.live()
+	return l == nil || l.Live()
 }
 
 // hostGone returns a channel closed when a legacy HTTP host has left the

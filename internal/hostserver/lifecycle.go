@@ -29,7 +29,8 @@ type request struct {
 	// context, its cancel and its handler; and the storage of its
 	// answeredSink and hostAsker, so that they take no allocation of
 	// their own. Saves two allocations a request (BenchmarkRelayCall,
-	// allocs/op, in internal/hostserver).
+	// allocs/op, in internal/hostserver). The asker's hs is the request's
+	// session from the start (classify; session, taskreq.go).
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 	handler   handler
@@ -48,13 +49,13 @@ type request struct {
 	// task is set for a task-augmented tools/call (taskreq.go).
 	task *taskRequest
 
-	// job is how its call may become a job while it runs (joblink.go),
+	// job is how its call may become a job while it runs (jobhost.go),
 	// nil for a call that never may: set once, on the request's goroutine
 	// before its call starts, and read by its live checks on others. A
 	// pointer, not storage, so that a plain call's request stays in a
 	// smaller size class. Saves 128 bytes a call (BenchmarkJobStoreNoTimer,
 	// B/op, in internal/hostserver).
-	job atomic.Pointer[jobLink]
+	job atomic.Pointer[jobHost]
 }
 
 // handler serves one request that admit dispatches to a handler goroutine. A
@@ -135,6 +136,7 @@ func (hs *hostSession) serverInfoMeta() json.RawMessage {
 // _meta, and is served statelessly.
 func (hs *hostSession) classify(msg *jsonrpc.Message, out sink) (*request, *jsonrpc.Error) {
 	req := &request{msg: msg, sink: out}
+	req.asker.hs = hs // its session (request.session)
 	if err := jsonrpc.ParseObjectInto(&req.paramsObj, msg.Params); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: must be an object")
 	}

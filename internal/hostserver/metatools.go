@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mcpx/internal/catalog"
+	"mcpx/internal/hostjobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 )
@@ -179,3 +180,13 @@ func firstLine(s string) string {
 }
 
 func jsonString(s string) string { return string(jsonrpc.MustMarshal(s)) }
+
+// JobTools returns mcpx_job and mcpx_job_cancel as hosts see them, nil
+// when the server keeps no jobs: the local API lists them for its own
+// clients, which serve them through its job routes.
+func (s *Server) JobTools() []json.RawMessage {
+	if s.opts.Jobs == nil {
+		return nil
+	}
+	return []json.RawMessage{hostjobs.JobTool, hostjobs.JobCancelTool}
+}

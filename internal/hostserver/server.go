@@ -249,8 +249,8 @@ type hostSession struct {
 	capsMemo capsMemo // the last upstreamCaps (ask.go)
 
 	// nextStream is closed as a stream next becomes the session's
-	// (jobask.go); under its own lock, since watchLegacy, which closes
-	// it, runs with mu held (initialize).
+	// (jobhost.go, hostjobs/ask.go); under its own lock, since
+	// watchLegacy, which closes it, runs with mu held (initialize).
 	streamMu   sync.Mutex
 	nextStream chan struct{}
 

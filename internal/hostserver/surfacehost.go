@@ -59,7 +59,7 @@ func (s *Server) watchLegacy(hs *hostSession, out sink) {
 		return
 	}
 	s.surface.Watch(hs, hostStream{out})
-	hs.streamOpened() // after it is hs's stream (jobask.go)
+	hs.streamOpened() // after it is hs's stream (jobhost.go: a job waiting for one hears of it)
 }
 
 // streamOf returns the stream of legacy session hs that carries what mcpx

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/hostjobs"
+	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/principal"
@@ -15,8 +16,9 @@ import (
 	"mcpx/internal/store"
 )
 
-// A host's request for a task, of either era, and reading the job of the
-// task a request names; a task as a view of its job is hostjobs'.
+// A host's request for a task, of either era, and a request as the
+// handlers of tasks methods (hostjobs') see it; a task as a view of its
+// job is hostjobs'.
 
 // taskRequest is what a task-augmented tools/call asked for.
 type taskRequest struct {
@@ -54,40 +56,57 @@ func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Erro
 	return tr, nil
 }
 
-// taskID reads params.taskId.
-func taskID(req *request) (string, *jsonrpc.Error) {
-	raw, _ := req.params.Get("taskId")
-	id, ok := jsonrpc.Unquote(raw)
-	if !ok || id == "" {
-		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: %s needs a taskId string", req.msg.Method)
+// A request is the hostjobs.Request of the handlers of tasks methods and
+// of the job meta-tools (hostjobs'): no allocation of its own.
+
+// session is the request's session, kept in its asker's storage (set as
+// the request is made, and the same when asker fills it): a field of its
+// own would take every request to the next size class (64 bytes more a
+// call: BenchmarkRelayCall, B/op, in internal/hostserver).
+func (req *request) session() *hostSession { return req.asker.hs }
+
+// tasksHandler is the handler of a tasks method that hostjobs serves.
+func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) handler {
+	return func(hs *hostSession, ctx context.Context, req *request) {
+		h(&hs.srv.tasks, ctx, req)
 	}
-	return id, nil
 }
 
-// taskJob reads the job of the task req names, for op (ReadJob,
-// CancelJob); when it cannot, it has answered the host, and returns nil.
-func (hs *hostSession) taskJob(ctx context.Context, req *request, op principal.Op) *store.Job {
-	id, rpcErr := taskID(req)
-	if rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
-		return nil
-	}
-	j, err := hs.readJob(ctx, req, op, id)
-	if err != nil {
-		fail(req.sink, req.msg.ID, hostjobs.TaskError(id, err))
-		return nil
-	}
-	return j
+func (req *request) Method() string                   { return req.msg.Method }
+func (req *request) Reply(result json.RawMessage)     { reply(req.sink, req.msg.ID, result) }
+func (req *request) ReplyJSON(v any)                  { req.session().replyJSON(req, v) }
+func (req *request) Fail(err *jsonrpc.Error)          { fail(req.sink, req.msg.ID, err) }
+func (req *request) End(err error)                    { req.session().end(req, err) }
+func (req *request) Principal() string                { return req.session().jobPrincipal() }
+func (req *request) ReplyToolError(text string)       { req.session().replyToolError(req, text) }
+func (req *request) HostProfile() hostprofile.Profile { return req.session().hostProfile(req) }
+func (req *request) ToolResult(res json.RawMessage) json.RawMessage {
+	return req.session().toolResult(req, res)
 }
 
-// cancelTask cancels j's call, if it runs: the upstream call is cancelled
-// with a cause naming tasks/cancel, and the job reads cancelled before
-// this returns. It returns the job as it is then.
-func (hs *hostSession) cancelTask(ctx context.Context, req *request, j *store.Job) (*store.Job, error) {
-	if j.Status.Final() {
-		return j, nil
+// Asker is the request's own stream's, nil when it carries no requests.
+func (req *request) Asker() hostjobs.Asker {
+	if !req.sink.carriesRequests() {
+		return nil
 	}
-	return hs.srv.opts.Jobs.CancelJob(context.WithoutCancel(ctx), hs.jobPrincipal(), j.ID, hs.who.WithClient(clientName(hs, req)), "the host's tasks/cancel")
+	return &hostAsker{hs: req.session(), sink: req.sink, caps: req.caps}
+}
+
+func (req *request) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
+	return req.session().readJob(ctx, req, op, id)
+}
+
+func (req *request) MayReadJob(ctx context.Context, op principal.Op, id string) error {
+	return req.session().mayReadJob(ctx, req, op, id)
+}
+
+func (req *request) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
+	return req.session().listJobs(ctx, req, limit)
+}
+
+func (req *request) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
+	hs := req.session()
+	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, req)), why)
 }
 
 // taskAsker is the Asker of a task's call.

@@ -102,9 +102,9 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 			break
 		}
 		if name == "mcpx_job" {
-			hs.metaJob(ctx, req)
+			hostjobs.Job(ctx, hs.srv.opts.Jobs, req)
 		} else {
-			hs.metaJobCancel(ctx, req)
+			hostjobs.JobCancel(ctx, req)
 		}
 		return
 	case "mcpx_exec", "mcpx_describe":

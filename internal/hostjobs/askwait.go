@@ -1,11 +1,10 @@
-package hostserver
+package hostjobs
 
 import (
 	"context"
 	"encoding/json"
 	"slices"
 
-	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
 )
 
@@ -21,45 +20,45 @@ import (
 // such stream it fails at once, as a job's new question is refused. A
 // question that finds the request's stream ended (the call became a job
 // just before) is put as a job's question.
-func (l *jobLink) askLive(ctx context.Context, a *hostAsker, method string, params json.RawMessage) (json.RawMessage, error) {
+func (l *Link) askLive(ctx context.Context, a LiveAsker, method string, params json.RawMessage) (json.RawMessage, error) {
 	promoted, c := l.promotion()
 	if c != nil {
 		return l.askJobHost(ctx, c, method, params)
 	}
-	hs := l.hs
-	id, ch, err := a.put(method, params)
-	defer hs.questions.Remove(id)
+	h := l.Host
+	id, ch, err := a.Put(method, params)
+	defer h.Questions().Remove(id)
 	if err != nil {
-		if c := l.jobCall(); c != nil {
+		if c := l.JobCall(); c != nil {
 			return l.askJobHost(ctx, c, method, params)
 		}
 		return nil, err
 	}
 	select {
 	case m := <-ch:
-		return answerOf(m)
+		return AnswerOf(m)
 	case <-ctx.Done():
 		cause := context.Cause(ctx)
-		if a.push(withdrawal(id, cause)) != nil && l.jobCall() != nil {
-			if q := hs.jobStream(); q != nil {
-				_ = q.Push(withdrawal(id, cause))
+		if a.Push(Withdrawal(id, cause)) != nil && l.JobCall() != nil {
+			if q := h.JobStream(); q != nil {
+				_ = q.Push(Withdrawal(id, cause))
 			}
 		}
 		return nil, cause
 	case <-promoted:
 	}
-	c = l.jobCall()
+	c = l.JobCall()
 	defer l.waitingOn(c, method)()
-	q := hs.jobStream()
+	q := h.JobStream()
 	if q == nil {
-		return nil, hostjobs.JobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
+		return nil, JobError(c, method, "the host that started it has left, or has no stream open for requests from mcpx (a Streamable HTTP session opens one with GET)")
 	}
 	return l.waitJobHost(ctx, c, method, id, ch, q, nil)
 }
 
 // promotion returns what is closed as the call becomes a job, or the job
 // if it is one already.
-func (l *jobLink) promotion() (<-chan struct{}, *jobs.Call) {
+func (l *Link) promotion() (<-chan struct{}, *jobs.Call) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.job != nil {
@@ -84,7 +83,7 @@ type linkWaits struct {
 	shown   jobs.Progress
 }
 
-func (l *jobLink) waitsLocked() *linkWaits {
+func (l *Link) waitsLocked() *linkWaits {
 	if l.waits == nil {
 		l.waits = &linkWaits{}
 	}
@@ -92,7 +91,7 @@ func (l *jobLink) waitsLocked() *linkWaits {
 }
 
 // promotedLocked tells the questions that wait that the call is a job.
-func (l *jobLink) promotedLocked() {
+func (l *Link) promotedLocked() {
 	if l.waits != nil && l.waits.promoted != nil {
 		close(l.waits.promoted)
 		l.waits.promoted = nil
@@ -104,7 +103,7 @@ func (l *jobLink) promotedLocked() {
 // job's waiting questions ends, its progress is put back as it was (none,
 // if it had none), unless the call moved on meanwhile; while others
 // wait, it names the latest of theirs.
-func (l *jobLink) waitingOn(c *jobs.Call, method string) (done func()) {
+func (l *Link) waitingOn(c *jobs.Call, method string) (done func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	w := l.waitsLocked()

@@ -2,16 +2,79 @@ package hostserver
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"mcpx/internal/config"
 	"mcpx/internal/hostjobs"
+	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/mcp"
 	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
+
+// MCP tasks toward hosts, of the 2025-11-25 revision and of the
+// 2026-07-28 extension: a task-augmented tools/call, and
+// notifications/tasks/status when a 2025-11-25 task ends; the tasks
+// methods are hostjobs' (tasks2025.go, tasksext.go there), registered
+// here.
+
+// legacyTasks reports whether a legacy host of version gets tasks: mcpx
+// keeps jobs, and the host speaks the revision tasks came with.
+func (s *Server) legacyTasks(version string) bool {
+	return s.opts.Jobs != nil && version == mcp.Version20251125
+}
+
+var taskHandlers = map[string]handler{
+	mcp.MethodTasksGet:    tasksHandler((*hostjobs.Tasks).Get),
+	mcp.MethodTasksResult: tasksHandler((*hostjobs.Tasks).Result),
+	mcp.MethodTasksList:   tasksHandler((*hostjobs.Tasks).List),
+	mcp.MethodTasksCancel: tasksHandler((*hostjobs.Tasks).Cancel),
+}
+
+// replyTask answers a task-augmented tools/call, of either era, with the
+// job it started; a 2025-11-25 host is told when the task ends.
+func (hs *hostSession) replyTask(req *request, c *jobs.Call, id string) {
+	now := time.Now()
+	t := hs.srv.tasks.Of(&store.Job{ID: id, Status: store.Running, Created: c.Start, Updated: now,
+		Params: hostjobs.WithGrantedTTL([]byte(`{}`), req.task.ttl)})
+	if req.task.modern {
+		// Flat, resultType task; written as is (req.result would make
+		// its resultType complete).
+		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hostjobs.Detailed{ResultType: mcp.ResultTypeTask, TaskID: t.TaskID, Status: t.Status,
+			CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}))
+		return
+	}
+	hs.replyJSON(req, struct {
+		Task hostjobs.Task `json:"task"`
+	}{t})
+	// 2025-11-25 only: the extension's notifications/tasks go to a
+	// subscriptions/listen that names the task, which mcpx does not
+	// serve yet.
+	c.AfterEnd(func() { hs.taskEnded(id) })
+}
+
+// taskEnded sends notifications/tasks/status for a task that ended, to
+// the host's stream (stdio) or its legacy HTTP session's GET stream, if
+// it has one open; the host still polls for it otherwise.
+func (hs *hostSession) taskEnded(id string) {
+	out := sink(nil)
+	if hs.out != nil {
+		out = hs.out
+	} else {
+		out = hs.srv.streamOf(hs)
+	}
+	if out == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	j, err := hs.srv.opts.Jobs.Get(ctx, hs.jobPrincipal(), id)
+	if err != nil {
+		return
+	}
+	out.pushWhile(nil, jsonrpc.NewNotification(mcp.MethodTaskStatus, jsonrpc.MustMarshal(hs.srv.tasks.Of(j))).Encode())
+}
 
 // The 2026-07-28 tasks extension toward hosts. A host that names the
 // extension in a request's clientCapabilities (per request: there is no
@@ -19,8 +82,8 @@ import (
 // a call still running after mcpx.jobs.taskAfter, and answering at once a
 // call that ends sooner. The task is the call's job, as for 2025-11-25;
 // only the wire differs: a flat CreateTaskResult, tasks/get with the
-// result or error inlined, empty acks for tasks/update and tasks/cancel,
-// no tasks/result and no tasks/list.
+// result or error inlined, empty acks for tasks/update and tasks/cancel
+// (hostjobs' tasksext.go), no tasks/result and no tasks/list.
 
 // taskSupport returns how server's tool runs as a task, per the config.
 func (s *Server) taskSupport(server, tool string) string {
@@ -68,30 +131,6 @@ func (hs *hostSession) modernTaskCall(req *request, server, tool string) *jsonrp
 	return nil
 }
 
-// detailedOf is job j as the extension's DetailedTask. A tool result
-// with isError is a completed task here (unlike 2025-11-25); failed is
-// for calls that ended in a JSON-RPC error (its code kept), or that a
-// stop of mcpx interrupted.
-func (hs *hostSession) detailedOf(req *request, j *store.Job) hostjobs.Detailed {
-	t := hs.srv.tasks.Of(j)
-	d := hostjobs.Detailed{ResultType: mcp.ResultTypeComplete, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
-		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
-	switch j.Status {
-	case store.Running:
-		if q := hs.srv.tasks.Pending(j.ID); q != nil {
-			d.Status, d.InputRequests = mcp.TaskInputRequired, q
-		}
-	case store.Completed:
-		d.Status, d.StatusMessage = mcp.TaskCompleted, hostjobs.LateMessage(j)
-		d.Result = hs.toolResult(req, j.Result)
-	case store.Failed:
-		d.Error = hostjobs.Failure(j)
-	case store.Interrupted:
-		d.Error = hostjobs.WithLate(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interrupted: " + j.Error}, j)
-	}
-	return d
-}
-
 // modernTaskHandler returns the handler of a 2026-07-28 tasks method,
 // gated on the request naming the extension; nil for a method the
 // extension does not have (tasks/result and tasks/list are 2025-11-25's).
@@ -99,11 +138,11 @@ func modernTaskHandler(method string) handler {
 	var h handler
 	switch method {
 	case mcp.MethodTasksGet:
-		h = (*hostSession).extTasksGet
+		h = tasksHandler((*hostjobs.Tasks).ExtGet)
 	case mcp.MethodTasksUpdate:
-		h = (*hostSession).extTasksUpdate
+		h = tasksHandler((*hostjobs.Tasks).ExtUpdate)
 	case mcp.MethodTasksCancel:
-		h = (*hostSession).extTasksCancel
+		h = tasksHandler((*hostjobs.Tasks).ExtCancel)
 	default:
 		return nil
 	}
@@ -114,47 +153,4 @@ func modernTaskHandler(method string) handler {
 		}
 		h(hs, ctx, req)
 	}
-}
-
-func (hs *hostSession) extTasksGet(ctx context.Context, req *request) {
-	if j := hs.taskJob(ctx, req, principal.ReadJob); j != nil {
-		reply(req.sink, req.msg.ID, jsonrpc.MustMarshal(hs.detailedOf(req, j)))
-	}
-}
-
-// extTasksCancel cancels a running task and acknowledges with an empty
-// result; a task that has ended is acknowledged alike (the cancel is
-// idempotent), an unknown or foreign id is -32602.
-func (hs *hostSession) extTasksCancel(ctx context.Context, req *request) {
-	j := hs.taskJob(ctx, req, principal.CancelJob)
-	if j == nil {
-		return
-	}
-	if _, err := hs.cancelTask(ctx, req, j); err != nil {
-		fail(req.sink, req.msg.ID, hostjobs.TaskError(j.ID, err))
-		return
-	}
-	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
-}
-
-// extTasksUpdate hands a task's call the host's answers to its
-// outstanding questions, and acknowledges; answers to questions that are
-// not outstanding are ignored, as the extension says.
-func (hs *hostSession) extTasksUpdate(ctx context.Context, req *request) {
-	if _, rpcErr := taskID(req); rpcErr != nil {
-		fail(req.sink, req.msg.ID, rpcErr)
-		return
-	}
-	raw, ok := req.params.Get("inputResponses")
-	var responses map[string]json.RawMessage
-	if !ok || json.Unmarshal(raw, &responses) != nil || responses == nil {
-		fail(req.sink, req.msg.ID, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs an inputResponses object"))
-		return
-	}
-	j := hs.taskJob(ctx, req, principal.ReadJob)
-	if j == nil {
-		return
-	}
-	hs.srv.tasks.Answer(j.ID, responses)
-	reply(req.sink, req.msg.ID, json.RawMessage(`{"resultType":"complete"}`))
 }
