@@ -140,6 +140,22 @@ type Status struct {
 	ReloadFailure *ReloadFailure `json:"reloadFailure,omitempty"`
 	// Audit is the audit log's writer, when there is one.
 	Audit *AuditStats `json:"audit,omitempty"`
+	// Memory is what each of mcpx's processes costs: the daemon, each
+	// server's process (its shim), each warm sandbox child. Empty where
+	// /proc does not tell.
+	Memory []ProcessMemory `json:"memory,omitempty"`
+}
+
+// ProcessMemory is one process's memory, as /proc/PID/smaps_rollup says.
+type ProcessMemory struct {
+	Role   string `json:"role"`             // daemon, server or sandbox
+	Server string `json:"server,omitempty"` // the server's name, for a server's process
+	PID    int    `json:"pid"`
+	// RSS is what is resident (what ps shows); PSS is its proportional
+	// share: shared pages (the executable's, mapped by every mcpx
+	// process) split among the processes that map them.
+	RSS int64 `json:"rssBytes"`
+	PSS int64 `json:"pssBytes"`
 }
 
 // JobLeases is whether a daemon holds its jobs' leases: it renews them

@@ -160,6 +160,7 @@ func printStatus(env *Env, st *apitype.Status, now time.Time) {
 	printStatusJobs(env, st.Jobs, now)
 	printJobLeases(w, st.JobLeases, now)
 	printCluster(w, st.Cluster, now)
+	printMemory(w, st.Memory)
 	if len(st.Calls) == 0 {
 		fmt.Fprintln(w, "\nno calls in flight")
 		return

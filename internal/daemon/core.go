@@ -109,8 +109,9 @@ type core struct {
 	sandbox      *sandbox.Pool    // nil without an executable
 	scripts      *codemode.Engine // nil without an executable
 	jobs         *jobs.Manager    // nil: no job store
-	store        store.Store
-	unlock       func() // the job store's lock, if this core holds it
+	jobsOnNeed   bool             // jobs opens its store on first need
+	store        store.Store      // nil until opened
+	unlock       func()           // the job store's lock, if this core holds it
 	audit        *auditing
 }
 
@@ -204,13 +205,18 @@ func (c *core) runJobs(ctx context.Context) (stop func()) {
 		_ = c.jobs.Run(ctx)
 	}()
 	// The orphans of a dead gateway are closed or run again before any
-	// host can ask for them.
-	<-c.jobs.Started()
+	// host can ask for them (a store opened on first need: before that
+	// need is met).
+	if !c.jobsOnNeed {
+		<-c.jobs.Started()
+	}
 	return func() {
 		cancel()
 		<-done
 		c.audit.stop() // its last records go to the store before it closes
-		c.store.Close()
+		if c.store != nil {
+			c.store.Close()
+		}
 		if c.unlock != nil {
 			c.unlock()
 		}

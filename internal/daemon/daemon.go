@@ -129,6 +129,9 @@ func Run(ctx context.Context, opts *Options) error {
 		apiOpts.RefreshFailing = c.refresh.Failing
 	}
 	apiOpts.Audit, apiOpts.AuditStore = c.audit.log(), c.audit.table()
+	if c.sandbox != nil {
+		apiOpts.Sandbox = c.sandbox.Idle
+	}
 	if c.people != nil && tcpLn != nil {
 		apiOpts.SignIns = c.people
 	}

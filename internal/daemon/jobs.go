@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"mcpx/internal/bridge"
+	"mcpx/internal/config"
 	"mcpx/internal/jobs"
 	"mcpx/internal/relay"
 	"mcpx/internal/sock"
@@ -23,8 +25,11 @@ const openTimeout = 15 * time.Second
 // openJobs opens the job store of opts.Files, if it names one, and makes
 // c's job manager over it. The daemon that holds the store's lock is its
 // only user that may close every other owner's running jobs at start (a
-// kill -9 leaves them behind); one that cannot take it goes by leases. A
-// store that cannot be opened leaves c without jobs, and says why; a
+// kill -9 leaves them behind); one that cannot take it goes by leases.
+// The daemon opens the embedded store at start; a gateway of its own
+// (serve) when a job first needs it, and takes the lock then. A store
+// that cannot be opened leaves c without jobs, and says why (at first
+// need, to the call that needed it); a
 // shared one whose server does not answer is tried again until it does
 // (pendingStore), and c takes jobs then.
 //
@@ -70,14 +75,41 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 	if opts.Files.Jobs == "" {
 		return
 	}
-	st, err := store.OpenSQLite(opts.Files.Jobs)
-	if err != nil {
-		log.Error("no jobs: opening the job store failed", "err", err)
+	jo := jobs.Options{Rerun: jobs.RelayRunner(r), Logger: log, LeaseTerm: cfg.LeaseTerm,
+		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs}
+	if opts.Files.Socket == "" && !(opts.Config.Audit.Enabled && opts.Config.Audit.Store) {
+		// A gateway of its own (serve) opens the embedded store when a
+		// job first needs it: most never make one. The daemon opens it
+		// at start, to deal at once with the jobs a gateway that died
+		// left running; so does a gateway whose audit log is kept there.
+		jo.Open = func() (store.Store, bool, error) {
+			st, exclusive, err := c.openSQLite(opts.Files, log)
+			if err != nil {
+				return nil, false, fmt.Errorf("no jobs: opening the job store failed: %w", err)
+			}
+			return st, exclusive, nil
+		}
+		c.jobs, c.jobsOnNeed = jobs.New(jo), true
 		return
 	}
-	exclusive := false
-	if opts.Files.JobsLock != "" {
-		unlock, err := sock.Lock(opts.Files.JobsLock)
+	st, exclusive, err := c.openSQLite(opts.Files, log)
+	if err != nil {
+		return
+	}
+	jo.Store, jo.Exclusive = st, exclusive
+	c.jobs = jobs.New(jo)
+}
+
+// openSQLite opens the embedded job store of files and makes it c's,
+// exclusive if this gateway takes its lock. It says in the log why it
+// fails.
+func (c *core) openSQLite(files config.DaemonFiles, log *slog.Logger) (st *store.SQLite, exclusive bool, err error) {
+	if st, err = store.OpenSQLite(files.Jobs); err != nil {
+		log.Error("no jobs: opening the job store failed", "err", err)
+		return nil, false, err
+	}
+	if files.JobsLock != "" {
+		unlock, err := sock.Lock(files.JobsLock)
 		switch {
 		case err == nil:
 			c.unlock, exclusive = func() { _ = unlock() }, true
@@ -86,10 +118,7 @@ func (c *core) openJobs(opts *Options, r *relay.Relay, obs jobs.Observer, log *s
 		}
 	}
 	c.store = st
-	c.jobs = jobs.New(jobs.Options{
-		Store: st, Rerun: jobs.RelayRunner(r), Exclusive: exclusive, Logger: log, LeaseTerm: cfg.LeaseTerm,
-		Retention: cfg.Retention, MaxResultBytes: int64(cfg.MaxResultBytes), Observer: obs,
-	})
+	return st, exclusive, nil
 }
 
 // shareSealKey sets b's requestState key to the one every replica of st

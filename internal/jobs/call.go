@@ -232,6 +232,9 @@ func (c *Call) Promote(ctx context.Context) (id string, ok bool, err error) {
 	case ended:
 		return "", false, nil
 	}
+	if err := m.open(ctx); err != nil {
+		return "", false, err
+	}
 	m.mu.Lock()
 	spec := c.spec
 	m.mu.Unlock()

@@ -35,8 +35,9 @@
 //
 // When the manager stops (Run's ctx ends), its jobs' calls end with
 // relay.Stopping and their leases are released: the rows stay running,
-// for the next start to decide. At start, Run finds the running jobs of
-// owners that are gone (every other owner's, for an Exclusive store) and
+// for the next start to decide. At start (for a store opened on first
+// need, at that need: deferred.go), Run finds the running jobs of owners
+// that are gone (every other owner's, for an Exclusive store) and
 // closes each as interrupted, or, for a tool annotated idempotent that
 // has not been run again yet, runs it again once and says so in its note.
 // A job is never run again otherwise.
@@ -95,6 +96,10 @@ type Runner func(ctx context.Context, j *store.Job, c *Call) (json.RawMessage, e
 // Options configure a Manager.
 type Options struct {
 	Store store.Store
+	// Open, if set, opens the store on the first use that needs it
+	// (deferred.go), in place of Store, and says whether it is this
+	// manager's alone (Exclusive, decided then).
+	Open func() (st store.Store, exclusive bool, err error)
 	// Rerun runs an idempotent job again after a restart; nil closes
 	// every orphan as interrupted.
 	Rerun Runner
@@ -172,7 +177,10 @@ type Manager struct {
 	// unwritten are ends of jobs the store failed to take, by id.
 	unwritten map[string]ending
 	started   chan struct{} // closed once Run has recovered orphans
-	cluster   *Cluster      // the replicas as last read; nil before
+	needed    chan struct{} // closed by the first use that needs the store (Options.Open)
+	needOnce  sync.Once
+	openErr   error    // why the store cannot be used; set before started closes
+	cluster   *Cluster // the replicas as last read; nil before
 	leases    LeaseState
 	lapses    int // calls ended since the leases were last held (hold.go)
 	// unfenced, for tests only, makes the manager ignore the loss of its
@@ -204,7 +212,7 @@ func New(opts Options) *Manager {
 	return &Manager{
 		st: opts.Store, opts: opts, owner: "mcpx-" + randomID(8), created: time.Now(), log: log,
 		live: map[*Call]struct{}{}, byID: map[string]*Call{}, byKey: map[string]*Call{}, dirty: map[*Call]struct{}{},
-		unwritten: map[string]ending{}, started: make(chan struct{}),
+		unwritten: map[string]ending{}, started: make(chan struct{}), needed: make(chan struct{}),
 	}
 }
 
@@ -217,7 +225,9 @@ func (m *Manager) Owner() string { return m.owner }
 // Writes returns how many writes the manager has made to the store.
 func (m *Manager) Writes() int64 { return m.writes.Load() }
 
-// Started is closed once Run has dealt with the orphans it found.
+// Started is closed once Run has dealt with the orphans it found (for a
+// store opened on first need: once it has opened it, or failed to, or
+// stopped before anything needed it).
 func (m *Manager) Started() <-chan struct{} { return m.started }
 
 // Run recovers orphaned jobs, then writes progress, renews leases and
@@ -228,6 +238,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	m.running = true
 	m.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
+	if m.opts.Open != nil && !m.openOnNeed(ctx) {
+		close(m.started)
+		<-ctx.Done()
+		m.stop(bg)
+		return nil
+	}
 	// A shared store that does not answer holds up the start for a term
 	// at most (the search for orphans goes on every third of a term); an
 	// exclusive store's orphans are looked for at start alone.
@@ -282,6 +298,9 @@ func (m *Manager) stop(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	m.calls.Wait()
+	if m.st == nil {
+		return // never opened (Options.Open): nothing of this manager's is in it
+	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.LeaseTerm)
 	defer cancel()
 	m.flush(ctx)

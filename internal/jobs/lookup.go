@@ -20,11 +20,17 @@ func (m *Manager) Attach(principal, key string) *Call {
 
 // Get returns principal's job id ("" reads any principal's).
 func (m *Manager) Get(ctx context.Context, principal, id string) (*store.Job, error) {
+	if err := m.open(ctx); err != nil {
+		return nil, err
+	}
 	return m.st.Get(ctx, principal, id)
 }
 
 // List returns principal's jobs ("" for all), newest first.
 func (m *Manager) List(ctx context.Context, principal string, limit int) ([]*store.Job, error) {
+	if err := m.open(ctx); err != nil {
+		return nil, err
+	}
 	return m.st.List(ctx, principal, limit)
 }
 
@@ -32,6 +38,9 @@ func (m *Manager) List(ctx context.Context, principal string, limit int) ([]*sto
 // wait. A job of this manager is waited on directly; another's is read
 // again every pollEvery.
 func (m *Manager) Wait(ctx context.Context, principal, id string, wait time.Duration) (*store.Job, error) {
+	if err := m.open(ctx); err != nil {
+		return nil, err
+	}
 	j, err := m.st.Get(ctx, principal, id)
 	if err != nil || j.Status.Final() || wait <= 0 {
 		return j, err
@@ -74,6 +83,9 @@ const pollEvery = 250 * time.Millisecond
 // cancel"): the row first, then the call, whose upstream is told "job
 // cancelled with <who>". A job that had ended is returned as it is.
 func (m *Manager) CancelJob(ctx context.Context, owner, id string, by principal.Principal, who string) (*store.Job, error) {
+	if err := m.open(ctx); err != nil {
+		return nil, err
+	}
 	j, err := m.st.Get(ctx, owner, id)
 	if err != nil || j.Status.Final() {
 		return j, err

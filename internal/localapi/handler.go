@@ -48,7 +48,10 @@ import (
 // Options configure a Handler.
 type Options struct {
 	// Jobs serves the job API and the status's jobs; nil: none.
-	Jobs       *jobs.Manager
+	Jobs *jobs.Manager
+	// Sandbox returns the process ids of the warm sandbox children, for
+	// the status's memory; nil: none.
+	Sandbox    func() []int
 	Logger     *slog.Logger
 	Version    string
 	ConfigFile string

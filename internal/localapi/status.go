@@ -115,6 +115,7 @@ func (h *Handler) status(owners map[uint64]string, running map[string]principal.
 	if h.opts.ReloadFailure != nil {
 		st.ReloadFailure = h.opts.ReloadFailure()
 	}
+	h.memory(&st)
 	return st
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -24,8 +25,9 @@ type Pool struct {
 	need chan struct{}
 
 	mu      sync.Mutex
-	running bool       // Run reaps what ended (guarded by mu)
-	ended   chan *proc // children whose script is over, for Run to reap
+	running bool               // Run reaps what ended (guarded by mu)
+	ended   chan *proc         // children whose script is over, for Run to reap
+	idle    map[*proc]struct{} // the warm children (guarded by mu)
 }
 
 // NewPool returns a pool; its Run keeps children warm.
@@ -37,7 +39,7 @@ func NewPool(o PoolOptions) *Pool {
 		o.Warm = 2
 	}
 	return &Pool{exe: o.Executable, mem: o.Memory, warm: make(chan *proc, o.Warm), need: make(chan struct{}, 1),
-		ended: make(chan *proc, 64)}
+		ended: make(chan *proc, 64), idle: map[*proc]struct{}{}}
 }
 
 // ErrNoExecutable is Exec's error on a pool with no executable.
@@ -61,6 +63,7 @@ func (p *Pool) Run(ctx context.Context) error {
 		for {
 			select {
 			case c := <-p.warm:
+				p.setIdle(c, false)
 				c.kill()
 				c.end(0)
 			case c := <-p.ended:
@@ -79,9 +82,11 @@ func (p *Pool) Run(ctx context.Context) error {
 			if err != nil {
 				break // Exec will say why, starting its own
 			}
+			p.setIdle(c, true)
 			select {
 			case p.warm <- c:
 			default:
+				p.setIdle(c, false)
 				c.kill()
 				c.end(0)
 			}
@@ -126,6 +131,7 @@ func (p *Pool) take() (*proc, error) {
 	for {
 		select {
 		case c := <-p.warm:
+			p.setIdle(c, false)
 			if !c.alive() {
 				c.end(0)
 				continue
@@ -146,4 +152,27 @@ func (p *Pool) refill() {
 	case p.need <- struct{}{}:
 	default:
 	}
+}
+
+func (p *Pool) setIdle(c *proc, idle bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if idle {
+		p.idle[c] = struct{}{}
+	} else {
+		delete(p.idle, c)
+	}
+}
+
+// Idle returns the process ids of the warm children, which wait for a
+// script: what the pool costs while no script runs.
+func (p *Pool) Idle() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pids := make([]int, 0, len(p.idle))
+	for c := range p.idle {
+		pids = append(pids, c.sp.PID())
+	}
+	slices.Sort(pids)
+	return pids
 }

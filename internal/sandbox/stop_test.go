@@ -140,12 +140,22 @@ func TestWarmPool(t *testing.T) {
 		}
 		waitFor(t, func() bool { return len(p.warm) == cap(p.warm) })
 	}
+	// Idle names the warm children (status reads their memory).
+	idle := p.Idle()
+	if len(idle) != cap(p.warm) {
+		t.Errorf("Idle %v, want the %d warm children", idle, cap(p.warm))
+	}
+	for _, pid := range idle {
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Errorf("Idle names pid %d: %v", pid, err)
+		}
+	}
 	cancel()
 	if err := <-ran; err != nil {
 		t.Error(err)
 	}
-	if len(p.warm) != 0 {
-		t.Errorf("%d warm children left after Run", len(p.warm))
+	if len(p.warm) != 0 || len(p.Idle()) != 0 {
+		t.Errorf("%d warm children left after Run (Idle %v)", len(p.warm), p.Idle())
 	}
 }
 
