@@ -19,11 +19,11 @@ import (
 // (request.job), so that a call that ends in time costs one allocation
 // more, and a call that never may nothing: no goroutine, no context, no
 // timer of its own (the relay's call timer tells it when:
-// relay.Call.PromoteAt), nothing in the store. Saves a goroutine, its
+// relay.Call.Deadline), nothing in the store. Saves a goroutine, its
 // stack growth and about 25 allocations a call (BenchmarkJobHardTimerHost,
 // in internal/hostserver).
 //
-// Promote, at the host's deadline, makes the call a job: its row is
+// DeadlineReached, at the host's deadline, makes the call a job: its row is
 // written, the host is answered with it, and the request is released
 // from its session at once (its sink finished, its handler counted
 // gone): the goroutine, still in the call, is the job manager's from
@@ -73,9 +73,9 @@ func (l *jobLink) jobCall() *jobs.Call {
 	return l.job
 }
 
-// Promote makes the call a job and answers the host with it: the
-// relay's call timer calls it at the host's deadline.
-func (l *jobLink) Promote() { l.promote(true) }
+// DeadlineReached makes the call a job and answers the host with it:
+// the relay's call timer calls it at the host's deadline.
+func (l *jobLink) DeadlineReached() { l.promote(true) }
 
 // promote makes the call a job unless it has ended or is one: answered
 // with it (and the request released) if answer, else, for a host that
@@ -241,9 +241,9 @@ func (l *jobLink) Refusal(method string, params json.RawMessage) *jsonrpc.Error 
 	return l.jobRefusal(c, method, params)
 }
 
-// JobID is the id of the job the call became, "" while none (the
-// relay's JobNamer: the call's audit record names it).
-func (l *jobLink) JobID() string {
+// AuditJob is the id of the job the call became, "" while none (the
+// relay's AuditNamer: the call's audit record names it).
+func (l *jobLink) AuditJob() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.job == nil {
