@@ -47,7 +47,7 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	f.link = &jobLink{hs: f.hs, req: f.req}
 	f.req.job.Store(f.link)
 	callCtx, callCancel := context.WithCancelCause(context.Background())
-	f.call, err = m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, callCancel, time.Now())
+	f.call, err = m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(callCancel, time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func (l *jobLink) promote(answer bool) {
 		return
 	}
 	hs, req := l.hs, l.req
-	c, err := hs.srv.opts.Jobs.Adopt(context.WithoutCancel(req.ctx), l.spec(), req.cancel, l.since())
+	c, err := hs.srv.opts.Jobs.Start(context.WithoutCancel(req.ctx), l.spec(), jobs.Adopted(req.cancel, l.since()))
 	if err != nil {
 		if !answer {
 			hs.srv.log.Warn("the host left mid-call and the call could not become a job", "tool", l.cd.tool, "err", err)

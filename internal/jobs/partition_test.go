@@ -83,10 +83,10 @@ func partitionLeases(t *testing.T, unfenced bool) (ex *executions, ji, jp *store
 		s.Idempotent, s.Key = idempotent, jobs.Key("files", "export", json.RawMessage(`{"i":`+map[bool]string{true: "1", false: "0"}[idempotent]+`}`))
 		var id string
 		ready := make(chan struct{})
-		c, err := a.m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		c, err := a.m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			<-ready
 			return ex.run(ctx, "a", id, work)
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
