@@ -160,6 +160,16 @@ var importedOnlyBy = map[string][]string{
 	"hostsurface": {"hostserver"},
 }
 
+// neverDirect: the import paths (and their subpackages) each key must
+// not import itself, though it may reach them through the packages made
+// for that.
+var neverDirect = map[string][]string{
+	// The CLI reaches the job store only through the daemon (the
+	// functions cmd/mcpx hands it in Env) or hosttoken (the named
+	// tokens): it never opens it, nor a database, itself.
+	"cli": {"mcpx/internal/store", "mcpx/internal/audit/auditstore", "database/sql", "github.com/jackc/pgx/v5", "modernc.org/sqlite"},
+}
+
 // testOnly packages are imported from _test.go files only, and by one
 // another (the end-to-end harness builds on mcpxtest).
 var testOnly = []string{"mcpxtest", "store/storetest", "e2e/harness"}
@@ -329,6 +339,11 @@ func TestDeps(t *testing.T) {
 				t.Errorf("%s imports %s: only %s may import it (and test support: %s)",
 					path, imp, strings.Join(allowed, ", "), strings.Join(testOnly, ", "))
 			}
+			for _, never := range neverDirect[name] {
+				if imp == never || strings.HasPrefix(imp, never+"/") {
+					t.Errorf("%s imports %s itself: it reaches it only through the packages made for that (neverDirect)", path, imp)
+				}
+			}
 			if inModule(imp) && slices.Contains(testOnly, target) && !slices.Contains(testOnly, name) {
 				t.Errorf("%s imports %s: %s is test support, imported only from _test.go files", path, imp, target)
 			}
@@ -347,6 +362,14 @@ func TestDepsRulesNameRealPackages(t *testing.T) {
 	}
 	for pkg, by := range importedOnlyBy {
 		named = slices.Concat(named, []string{pkg}, by)
+	}
+	for pkg, never := range neverDirect {
+		named = append(named, pkg)
+		for _, n := range never {
+			if pkgs[n] == nil {
+				t.Errorf("deps_test.go's neverDirect names %s, which is no package the module builds with", n)
+			}
+		}
 	}
 	slices.Sort(named)
 	for _, name := range slices.Compact(named) {

@@ -73,6 +73,8 @@ func env() *cli.Env {
 		SerialStdio: serialStdio,
 		OpenSignIns: daemon.OpenSignIns,
 		ReadCluster: daemon.ReadCluster,
+		ProbeStore:  daemon.ProbeStore,
+		WriteAudit:  daemon.WriteAudit,
 	}
 }
 

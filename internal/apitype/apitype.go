@@ -192,6 +192,15 @@ type Cluster struct {
 	Replicas    []Replica `json:"replicas"`
 }
 
+// StoreProbe is what a look at the shared store (mcpx.store) found,
+// without changing it: no migration runs (mcpx doctor).
+type StoreProbe struct {
+	Where    string `json:"where"`    // host:port/database, no credentials
+	Schema   int    `json:"schema"`   // the store's schema version; 0 before any mcpx migrated it
+	Build    int    `json:"build"`    // the schema version this build uses
+	Replicas int    `json:"replicas"` // gateways that announced themselves in the last minute
+}
+
 // Replica is one replica of a Cluster.
 type Replica struct {
 	Owner   string    `json:"owner"`             // as its job leases name it

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"mcpx/internal/audit"
-	"mcpx/internal/audit/auditstore"
 	"mcpx/internal/config"
 	"mcpx/internal/principal"
-	"mcpx/internal/store"
 )
 
 // The changes the CLI makes by itself, with no daemon (a host token
@@ -115,31 +113,13 @@ func (a auditor) writeFile(ctx context.Context, recs []audit.Record) error {
 }
 
 // writeStore appends recs to the audit table of the job store the
-// daemon of this config keeps: the shared PostgreSQL store, or this
-// user's SQLite file.
+// daemon of this config keeps (the shared PostgreSQL store, or this
+// user's SQLite file), through the daemon's Env.WriteAudit.
 func (a auditor) writeStore(ctx context.Context, recs []audit.Record) error {
-	var (
-		st  store.Store
-		err error
-	)
-	if a.cfg.Store != "" {
-		st, err = store.OpenPostgres(ctx, a.cfg.Store)
-	} else {
-		st, err = store.OpenSQLite(a.paths.Daemon(a.cfg.File, a.env.Build).Jobs)
+	if a.env.WriteAudit == nil {
+		return errNoStoreAccess
 	}
-	if err != nil {
-		return fmt.Errorf("opening the store for the audit log: %w", err)
-	}
-	defer st.Close()
-	tbl, ok := st.(store.Audit)
-	if !ok {
-		return errors.New("the store keeps no audit table")
-	}
-	sink := auditstore.NewSink(tbl)
-	if err := sink.Write(ctx, recs); err != nil {
-		return fmt.Errorf("writing the audit log to %s: %w", sink.Name(), err)
-	}
-	return nil
+	return a.env.WriteAudit(ctx, a.cfg, a.paths.Daemon(a.cfg.File, a.env.Build).Jobs, recs)
 }
 
 // cliUser names who runs the CLI, and where: "alice@build-3" ($USER,

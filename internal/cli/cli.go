@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/audit"
 	"mcpx/internal/config"
 	"mcpx/internal/hosttoken"
 	"mcpx/internal/oauth"
@@ -67,6 +68,12 @@ type Env struct {
 	// where no daemon runs to ask.
 	OpenSignIns func(ctx context.Context, cfg *config.Config, getenv func(string) string) (oauth.Records, func(), error)
 	ReadCluster func(ctx context.Context, cfg *config.Config) (*apitype.Cluster, error)
+	// ProbeStore looks at the shared store cfg names without changing it
+	// (daemon.ProbeStore, for mcpx doctor), and WriteAudit appends the
+	// CLI's own records to the audit table of the store cfg's daemon
+	// keeps, the SQLite file jobs if cfg names none (daemon.WriteAudit).
+	ProbeStore func(ctx context.Context, cfg *config.Config) (apitype.StoreProbe, error)
+	WriteAudit func(ctx context.Context, cfg *config.Config, jobs string, recs []audit.Record) error
 }
 
 // command is one verb.

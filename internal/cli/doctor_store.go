@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
+	"mcpx/internal/apitype"
 	"mcpx/internal/config"
-	"mcpx/internal/store"
 )
 
 // store checks the job store: the embedded SQLite file is this user's
@@ -28,7 +28,10 @@ func (d *doctor) store(ctx context.Context, cfg *config.Config, paths config.Pat
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	p, err := store.ProbePostgres(ctx, cfg.Store)
+	p, err := apitype.StoreProbe{}, errNoStoreAccess
+	if d.env.ProbeStore != nil {
+		p, err = d.env.ProbeStore(ctx, cfg)
+	}
 	name := p.Where
 	if name == "" {
 		name = "store"
@@ -36,12 +39,12 @@ func (d *doctor) store(ctx context.Context, cfg *config.Config, paths config.Pat
 	switch {
 	case err != nil:
 		d.add("store", name, levelFail, "%v", err)
-	case p.Schema > store.SchemaVersion:
-		d.add("store", name, levelFail, "the schema is at version %d, newer than this mcpx's %d: upgrade mcpx", p.Schema, store.SchemaVersion)
+	case p.Schema > p.Build:
+		d.add("store", name, levelFail, "the schema is at version %d, newer than this mcpx's %d: upgrade mcpx", p.Schema, p.Build)
 	case p.Schema == 0:
 		d.add("store", name, levelInfo, "PostgreSQL answers; no mcpx has used this database yet (the first gateway to start makes its schema)")
-	case p.Schema < store.SchemaVersion:
-		d.add("store", name, levelInfo, "PostgreSQL answers; the schema is at version %d, and the next gateway of this build to start brings it to %d; gateways seen in the last minute: %d", p.Schema, store.SchemaVersion, p.Replicas)
+	case p.Schema < p.Build:
+		d.add("store", name, levelInfo, "PostgreSQL answers; the schema is at version %d, and the next gateway of this build to start brings it to %d; gateways seen in the last minute: %d", p.Schema, p.Build, p.Replicas)
 	default:
 		d.add("store", name, levelOK, "PostgreSQL answers, schema version %d; gateways seen in the last minute: %d", p.Schema, p.Replicas)
 	}

@@ -13,12 +13,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"mcpx/internal/daemon"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/help/*.txt from the current help text")
 
 // fakeEnv is an Env that reads its environment from vars and writes to
-// buffers. It cannot start a daemon: Executable does not exist.
+// buffers. It cannot start a daemon: Executable does not exist. It reaches
+// the job store as cmd/mcpx's does, through the daemon's functions.
 func fakeEnv(vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	return &Env{
@@ -32,6 +35,8 @@ func fakeEnv(vars map[string]string) (*Env, *bytes.Buffer, *bytes.Buffer) {
 		Version:    "test",
 		Build:      "test-build",
 		Executable: "/nonexistent/mcpx",
+		ProbeStore: daemon.ProbeStore,
+		WriteAudit: daemon.WriteAudit,
 	}, &out, &errb
 }
 

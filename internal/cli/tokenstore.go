@@ -7,7 +7,6 @@ import (
 
 	"mcpx/internal/config"
 	"mcpx/internal/hosttoken"
-	"mcpx/internal/store"
 )
 
 // Named host tokens of replicas: when the config names a shared store
@@ -23,7 +22,7 @@ func namedTokenFor(ctx context.Context, cfg *config.Config, dir, name string) (s
 		return hosttoken.NamedToken(dir, name)
 	}
 	tok, minted, err := hosttoken.MintShared(ctx, cfg.Store, dir, name)
-	if errors.Is(err, store.ErrTokenTaken) {
+	if errors.Is(err, hosttoken.ErrTokenTaken) {
 		where := "on another machine (its value is kept only where it was minted)"
 		if !minted {
 			where = "elsewhere since this machine's copy was minted: that copy is revoked"

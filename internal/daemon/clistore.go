@@ -2,19 +2,24 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"mcpx/internal/apitype"
+	"mcpx/internal/audit"
+	"mcpx/internal/audit/auditstore"
 	"mcpx/internal/config"
 	"mcpx/internal/jobs"
 	"mcpx/internal/oauth"
 	"mcpx/internal/store"
 )
 
-// What the CLI reads of the shared store where no daemon runs to ask
-// (a replica run by mcpx serve --http, or login where the browser is):
-// cmd/mcpx hands these to it, so that only the daemon opens the store.
+// What the CLI reads of the job store, or writes to it, where no daemon
+// runs to ask (a replica run by mcpx serve --http, login where the
+// browser is, a token minted, mcpx doctor): cmd/mcpx hands these to it,
+// so that only the daemon (and hosttoken, for the named tokens) opens
+// the store.
 
 // OpenSignIns opens the sign-ins kept in the shared store cfg names,
 // each sealed with the key mcpx.oauth names (read through getenv). close
@@ -64,4 +69,40 @@ func ReadCluster(ctx context.Context, cfg *config.Config) (*apitype.Cluster, err
 		})
 	}
 	return c, nil
+}
+
+// ProbeStore looks at the shared store cfg names without changing it:
+// no migration runs, so a doctor can look at a store that a newer or
+// older mcpx serves.
+func ProbeStore(ctx context.Context, cfg *config.Config) (apitype.StoreProbe, error) {
+	p, err := store.ProbePostgres(ctx, cfg.Store)
+	return apitype.StoreProbe{Where: p.Where, Schema: p.Schema, Build: store.SchemaVersion, Replicas: p.Replicas}, err
+}
+
+// WriteAudit appends recs to the audit table of the job store cfg's
+// daemon keeps: the shared PostgreSQL store cfg names, else the SQLite
+// file jobs.
+func WriteAudit(ctx context.Context, cfg *config.Config, jobs string, recs []audit.Record) error {
+	var (
+		st  store.Store
+		err error
+	)
+	if cfg.Store != "" {
+		st, err = store.OpenPostgres(ctx, cfg.Store)
+	} else {
+		st, err = store.OpenSQLite(jobs)
+	}
+	if err != nil {
+		return fmt.Errorf("opening the store for the audit log: %w", err)
+	}
+	defer st.Close()
+	tbl, ok := st.(store.Audit)
+	if !ok {
+		return errors.New("the store keeps no audit table")
+	}
+	sink := auditstore.NewSink(tbl)
+	if err := sink.Write(ctx, recs); err != nil {
+		return fmt.Errorf("writing the audit log to %s: %w", sink.Name(), err)
+	}
+	return nil
 }

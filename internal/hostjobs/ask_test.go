@@ -35,7 +35,7 @@ func TestJobResult(t *testing.T) {
 	go func() { defer close(ran); _ = m.Run(ctx) }()
 	defer func() { cancel(); <-ran }()
 	<-m.Started()
-	c, err := m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, func(error) {}, time.Now())
+	c, err := m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(func(error) {}, time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@
 //     Pending lists them for tasks/get; Asked fires as one is asked.
 //   - A call that becomes a job while it runs, on its host request's own
 //     goroutine (link.go): a Link, made for a call that may, becomes one
-//     at its host's deadline (Promote) or as a legacy HTTP host leaves
+//     at its host's deadline (DeadlineReached) or as a legacy HTTP host leaves
 //     (HostLeft), and stands in front of the host's Asker: while the call
 //     is its request's, a question goes on the request's stream (a
 //     LiveAsker) and waits on as the job's if the call becomes one

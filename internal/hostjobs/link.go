@@ -17,13 +17,13 @@ import (
 // goroutine becomes a job while it runs, made only for a call that may,
 // so that a call that ends in time costs one allocation more, and a call
 // that never may nothing: no goroutine, no context, no timer of its own
-// (the relay's call timer tells it when: relay.Call.PromoteAt), nothing
+// (the relay's call timer tells it when: relay.Call.Deadline), nothing
 // in the store. Saves a goroutine, its stack growth and about 25
 // allocations a call (BenchmarkJobHardTimerHost, in internal/hostserver).
 // The host session embeds it in its own side of the call (Host), so that
 // the two are one allocation.
 //
-// Promote, at the host's deadline, makes the call a job: its row is
+// DeadlineReached, at the host's deadline, makes the call a job: its row is
 // written, the host is answered with it, and the request is released
 // from its session at once (Host.Release: its sink finished, its handler
 // counted gone): the goroutine, still in the call, is the job manager's
@@ -74,9 +74,9 @@ func (l *Link) JobCall() *jobs.Call {
 	return l.job
 }
 
-// Promote makes the call a job and answers the host with it: the
-// relay's call timer calls it at the host's deadline.
-func (l *Link) Promote() { l.promote(true) }
+// DeadlineReached makes the call a job and answers the host with it:
+// the relay's call timer calls it at the host's deadline.
+func (l *Link) DeadlineReached() { l.promote(true) }
 
 // HostLeft makes the call a job kept for the host's principal, with
 // nobody to answer: its legacy HTTP host left without a cancel.
@@ -223,9 +223,9 @@ func (l *Link) Refusal(method string, params json.RawMessage) *jsonrpc.Error {
 	return l.jobRefusal(c, method, params)
 }
 
-// JobID is the id of the job the call became, "" while none (the
-// relay's JobNamer: the call's audit record names it).
-func (l *Link) JobID() string {
+// AuditJob is the id of the job the call became, "" while none (the
+// relay's AuditNamer: the call's audit record names it).
+func (l *Link) AuditJob() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.job == nil {

@@ -498,18 +498,28 @@ func BenchmarkIdleHost(b *testing.B) {
 			hostEnd, srvEnd := net.Pipe()
 			c := conn{hostEnd, make(chan error, 1)}
 			go func() { c.served <- s.ServeConn(context.Background(), srvEnd) }()
-			_, _ = hostEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
-			// Read the answer here: a host-side reader would count too.
-			var one [1]byte
-			for one[0] != '\n' {
-				if _, err := hostEnd.Read(one[:]); err != nil {
-					b.Fatal(err)
+			// Read the answers here, a byte at a time: a host-side reader
+			// (and its buffer) would count too.
+			answer := func(id string) {
+				var line []byte
+				for !bytes.Contains(line, []byte(`"id":`+id+`,`)) && !bytes.Contains(line, []byte(`"id":`+id+`}`)) {
+					line = line[:0]
+					for one := [1]byte{}; one[0] != '\n'; line = append(line, one[0]) {
+						if _, err := hostEnd.Read(one[:]); err != nil {
+							b.Fatal(err)
+						}
+					}
 				}
 			}
+			_, _ = hostEnd.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n"))
+			answer("1")
 			_, _ = hostEnd.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+			// Its ping answered, the host's session has handled what came
+			// before: it is idle.
+			_, _ = hostEnd.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"))
+			answer("2")
 			conns = append(conns, c)
 		}
-		time.Sleep(50 * time.Millisecond)
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap := float64(after.HeapAlloc) - float64(before.HeapAlloc)

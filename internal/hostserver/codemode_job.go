@@ -53,7 +53,7 @@ func (hs *hostSession) execCandidate(ctx context.Context, req *request, s codemo
 	}
 	if !promoteAt.IsZero() {
 		// A script has no call timer to ride on.
-		t := time.AfterFunc(time.Until(promoteAt), l.Promote)
+		t := time.AfterFunc(time.Until(promoteAt), l.DeadlineReached)
 		defer t.Stop()
 	}
 	res, err := hs.srv.opts.Scripts.Run(ctx, s)

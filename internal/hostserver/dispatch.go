@@ -159,7 +159,7 @@ func (hs *hostSession) admit(req *request, handle handler) bool {
 // then unregisters it and finishes its sink. It reports whether the
 // request's call became a job that ran on here: the request was released
 // from its session then (its sink finished, its handler counted gone,
-// hostjobs.Link.Promote), and the goroutine, the job manager's since, must end.
+// hostjobs.Link.DeadlineReached), and the goroutine, the job manager's since, must end.
 func (hs *hostSession) execute(req *request) (released bool) {
 	req.handler(hs, req.ctx, req)
 	hs.srv.relay.Registry().Remove(req.entry)

@@ -49,7 +49,7 @@ func (a *askHost) Release() {
 func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	t.Helper()
 	f := newAsk(t, caps, stream, modern)
-	f.link.Promote() // its host's request is answered
+	f.link.DeadlineReached() // its host's request is answered
 	return f
 }
 
@@ -74,7 +74,7 @@ func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	f.link.Host = host
 	f.req.job.Store(f.link)
 	callCtx, callCancel := context.WithCancelCause(context.Background())
-	f.call, err = m.Adopt(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, callCancel, time.Now())
+	f.call, err = m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(callCancel, time.Now()))
 	if err != nil {
 		t.Fatal(err)
 	}

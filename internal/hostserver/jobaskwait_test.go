@@ -29,7 +29,7 @@ func newLiveAsk(t *testing.T, caps string, stream bool, out sink) (f *jobAskFixt
 	f.req.sink = out
 	f.req.asker = hostAsker{hs: f.hs, sink: out, caps: f.req.caps}
 	f.link.Asker = &f.req.asker
-	return f, f.link.Promote
+	return f, f.link.DeadlineReached
 }
 
 // asked runs Ask on its own goroutine: its outcome comes on the channel.
@@ -204,7 +204,7 @@ func TestJobAskPlainJSONHost(t *testing.T) {
 		t.Fatal("a live call with no asker asked its host")
 	}
 	f.link.Notify("notifications/message", json.RawMessage(`{}`))
-	f.link.Promote()
+	f.link.DeadlineReached()
 	if !f.link.Can("elicitation/create", json.RawMessage(formQ)) {
 		t.Fatal("a job of a plain JSON host with a stream cannot be asked")
 	}

@@ -34,7 +34,7 @@ type candidate struct {
 // retry of a running job's call by the same principal waits on that job
 // instead (attached is then true: req is answered). It returns req's
 // jobHost, nil for a call that can never become a job (it pays nothing
-// for jobs), and when the link must be told to Promote (zero: never by
+// for jobs), and when the link must be told DeadlineReached (zero: never by
 // time). A background call is a job before it runs: attached is true if
 // it could not become one (req is answered with why). onOff (nil: none)
 // is called as the host stops hearing of the call. Whether the call may
@@ -102,7 +102,7 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 	if cd.background {
 		// A job before the call starts: its answer is the job, however
 		// fast the call.
-		l.Promote()
+		l.DeadlineReached()
 		if l.JobCall() == nil {
 			l.End(nil, nil)
 			return nil, time.Time{}, true
@@ -134,7 +134,7 @@ func (hs *hostSession) relayCandidate(ctx context.Context, req *request, call re
 	if l == nil {
 		return false
 	}
-	call.PromoteAt, call.Promoter = promoteAt, l
+	call.Deadline, call.OnDeadline = promoteAt, l
 	if background {
 		// No heartbeats: the host has its answer.
 		call.HostProfile = hostprofile.Profile{}

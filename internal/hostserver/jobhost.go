@@ -36,7 +36,7 @@ func (h *jobHost) jobLine(line []byte) bool {
 func (h *jobHost) Entry() *relay.Entry { return h.req.entry }
 
 func (h *jobHost) Adopt(since time.Time) (*jobs.Call, error) {
-	return h.hs.srv.opts.Jobs.Adopt(context.WithoutCancel(h.req.ctx), h.spec(), h.req.cancel, since)
+	return h.hs.srv.opts.Jobs.Start(context.WithoutCancel(h.req.ctx), h.spec(), jobs.Adopted(h.req.cancel, since))
 }
 
 // spec is what the job keeps of its call, read as it becomes one: most

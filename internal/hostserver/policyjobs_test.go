@@ -38,8 +38,8 @@ func TestListJobsFiltered(t *testing.T) {
 	hs := &hostSession{srv: srv, id: "http-1", clientName: "one", who: principal.DefaultToken()} // a default-token HTTP host
 	start := func(server string) string {
 		t.Helper()
-		c, err := m.StartJob(ctx, jobs.Spec{Principal: hs.jobPrincipal(), Server: server, Tool: "echo", Key: jobs.NewID()},
-			func(context.Context, *jobs.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+		c, err := m.Start(ctx, jobs.Spec{Principal: hs.jobPrincipal(), Server: server, Tool: "echo", Key: jobs.NewID()},
+			jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,10 +34,15 @@ func withStore(ctx context.Context, url string, fn func(store.Tokens) error) err
 	return fn(st)
 }
 
+// ErrTokenTaken is store.ErrTokenTaken, for the CLI, which reaches the
+// store only through this package or the daemon: the shared store holds
+// another token of that name.
+var ErrTokenTaken = store.ErrTokenTaken
+
 // MintShared returns the token named name, minting it in dir first if
 // this machine has none (minted), and makes sure the shared store at url
 // holds it. A name the store holds another token for is refused with
-// store.ErrTokenTaken, and a token minted for it here is removed again.
+// ErrTokenTaken, and a token minted for it here is removed again.
 func MintShared(ctx context.Context, url, dir, name string) (tok string, minted bool, err error) {
 	file := filepath.Join(dir, name)
 	_, statErr := os.Lstat(file)

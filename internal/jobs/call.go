@@ -31,8 +31,8 @@ type Spec struct {
 	// decided (for a stored job run again, as the store kept it:
 	// principal.Recorded), for the audit log.
 	Who principal.Principal
-	// started: StartJob made it a job from the start (job.start), not
-	// its host's timer (job.promote).
+	// started: it came in Now (or Relayed), a job from the start
+	// (job.start), not at its host's timer (job.promote).
 	started bool
 }
 
@@ -79,13 +79,6 @@ type Call struct {
 	lapsedOut bool // ended when its hold ran out
 	// taken: a renewal found the job's lease no longer this manager's.
 	taken bool
-}
-
-// Start runs run on a goroutine of the manager's, under a context that
-// only the call's own ends (its cancel, the manager's stop) end. It fails
-// with ErrStopped when the manager is not running.
-func (m *Manager) Start(spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
-	return m.start(spec, "", 1, time.Time{}, run)
 }
 
 // start starts run; for a stored job (id set), claimed by a write sent
@@ -449,35 +442,4 @@ func (m *Manager) writeEndings(ctx context.Context) {
 // one is, no call can be a retry to attach.
 func (m *Manager) HasJobs() bool {
 	return m.njobs.Load() > 0
-}
-
-// Adopt makes a call that runs elsewhere (on its host request's own
-// goroutine) a job at once, its row written before it returns: its host's
-// timer is about to fire, or the host left, or asked for the background.
-// spec's Describe runs first, if set. cancel ends the call; the caller
-// must call Finish with its outcome.
-func (m *Manager) Adopt(ctx context.Context, spec Spec, cancel context.CancelCauseFunc, started time.Time) (*Call, error) {
-	c := &Call{m: m, spec: spec, cancel: cancel, done: make(chan struct{}), Start: started, began: started, attempt: 1}
-	m.mu.Lock()
-	if !m.running {
-		m.mu.Unlock()
-		return nil, ErrStopped
-	}
-	m.live[c] = struct{}{}
-	m.calls.Add(1)
-	m.mu.Unlock()
-	if _, _, err := c.Promote(ctx); err != nil {
-		m.mu.Lock()
-		delete(m.live, c)
-		m.mu.Unlock()
-		m.calls.Done()
-		return nil, err
-	}
-	return c, nil
-}
-
-// Finish records the outcome of an adopted call.
-func (c *Call) Finish(res json.RawMessage, err error) {
-	c.end(res, err)
-	c.m.calls.Done()
 }

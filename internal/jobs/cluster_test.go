@@ -42,10 +42,10 @@ func TestClusterHeartbeats(t *testing.T) {
 	if c := b.Cluster(); c == nil || c.Self != b.Owner() || c.LeaseTerm != time.Second {
 		t.Fatalf("B's cluster at start: %+v", c)
 	}
-	call, err := b.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	call, err := b.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

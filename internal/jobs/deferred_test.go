@@ -35,10 +35,10 @@ func onNeed(t *testing.T, open func() (store.Store, bool, error)) (m *jobs.Manag
 func TestStoreOpensOnFirstNeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	h := start(t, path, nil)
-	orphan, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	orphan, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
-	})
+	}))
 	orphanID, _, err := orphan.Promote(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -71,9 +71,9 @@ func TestStoreOpensOnFirstNeed(t *testing.T) {
 		if err != nil || j.Status != store.Interrupted {
 			t.Fatalf("the first read, of a job a stopped gateway left running: %+v %v; want it interrupted", j, err)
 		}
-		c, err := m.StartJob(t.Context(), spec("bob"), func(context.Context, *jobs.Call) (json.RawMessage, error) {
+		c, err := m.Start(t.Context(), spec("bob"), jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{"ok":true}`), nil
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,9 +94,9 @@ func TestStoreThatCannotOpen(t *testing.T) {
 		refused := errors.New("no jobs: opening the job store failed: disk on fire")
 		m, opens := onNeed(t, func() (store.Store, bool, error) { return nil, false, refused })
 		synctest.Wait() // Run has started
-		plain, err := m.Start(spec("alice"), func(context.Context, *jobs.Call) (json.RawMessage, error) {
+		plain, err := m.Start(context.Background(), spec("alice"), jobs.Later(func(context.Context, *jobs.Call) (json.RawMessage, error) {
 			return json.RawMessage(`{}`), nil
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,10 +104,10 @@ func TestStoreThatCannotOpen(t *testing.T) {
 		if n := opens.Load(); n != 0 {
 			t.Fatalf("a call that is no job opened the store %d times", n)
 		}
-		_, err = m.StartJob(t.Context(), spec("alice"), func(context.Context, *jobs.Call) (json.RawMessage, error) {
+		_, err = m.Start(t.Context(), spec("alice"), jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) {
 			t.Error("a job whose row was never written ran")
 			return nil, nil
-		})
+		}))
 		if !errors.Is(err, refused) {
 			t.Fatalf("a job over a store that cannot open: %v, want %v", err, refused)
 		}

@@ -48,7 +48,7 @@ func skewedStamps(t *testing.T, skew time.Duration) {
 		t.Helper()
 		s := spec("alice")
 		s.Idempotent, s.Key = true, jobs.Key("files", "export", json.RawMessage(fmt.Sprint(`{"n":`, n, `}`)))
-		c, err := h.m.StartJob(t.Context(), s, run)
+		c, err := h.m.Start(t.Context(), s, jobs.Now(run))
 		if err != nil {
 			t.Fatal(err)
 		}

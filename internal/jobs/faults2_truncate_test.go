@@ -29,7 +29,7 @@ func TestSQLiteFileTruncated(t *testing.T) {
 	var gone *store.FileGoneError
 	s := spec("alice")
 	s.Key = "k2"
-	if _, err := h.m.StartJob(t.Context(), s, func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil }); !errors.As(err, &gone) || !strings.Contains(err.Error(), "truncated to 0 bytes") {
+	if _, err := h.m.Start(t.Context(), s, jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil })); !errors.As(err, &gone) || !strings.Contains(err.Error(), "truncated to 0 bytes") {
 		t.Fatalf("a job started in a truncated store: %v", err)
 	}
 	close(gate)
@@ -58,7 +58,7 @@ func TestSQLiteFileOverwritten(t *testing.T) {
 	f.Close()
 	var gone *store.FileGoneError
 	s := spec("alice")
-	if _, err := h.m.StartJob(t.Context(), s, func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil }); !errors.As(err, &gone) || !strings.Contains(err.Error(), "header") {
+	if _, err := h.m.Start(t.Context(), s, jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil })); !errors.As(err, &gone) || !strings.Contains(err.Error(), "header") {
 		t.Fatalf("a job started in an overwritten store: %v", err)
 	}
 }

@@ -170,11 +170,11 @@ func runUntilCancelled(t *testing.T, m *jobs.Manager, idempotent bool, key strin
 	s := spec("alice")
 	s.Idempotent, s.Key = idempotent, key
 	out := make(chan ended, 1)
-	c, err := m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		out <- ended{time.Now(), context.Cause(ctx)}
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +241,10 @@ func TestStalledPromoteHoldsNothing(t *testing.T) {
 	sent := f.lastAnswered()
 	other := spec("alice")
 	other.Key = "other"
-	p, err := m.Start(other, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	p, err := m.Start(context.Background(), other, jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,14 +288,14 @@ func TestRenewalWithoutAJob(t *testing.T) {
 		gate := make(chan struct{})
 		s := spec("alice")
 		s.Key = "plain"
-		cp, err := m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		cp, err := m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			select {
 			case <-gate:
 				return json.RawMessage(`{"content":[]}`), nil
 			case <-ctx.Done():
 				return nil, context.Cause(ctx)
 			}
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,11 +362,11 @@ func TestLostInsertHeldNoLonger(t *testing.T) {
 	s := spec("alice")
 	s.Idempotent = true
 	end := make(chan ended, 1)
-	c, err := m.Start(s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := m.Start(context.Background(), s, jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		end <- ended{time.Now(), context.Cause(ctx)}
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,11 +72,11 @@ func TestPromotedResultKept(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
 	release := make(chan struct{})
-	c, err := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		c.SetProgress(jobs.Progress{Progress: 1, Message: "one"})
 		<-release
 		return json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`), nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestUnpromotedWritesNothing(t *testing.T) {
 		defer h.stop()
 		synctest.Wait()
 		before := h.m.Writes()
-		c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil })
+		c, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) { return json.RawMessage(`{}`), nil }))
 		wait(t, c.Done())
 		if _, ok, _ := c.Promote(t.Context()); ok {
 			t.Fatal("an ended call became a job")
@@ -128,11 +128,11 @@ func TestCancelJob(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
 	var cause atomic.Value
-	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		cause.Store(context.Cause(ctx))
 		return nil, context.Cause(ctx)
-	})
+	}))
 	id, _, _ := c.Promote(t.Context())
 	j, err := h.m.CancelJob(t.Context(), "alice", id, principal.Principal{}, "mcpx jobs cancel")
 	if err != nil || j.Status != store.Cancelled || j.Error != "job cancelled with mcpx jobs cancel" {
@@ -151,12 +151,12 @@ func TestCancelUnlessJob(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	}
-	a, _ := h.m.Start(spec("alice"), run)
+	a, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(run))
 	if !a.CancelUnlessJob(&relay.Cause{Kind: relay.HostCancelled}) {
 		t.Fatal("not cancelled")
 	}
 	wait(t, a.Done())
-	b, _ := h.m.Start(spec("alice"), run)
+	b, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(run))
 	b.Promote(t.Context())
 	if b.CancelUnlessJob(&relay.Cause{Kind: relay.HostCancelled}) {
 		t.Fatal("the host's cancel ended a job")
@@ -170,10 +170,10 @@ func TestProgressCoalesced(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
 	release := make(chan struct{})
-	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`{}`), nil
-	})
+	}))
 	id, _, _ := c.Promote(t.Context())
 	before := h.m.Writes()
 	began := time.Now()
@@ -207,10 +207,10 @@ func TestClearProgress(t *testing.T) {
 	h := start(t, filepath.Join(t.TempDir(), "jobs.db"), nil)
 	defer h.stop()
 	release := make(chan struct{})
-	c, _ := h.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`{}`), nil
-	})
+	}))
 	defer func() { close(release); wait(t, c.Done()) }()
 	id, _, _ := c.Promote(t.Context())
 	stored := func(want string) {
@@ -245,11 +245,11 @@ func TestRestartInterruptedAndRerun(t *testing.T) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
 	}
-	plain, _ := h.m.Start(spec("alice"), run)
+	plain, _ := h.m.Start(context.Background(), spec("alice"), jobs.Later(run))
 	plainID, _, _ := plain.Promote(t.Context())
 	is := spec("alice")
 	is.Idempotent, is.Key = true, "idem"
-	idem, _ := h.m.Start(is, run)
+	idem, _ := h.m.Start(context.Background(), is, jobs.Later(run))
 	idemID, _, _ := idem.Promote(t.Context())
 	h.stop()
 
@@ -286,10 +286,10 @@ func TestResultLimit(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	wait(t, m.Started())
 	release := make(chan struct{})
-	c, _ := m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, _ := m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`{"content":"far too long"}`), nil
-	})
+	}))
 	id, _, _ := c.Promote(t.Context())
 	close(release)
 	j, err := m.Wait(t.Context(), "alice", id, 10*time.Second)

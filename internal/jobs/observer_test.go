@@ -55,10 +55,10 @@ func TestObserverHearsJobs(t *testing.T) {
 	wait(t, m.Started())
 
 	// A call that never becomes a job: nothing.
-	c, err := m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		c.SetProgress(jobs.Progress{Progress: 1})
 		return json.RawMessage(`{}`), nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,10 +67,10 @@ func TestObserverHearsJobs(t *testing.T) {
 		t.Fatalf("a call that was no job was heard: %v", got)
 	}
 	// Completed, with its progress.
-	c, err = m.StartJob(t.Context(), spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err = m.Start(t.Context(), spec("alice"), jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		c.SetProgress(jobs.Progress{Progress: 1})
 		return json.RawMessage(`{}`), nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestObserverHearsJobs(t *testing.T) {
 	}
 	sp := spec("bob")
 	sp.Key = "other"
-	c, err = m.StartJob(t.Context(), sp, block)
+	c, err = m.Start(t.Context(), sp, jobs.Now(block))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestObserverHearsJobs(t *testing.T) {
 	wait(t, c.Done())
 	// Left running at a stop.
 	sp.Key = "third"
-	if _, err = m.StartJob(t.Context(), sp, block); err != nil {
+	if _, err = m.Start(t.Context(), sp, jobs.Now(block)); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

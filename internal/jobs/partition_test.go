@@ -48,6 +48,18 @@ func (e *executions) run(ctx context.Context, who, id string, d time.Duration) (
 	}
 }
 
+// running1 reports whether each of ids runs once now.
+func (e *executions) running1(ids ...string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		if e.running[id] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // partition runs replica A over a proxy to PostgreSQL, and B straight to
 // it; A starts an idempotent and a non-idempotent job of 5 s, then its
 // traffic to the store is black-holed (no reset) for more than three
@@ -83,10 +95,10 @@ func partitionLeases(t *testing.T, unfenced bool) (ex *executions, ji, jp *store
 		s.Idempotent, s.Key = idempotent, jobs.Key("files", "export", json.RawMessage(`{"i":`+map[bool]string{true: "1", false: "0"}[idempotent]+`}`))
 		var id string
 		ready := make(chan struct{})
-		c, err := a.m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		c, err := a.m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			<-ready
 			return ex.run(ctx, "a", id, work)
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +107,14 @@ func partitionLeases(t *testing.T, unfenced bool) (ex *executions, ji, jp *store
 		return id
 	}
 	idem, plain := start(true), start(false)
-	time.Sleep(100 * time.Millisecond) // both run at A, each renewed once at least: lease/3
+	// Before the cut, both run at A, and a renewal sent since both rows
+	// were written has been answered (one comes every third of a term).
+	written := time.Now()
+	for deadline := time.Now().Add(10 * time.Second); !ex.running1(idem, plain) || !a.m.Leases().Since.After(written); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("before the cut: both jobs running at A %v, leases %+v", ex.running1(idem, plain), a.m.Leases())
+		}
+	}
 	tp.AddToxic("pg", "cut-down", "timeout", false, map[string]any{"timeout": 0})
 	tp.AddToxic("pg", "cut-up", "timeout", true, map[string]any{"timeout": 0})
 	time.Sleep(4 * lease) // the partition: longer than lease + grace + a search for orphans

@@ -28,10 +28,10 @@ func TestScriptTarget(t *testing.T) {
 	defer h.stop()
 	release := make(chan struct{})
 	sp := jobs.Spec{Principal: principal.LocalID, Tool: "mcpx_exec", Key: jobs.NewID(), Params: jobs.ScriptParams(one)}
-	c, err := h.m.StartJob(t.Context(), sp, func(context.Context, *jobs.Call) (json.RawMessage, error) {
+	c, err := h.m.Start(t.Context(), sp, jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`{}`), nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,10 +41,10 @@ func TestPromoteDuringPartition(t *testing.T) {
 	s.Idempotent = true
 	var id string
 	ready := make(chan struct{})
-	c, err := a.m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := a.m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ready
 		return ex.run(ctx, "a", id, work)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func TestPromoteDuringPartition(t *testing.T) {
 	tp.AddToxic("pg", "cut-up", "timeout", true, map[string]any{"timeout": 0})
 	other := spec("alice")
 	other.Idempotent, other.Key = true, jobs.Key("files", "export", json.RawMessage(`{"other":1}`))
-	p, err := a.m.Start(other, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	p, err := a.m.Start(context.Background(), other, jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -157,14 +157,14 @@ func TestIdleManagerLeavesStoreAlone(t *testing.T) {
 		}
 
 		gate := make(chan struct{})
-		c, err := m.StartJob(t.Context(), spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		c, err := m.Start(t.Context(), spec("alice"), jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			select {
 			case <-gate:
 				return json.RawMessage(`{}`), nil
 			case <-ctx.Done():
 				return nil, context.Cause(ctx)
 			}
-		})
+		}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,56 +39,17 @@ func RelayRunner(r *relay.Relay) Runner {
 	}
 }
 
-// StartRelayed starts spec's call through r as a job at once (a
-// background call with no host: the local API's), with the caller's idle
-// and hard timeouts (zero: the configured ones); a running job of the
-// same principal and call is returned instead of starting another.
-func (m *Manager) StartRelayed(ctx context.Context, r *relay.Relay, spec Spec, idle, max time.Duration) (id string, err error) {
-	if c := m.Attach(spec.Principal, spec.Key); c != nil {
-		return c.ID(), nil
-	}
-	params, err := jsonrpc.ParseObject(spec.Params)
-	if err != nil {
-		return "", fmt.Errorf("reading the call: %w", err)
-	}
-	c, err := m.StartJob(ctx, spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
+// Relayed is Now for a call relayed through r with params and no host (a
+// background call: the local API's), with the caller's idle and hard
+// timeouts (zero: the configured ones). Its progress goes to the job.
+func Relayed(r *relay.Relay, params *jsonrpc.Object, idle, max time.Duration) Way {
+	return Now(func(ctx context.Context, c *Call) (json.RawMessage, error) {
+		spec := c.Spec()
 		return r.CallTool(ctx, nil, relay.Call{
 			Server: spec.Server, Tool: spec.Tool, Params: params, HostToken: jobToken, Progress: ProgressTo(c),
 			Principal: spec.Principal, Person: spec.Principal, Host: "job:" + spec.Principal, IdleTimeout: idle, MaxTimeout: max, Job: c.ID(), Who: spec.Who,
 		})
 	})
-	if err != nil {
-		return "", err
-	}
-	return c.ID(), nil
-}
-
-// StartJob starts run as a job at once: its row is written before run
-// starts, so the answer is the job however fast run ends. When the row
-// cannot be written, run never starts and StartJob fails.
-func (m *Manager) StartJob(ctx context.Context, spec Spec, run func(ctx context.Context, c *Call) (json.RawMessage, error)) (*Call, error) {
-	written := make(chan struct{})
-	spec.started = true
-	c, err := m.Start(spec, func(ctx context.Context, c *Call) (json.RawMessage, error) {
-		<-written
-		if err := context.Cause(ctx); err != nil {
-			return nil, err
-		}
-		return run(ctx, c)
-	})
-	if err != nil {
-		return nil, err
-	}
-	_, _, err = c.Promote(ctx) // ok: the call cannot end before written
-	if err != nil {
-		c.cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
-	}
-	close(written)
-	if err != nil {
-		<-c.done
-		return nil, err
-	}
-	return c, nil
 }
 
 // Idempotent reports whether server's tool, as r's pool lists it, is

@@ -89,7 +89,7 @@ func cancelOnB(t *testing.T, a, b *harness, wait time.Duration) bool {
 	t.Helper()
 	cause := make(chan error, 1)
 	giveUp := make(chan struct{})
-	c, err := a.m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := a.m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		select {
 		case <-ctx.Done():
 			cause <- context.Cause(ctx)
@@ -97,7 +97,7 @@ func cancelOnB(t *testing.T, a, b *harness, wait time.Duration) bool {
 		case <-giveUp:
 			return nil, errors.New("not cancelled")
 		}
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

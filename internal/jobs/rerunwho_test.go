@@ -38,10 +38,10 @@ func TestRerunRecordsItsOwner(t *testing.T) {
 	alice := principal.Person("https://idp.example", "alice", "Alice Liddell", []string{"developers", "ops"}).WithClient("claude-code")
 	s := spec(alice.ID())
 	s.Idempotent, s.Key, s.Who = true, "idem", alice
-	c, err := h.m.Start(s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := h.m.Start(context.Background(), s, jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-ctx.Done()
 		return nil, context.Cause(ctx)
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

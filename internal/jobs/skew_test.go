@@ -39,7 +39,7 @@ func TestSkewedClock(t *testing.T) {
 			for i, h := range []*harness{a, b} {
 				s := spec("alice")
 				s.Idempotent, s.Key = true, jobs.Key("files", "export", json.RawMessage(`{"replica":`+string(rune('0'+i))+`}`))
-				c, err := h.m.StartJob(t.Context(), s, run)
+				c, err := h.m.Start(t.Context(), s, jobs.Now(run))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -47,14 +47,14 @@ func gated(t *testing.T, h *harness, key string, gate <-chan struct{}, result js
 	t.Helper()
 	s := spec("alice")
 	s.Key = key
-	c, err := h.m.StartJob(t.Context(), s, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := h.m.Start(t.Context(), s, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		select {
 		case <-gate:
 			return result, nil
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		}
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestSQLiteFileRemoved(t *testing.T) {
 	var gone *store.FileGoneError
 	s := spec("alice")
 	s.Key = "k2"
-	if _, err := h.m.StartJob(t.Context(), s, func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil }); !errors.As(err, &gone) {
+	if _, err := h.m.Start(t.Context(), s, jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil })); !errors.As(err, &gone) {
 		t.Fatalf("a job started in a removed store: %v", err)
 	}
 	close(gate)
@@ -142,7 +142,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	filler := fill(t, dir)
 	s := spec("alice")
 	s.Key = "k2"
-	if _, err := h.m.StartJob(t.Context(), s, func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil }); err == nil || !strings.Contains(err.Error(), "full") {
+	if _, err := h.m.Start(t.Context(), s, jobs.Now(func(context.Context, *jobs.Call) (json.RawMessage, error) { return nil, nil })); err == nil || !strings.Contains(err.Error(), "full") {
 		t.Logf("a job started on a full disk: %v (SQLite found room in its pages)", err)
 	}
 	close(gate)

@@ -43,10 +43,10 @@ func TestJobEndsWhileStoreDown(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	wait(t, m.Started())
 	release := make(chan struct{})
-	c, err := m.Start(spec("alice"), func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	c, err := m.Start(context.Background(), spec("alice"), jobs.Later(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		<-release
 		return json.RawMessage(`{"content":[{"type":"text","text":"kept"}]}`), nil
-	})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,12 @@ func (h *Handler) serveCallJob(w http.ResponseWriter, r *http.Request, m *jobs.M
 		return err
 	}
 	defer h.relay.Registry().Remove(entry)
-	jc, err := m.Start(spec, func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+	jc, err := m.Start(context.WithoutCancel(r.Context()), spec, jobs.Later(func(jctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 		toJob := jobs.ProgressTo(c)
 		call.Progress = func(p json.RawMessage) { st.set(p); toJob(p) }
 		call.Cancel = c.CancelFunc()
 		return h.relay.CallTool(jctx, entry, call)
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -113,14 +113,14 @@ func (h *Handler) startScriptJob(w http.ResponseWriter, r *http.Request, pol pri
 		name := "cli-" + strconv.FormatUint(apiClients.Add(1), 10)
 		// Its params say which tool filter it ran under (jobs.Target).
 		spec := jobs.Spec{Principal: owner, Tool: "mcpx_exec", Key: key, Params: jobs.ScriptParams(pol), Who: pol.Who()}
-		c, err := m.StartJob(context.WithoutCancel(r.Context()), spec, func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
+		c, err := m.Start(context.WithoutCancel(r.Context()), spec, jobs.Now(func(ctx context.Context, c *jobs.Call) (json.RawMessage, error) {
 			return h.opts.Scripts.Run(ctx, codemode.Script{
 				Code: req.Code, Timeout: time.Duration(req.TimeoutMs) * time.Millisecond, Name: name, Host: name, Allow: scriptAllow(pol), Who: pol.Who(),
 				Progress: func(value float64, total *float64, message string) {
 					c.SetProgress(jobs.Progress{Progress: value, Total: total, Message: message})
 				},
 			})
-		})
+		}))
 		if err != nil {
 			return err
 		}

@@ -194,12 +194,17 @@ func (h *Handler) serveStartJob(w http.ResponseWriter, r *http.Request) error {
 		Principal: owner, Server: server, Tool: tool, Params: params.Bytes(), Who: who,
 		Key: jobs.Key(server, tool, req.Arguments), Idempotent: jobs.Idempotent(r.Context(), h.relay, server, tool),
 	}
-	id, err := m.StartRelayed(context.WithoutCancel(r.Context()), h.relay, spec,
-		time.Duration(req.IdleTimeoutMs)*time.Millisecond, time.Duration(req.MaxTimeoutMs)*time.Millisecond)
-	if err != nil {
-		return err
+	// A running job of the same principal and call is the answer instead
+	// of another.
+	c := m.Attach(owner, spec.Key)
+	if c == nil {
+		c, err = m.Start(context.WithoutCancel(r.Context()), spec, jobs.Relayed(h.relay, params,
+			time.Duration(req.IdleTimeoutMs)*time.Millisecond, time.Duration(req.MaxTimeoutMs)*time.Millisecond))
+		if err != nil {
+			return err
+		}
 	}
-	j, err := m.Get(r.Context(), owner, id)
+	j, err := m.Get(r.Context(), owner, c.ID())
 	if err != nil {
 		return err
 	}

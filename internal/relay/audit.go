@@ -15,10 +15,11 @@ func (r *Relay) SetAudit(l *audit.Log) { r.audit = l }
 // Audit returns the relay's audit log (nil: none).
 func (r *Relay) Audit() *audit.Log { return r.audit }
 
-// JobNamer is a Promoter that names the job the call became ("" while
-// none), for the call's record.
-type JobNamer interface {
-	JobID() string
+// AuditNamer is a DeadlineHook whose caller may have made the call
+// something the audit log names, read as the call ends: the record's Job
+// ("" while none).
+type AuditNamer interface {
+	AuditJob() string
 }
 
 // callRecord starts c's record as it starts: who, what, and a copy of
@@ -41,10 +42,10 @@ func callRecord(c *Call) audit.Record {
 // recordCall ends a call's record with how it ended and queues it. Only
 // mcpx's own words on the end are kept (a cause), never the upstream's
 // message, which may echo the arguments.
-func (r *Relay) recordCall(rec *audit.Record, p Promoter, outcome Outcome, took time.Duration, err error) {
+func (r *Relay) recordCall(rec *audit.Record, h DeadlineHook, outcome Outcome, took time.Duration, err error) {
 	rec.Outcome, rec.DurationMS = string(outcome), took.Milliseconds()
-	if j, ok := p.(JobNamer); ok && rec.Job == "" {
-		rec.Job = j.JobID()
+	if n, ok := h.(AuditNamer); ok && rec.Job == "" {
+		rec.Job = n.AuditJob()
 	}
 	if c, ok := CauseOf(err); ok {
 		rec.Detail = c.Error()

@@ -82,15 +82,15 @@ type Call struct {
 	// their cause, instead of a context of the call's own (one less per
 	// call), and the caller cancels it once CallTool has returned.
 	Cancel context.CancelCauseFunc
-	// PromoteAt, if set, is when the caller must take the call over from
-	// its host request while it goes on (make it a job, and answer the
-	// host with that before the host's timer fires): Promoter.Promote is
-	// called then, on a goroutine of its own, unless the call has ended.
-	// It rides on the call's own timer (no timer of its own), and may be
-	// called more than once, or as the call ends: Promote must be
-	// idempotent and settle that race itself.
-	PromoteAt time.Time
-	Promoter  Promoter
+	// Deadline, if set, is a moment its caller must hear of while the
+	// call goes on (its host's timer less a margin, say): OnDeadline's
+	// DeadlineReached is called then, on a goroutine of its own, unless
+	// the call has ended. The relay does nothing else at it: the call goes
+	// on, its timeouts unchanged. It rides on the call's own timer (no
+	// timer of its own), and may be called more than once, or as the call
+	// ends: DeadlineReached must be idempotent and settle that race itself.
+	Deadline   time.Time
+	OnDeadline DeadlineHook
 	// Who is the principal the call acts for, as its face decided, and
 	// Job the job it runs for (""; none), for the audit log; a call of a
 	// stored job run again has no Who, and is recorded under Principal.
@@ -98,9 +98,9 @@ type Call struct {
 	Job string
 }
 
-// Promoter takes over a call that reached its Call.PromoteAt.
-type Promoter interface {
-	Promote()
+// DeadlineHook is told that a call reached its Call.Deadline.
+type DeadlineHook interface {
+	DeadlineReached()
 }
 
 // HostDeadline returns when the host's timer for c fires unless the call

@@ -38,7 +38,12 @@
 // gave a progress token, a call whose upstream is silent sends the host
 // heartbeats, progress under its token every third of its timer, never
 // after CallTool returns and never resetting the call's own idle timer
-// (heartbeat.go).
+// (heartbeat.go). A caller that must act at a moment of its own while the
+// call goes on (answer its host before that timer fires) sets
+// Call.Deadline and its hook, Call.OnDeadline: the call's own timer calls
+// it then, and the relay does nothing else at it. What the caller makes
+// of the call is its own (the relay knows nothing of jobs); a hook that
+// is also an AuditNamer names it on the call's audit record.
 //
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read

@@ -65,7 +65,7 @@ func (r *Relay) Begin(ctx context.Context, e *Entry, call Call) (*Live, error) {
 	// timer is set before anything in between waits, or else once, for
 	// both, by startIdle.
 	timer.note(max, cancel)
-	timer.promoteAt, timer.promoter = c.PromoteAt, c.Promoter
+	timer.deadline, timer.hook = c.Deadline, c.OnDeadline
 	g, err := r.lim.take(ctx, c.Server, timer.armHard)
 	if err != nil {
 		l.End()
@@ -204,7 +204,7 @@ func (l *Live) Resume(ctx context.Context, e *Entry, c Call, req *upstream.Reque
 	idle, max := r.Timeouts(c.Server, c.IdleTimeout, c.MaxTimeout)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := &callTimer{promoteAt: c.PromoteAt, promoter: c.Promoter}
+	timer := &callTimer{deadline: c.Deadline, hook: c.OnDeadline}
 	timer.init(max, cancel)
 	defer timer.stop()
 	timer.startIdle(idle)

@@ -111,7 +111,7 @@ type observation struct {
 	endSpan func(Outcome, error) // nil without a tracer
 	audited bool                 // rec is kept: the relay has an audit log
 	rec     audit.Record
-	jobOf   Promoter // the call's, which may name the job it became
+	hook    DeadlineHook // the call's, which may name what the call became
 }
 
 // begin observes a call as it starts (and starts its span, with a
@@ -128,7 +128,7 @@ func (r *Relay) begin(e *Entry, c *Call) observation {
 		r.obs.CallStarted(o.info)
 	}
 	if r.audit != nil {
-		o.audited, o.rec, o.jobOf = true, callRecord(c), c.Promoter
+		o.audited, o.rec, o.hook = true, callRecord(c), c.OnDeadline
 	}
 	return o
 }
@@ -144,7 +144,7 @@ func (r *Relay) end(o *observation, res json.RawMessage, err error) {
 		o.endSpan(outcome, err)
 	}
 	if o.audited {
-		r.recordCall(&o.rec, o.jobOf, outcome, took, err)
+		r.recordCall(&o.rec, o.hook, outcome, took, err)
 	}
 	if r.log.Enabled(context.Background(), slog.LevelDebug) {
 		args := []any{"callId", o.info.ID, "server", o.info.Server, "tool", o.info.Tool, "outcome", string(outcome), "took", took}

@@ -7,7 +7,7 @@ import (
 )
 
 // callTimer is a call's hard maximum and idle timer in one runtime timer,
-// and the moment its caller takes it over from its host (Call.PromoteAt).
+// and the moment its caller must hear of (Call.Deadline).
 // It is set for the earlier of the two deadlines; when it fires it cancels
 // the call with the cause of the deadline that passed, or, when progress
 // moved the idle deadline on meanwhile, sets itself for the next one.
@@ -23,10 +23,10 @@ type callTimer struct {
 	idleAt  time.Time   // zero: the idle timer does not run
 	at      time.Time   // when t fires; zero: not set
 	stopped bool
-	// promoteAt is when promoter takes the call over (Call.PromoteAt);
-	// zero: never, or done. Set before the timer is shared.
-	promoteAt time.Time
-	promoter  Promoter
+	// deadline is when hook is told (Call.Deadline); zero: never, or
+	// done. Set before the timer is shared.
+	deadline time.Time
+	hook     DeadlineHook
 }
 
 // newCallTimer starts a call's timer with its hard maximum (0: none); the
@@ -115,8 +115,8 @@ func (ct *callTimer) arm() {
 	if !ct.idleAt.IsZero() && (next.IsZero() || ct.idleAt.Before(next)) {
 		next = ct.idleAt
 	}
-	if !ct.promoteAt.IsZero() && (next.IsZero() || ct.promoteAt.Before(next)) {
-		next = ct.promoteAt
+	if !ct.deadline.IsZero() && (next.IsZero() || ct.deadline.Before(next)) {
+		next = ct.deadline
 	}
 	if next.IsZero() || ct.stopped || !ct.at.IsZero() && !next.Before(ct.at) {
 		return
@@ -139,14 +139,14 @@ func (ct *callTimer) fire() {
 	ct.at = time.Time{}
 	now := time.Now()
 	var cause *Cause
-	var promote Promoter
+	var hook DeadlineHook
 	switch {
 	case !ct.hardAt.IsZero() && !now.Before(ct.hardAt):
 		cause = &Cause{Kind: HardTimeout, After: ct.max}
 	case !ct.idleAt.IsZero() && !now.Before(ct.idleAt):
 		cause = &Cause{Kind: IdleTimeout, After: ct.idle}
-	case !ct.promoteAt.IsZero() && !now.Before(ct.promoteAt):
-		promote, ct.promoteAt = ct.promoter, time.Time{}
+	case !ct.deadline.IsZero() && !now.Before(ct.deadline):
+		hook, ct.deadline = ct.hook, time.Time{}
 		ct.arm() // for the deadlines still to come
 	default:
 		ct.arm()
@@ -155,7 +155,7 @@ func (ct *callTimer) fire() {
 	switch {
 	case cause != nil:
 		ct.cancel(cause)
-	case promote != nil:
-		promote.Promote()
+	case hook != nil:
+		hook.DeadlineReached()
 	}
 }

@@ -107,59 +107,59 @@ func TestCallTimerNotedHard(t *testing.T) {
 	}
 }
 
-// promoteCount counts Promote calls and when the first came.
-type promoteCount struct {
+// deadlineCount counts DeadlineReached calls and when the first came.
+type deadlineCount struct {
 	n     atomic.Int32
 	first atomic.Int64 // unix nanos
 }
 
-func (p *promoteCount) Promote() {
+func (p *deadlineCount) DeadlineReached() {
 	if p.n.Add(1) == 1 {
 		p.first.Store(time.Now().UnixNano())
 	}
 }
 
-// TestCallTimerPromotes: the promote deadline rides on the call's timer:
-// Promote is called once, at that moment, while the call goes on; the
+// TestCallTimerDeadline: the caller's deadline rides on the call's timer:
+// its hook is called once, at that moment, while the call goes on; the
 // idle timer and the hard maximum still end the call later, on time.
-func TestCallTimerPromotes(t *testing.T) {
+func TestCallTimerDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		p := &promoteCount{}
+		p := &deadlineCount{}
 		start := time.Now()
-		ct := &callTimer{promoteAt: start.Add(30 * time.Millisecond), promoter: p}
+		ct := &callTimer{deadline: start.Add(30 * time.Millisecond), hook: p}
 		ct.init(100*time.Millisecond, cancel)
 		defer ct.stop()
 		ct.startIdle(time.Hour)
 		time.Sleep(50 * time.Millisecond)
 		synctest.Wait()
 		if n := p.n.Load(); n != 1 {
-			t.Fatalf("Promote called %d times by 50ms, want once", n)
+			t.Fatalf("DeadlineReached called %d times by 50ms, want once", n)
 		}
 		if at := time.Unix(0, p.first.Load()).Sub(start); at != 30*time.Millisecond {
-			t.Fatalf("Promote called at %v, want at 30ms", at)
+			t.Fatalf("DeadlineReached called at %v, want at 30ms", at)
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("the call ended at its promotion: %v", context.Cause(ctx))
+			t.Fatalf("the call ended at its deadline: %v", context.Cause(ctx))
 		}
 		if c := causeOf(t, ctx); c.Kind != HardTimeout || time.Since(start) != 100*time.Millisecond {
 			t.Fatalf("cause %+v at %v, want the hard maximum at 100ms", c, time.Since(start))
 		}
 		if n := p.n.Load(); n != 1 {
-			t.Fatalf("Promote called %d times in all, want once", n)
+			t.Fatalf("DeadlineReached called %d times in all, want once", n)
 		}
 	})
 }
 
-// TestCallTimerPromoteAfterEnd: a call that ends before its promote
-// deadline is never promoted; nor is one whose hard maximum comes first.
-func TestCallTimerPromoteAfterEnd(t *testing.T) {
+// TestCallTimerDeadlineAfterEnd: a call that ends before its caller's
+// deadline never reaches it; nor does one whose hard maximum comes first.
+func TestCallTimerDeadlineAfterEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		p := &promoteCount{}
-		ct := &callTimer{promoteAt: time.Now().Add(30 * time.Millisecond), promoter: p}
+		p := &deadlineCount{}
+		ct := &callTimer{deadline: time.Now().Add(30 * time.Millisecond), hook: p}
 		ct.init(time.Hour, cancel)
 		ct.startIdle(time.Hour)
 		time.Sleep(10 * time.Millisecond)
@@ -169,7 +169,7 @@ func TestCallTimerPromoteAfterEnd(t *testing.T) {
 
 		ctx, cancel2 := context.WithCancelCause(context.Background())
 		defer cancel2(nil)
-		ct2 := &callTimer{promoteAt: time.Now().Add(30 * time.Millisecond), promoter: p}
+		ct2 := &callTimer{deadline: time.Now().Add(30 * time.Millisecond), hook: p}
 		ct2.init(20*time.Millisecond, cancel2)
 		defer ct2.stop()
 		if c := causeOf(t, ctx); c.Kind != HardTimeout {
@@ -178,7 +178,7 @@ func TestCallTimerPromoteAfterEnd(t *testing.T) {
 		time.Sleep(time.Second)
 		synctest.Wait()
 		if n := p.n.Load(); n != 0 {
-			t.Fatalf("Promote called %d times, want never", n)
+			t.Fatalf("DeadlineReached called %d times, want never", n)
 		}
 	})
 }

@@ -2,6 +2,8 @@ package replicas
 
 import (
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,9 +42,22 @@ func TestReplicaStoreLate(t *testing.T) {
 	}
 	waitLog("no jobs")
 	// The proxy refuses A for a few of its tries, then lets it through.
+	// Time on purpose, not a wait for an event: what is under test is
+	// that a store refused all along is reported once, not at each try
+	// (nor at each failed renewal), so the refusal must outlast several;
+	// A's tries, one second and then three after its first, are not
+	// observable one by one (that is the point). The count it logs as
+	// the store answers shows the stretch was long enough.
 	time.Sleep(3 * time.Second)
 	tp.SetEnabled("pg", true)
 	waitLog("PostgreSQL answers now")
+	tries := 0
+	if m := regexp.MustCompile(`PostgreSQL answers now.* tries=(\d+)`).FindStringSubmatch(a.Logs.String()); m != nil {
+		tries, _ = strconv.Atoi(m[1])
+	}
+	if tries < 3 {
+		t.Fatalf("replica A's store answered at try %d, want two failed tries first:\n%s", tries, a.Logs.String())
+	}
 
 	var s struct{ IDs []string }
 	c.Host(t, map[string]any{"url": a.URL, "mode": "start", "count": 1, "tool": "demo__wait", "tag": "late", "arguments": map[string]any{"seconds": 1}}, &s)
