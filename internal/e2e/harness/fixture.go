@@ -79,7 +79,7 @@ func RunFixture(name string) int {
 			reply(map[string]any{"tools": tools})
 		case "tools/call":
 			if ChaosCall(name, msg.Params.Meta.Token, msg.Params.Arguments, send, reply) {
-				continue // fixture_chaos_test.go
+				continue // fixture_chaos.go
 			}
 			switch name {
 			case "changing":

@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// The chaos fixtures (chaos_test.go, orphans_test.go): upstreams that
-// flood, hang, or leave processes behind. runFixture calls chaosStart
-// before serving and chaosCall for each tools/call.
+// The chaos fixtures (hostile/chaos_test.go, daemon/orphans_test.go):
+// upstreams that flood, hang, or leave processes behind. RunFixture calls
+// ChaosStart before serving and ChaosCall for each tools/call.
 //
 //	family        spawns a child in its group, one that leaves its session
 //	              (setsid) and an orphan (double fork); a call with

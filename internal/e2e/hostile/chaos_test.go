@@ -18,7 +18,7 @@ import (
 	"mcpx/internal/mcpxtest"
 )
 
-// Chaos from upstreams (the fixtures of fixture_chaos_test.go): a progress
+// Chaos from upstreams (the fixtures of harness/fixture_chaos.go): a progress
 // flood, a stderr flood, a call never answered. For each: what the host
 // sees and when, that mcpx's memory stays bounded, and that the next call
 // works.
