@@ -35,7 +35,15 @@ func TestJobsLoad(t *testing.T) {
 		for i := range upstreams {
 			demos = append(demos, mcpxtest.Demo{Name: fmt.Sprint("u", i)})
 		}
-		cfgPath := e.WriteConfig(nil, demos...)
+		// A job's row must be written within its lease term less a sixth
+		// (jobs/hold.go). The embedded store is SQLite compiled to Go: the
+		// race detector makes each insert tens of times slower, and a burst
+		// of 1,000 on a loaded machine took longer than the default 30 s
+		// term, so jobs were refused (and not at the end of the queue:
+		// database/sql hands its one connection to any waiter). A longer
+		// term keeps what this test asserts, every job kept and its writes
+		// counted, apart from the build's speed.
+		cfgPath := e.WriteConfig(map[string]any{"jobs": map[string]any{"leaseTerm": "2m"}}, demos...)
 		var g harness.LoadGateway
 		if mode == mcpxtest.InProcess {
 			g = harness.InProcessGateway(t, e, cfgPath)
