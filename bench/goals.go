@@ -24,7 +24,7 @@ func (rep *report) printGoals(w io.Writer, sums map[string]summary) {
 	}{
 		{"relay", []string{"inproc", "inproc-legacy", "inproc-b", "daemon"}},
 		{"relay26", []string{"inproc26", "inproc26-b", "daemon26"}},
-		{"relay-se", []string{"inproc-se"}},
+		{"relay-se", []string{"inproc-se", "inproc-se-b"}},
 	} {
 		relay, haveRelay := sums[cmp.relay]
 		for _, id := range cmp.ids {

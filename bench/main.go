@@ -49,8 +49,8 @@ type config struct {
 	memHosts    int
 	memCalls    int
 	mcpx        string
-	mcpxB       string   // the binary of paths inproc-b, inproc26-b ("": the same)
-	envB        []string // extra environment of paths inproc-b and inproc26-b's mcpx
+	mcpxB       string   // the binary of paths inproc-b, inproc26-b, inproc-se-b ("": the same)
+	envB        []string // extra environment of paths inproc-b, inproc26-b and inproc-se-b's mcpx
 	nodeModules string
 	keep        bool
 	markdown    bool
@@ -144,9 +144,9 @@ direct path. docs/benchmarks.md says what each figure means.
 	fs.IntVar(&c.memHosts, "mem-hosts", 100, "idle hosts for the daemon's memory")
 	fs.IntVar(&c.memCalls, "mem-calls", 1000, "calls in flight for the daemon's memory")
 	fs.StringVar(&c.mcpx, "mcpx", "", "mcpx `binary` to measure (default: build ./cmd/mcpx)")
-	fs.StringVar(&c.mcpxB, "mcpx-b", "", "with paths inproc-b, inproc26-b: a second mcpx `binary`, run beside inproc and inproc26 in every round to compare the two (default: the same)")
+	fs.StringVar(&c.mcpxB, "mcpx-b", "", "with paths inproc-b, inproc26-b, inproc-se-b: a second mcpx `binary`, run beside inproc, inproc26 and inproc-se in every round to compare the two (default: the same)")
 	var envB string
-	fs.StringVar(&envB, "env-b", "", "with paths inproc-b, inproc26-b: extra `environment` of its mcpx, comma-separated KEY=VALUE (for example GOMAXPROCS=2)")
+	fs.StringVar(&envB, "env-b", "", "with paths inproc-b, inproc26-b, inproc-se-b: extra `environment` of its mcpx, comma-separated KEY=VALUE (for example GOMAXPROCS=2)")
 	fs.StringVar(&c.nodeModules, "node-modules", "test/interop/node_modules", "`dir` with mcp-proxy and supergateway (npm ci --prefix test/interop)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the work directory (configs, records, logs)")
 	fs.BoolVar(&c.markdown, "markdown", false, "print the tables as Markdown")

@@ -90,6 +90,7 @@ var specs = []pathSpec{
 	{"direct-se", "direct (server-everything on stdio)", groupEverything, "direct-se", true, setupEverything},
 	{"relay-se", "bare relay, server-everything", groupEverything, "direct-se", true, setupEverything},
 	{"inproc-se", "mcpx serve --in-process, server-everything", groupEverything, "direct-se", true, setupEverything},
+	{"inproc-se-b", "mcpx serve --in-process, server-everything, B (-mcpx-b, -env-b)", groupEverything, "direct-se", true, setupEverything},
 }
 
 // echoArgs returns the arguments of an echo call that make it distinct
@@ -184,15 +185,20 @@ func setupInProcessLegacy(b *bench, p *path) error {
 // -env-b): an A/B comparison within each round, so that the noise of a
 // shared machine hits both alike. The fixture is the same as inproc's.
 func setupInProcessB(b *bench, p *path) error {
-	bin := b.mcpx
-	if b.cfg.mcpxB != "" {
-		var err error
-		if bin, err = filepath.Abs(b.cfg.mcpxB); err != nil {
-			return err
-		}
+	bin, err := b.binB()
+	if err != nil {
+		return err
 	}
 	p.note = fmt.Sprintf("path B: %s with %q in its environment.", bin, b.cfg.envB)
 	return b.inProcessWith(p, "", bin, b.cfg.envB)
+}
+
+// binB is the mcpx binary of the B paths: -mcpx-b, else the one measured.
+func (b *bench) binB() (string, error) {
+	if b.cfg.mcpxB == "" {
+		return b.mcpx, nil
+	}
+	return filepath.Abs(b.cfg.mcpxB)
 }
 
 // setupInProcessJob is inproc with the bench host's timer in the config:
@@ -347,7 +353,17 @@ func setupEverything(b *bench, p *path) error {
 		return err
 	}
 	p.tools = "demo__"
-	s, err := b.stdioPath(p, p.id, []string{b.mcpx, "serve", "--in-process", "--config", cfg})
+	argv := []string{b.mcpx, "serve", "--in-process", "--config", cfg}
+	if p.id == "inproc-se-b" {
+		if argv[0], err = b.binB(); err != nil {
+			return err
+		}
+		p.note = fmt.Sprintf("path B: %s with %q in its environment.", argv[0], b.cfg.envB)
+		if len(b.cfg.envB) > 0 {
+			argv = append(append([]string{"env"}, b.cfg.envB...), argv...)
+		}
+	}
+	s, err := b.stdioPath(p, p.id, argv)
 	if err != nil {
 		return err
 	}
