@@ -32,7 +32,7 @@ type inputReq struct {
 // inputRequired reports whether res is an input_required result, and
 // reads it.
 func inputRequired(res json.RawMessage) (*inputReq, bool) {
-	if !bytes.Contains(res, []byte(`"input_required"`)) {
+	if !bytes.Contains(res, []byte(`"`+mcp.ResultTypeInputRequired+`"`)) {
 		// The value is compared as written below: a result without these
 		// bytes has none, and is not parsed (most results).
 		return nil, false
@@ -41,7 +41,7 @@ func inputRequired(res json.RawMessage) (*inputReq, bool) {
 	if err != nil {
 		return nil, false
 	}
-	if rt, ok := obj.Get("resultType"); !ok || string(rt) != `"input_required"` {
+	if rt, ok := obj.Get("resultType"); !ok || string(rt) != `"`+mcp.ResultTypeInputRequired+`"` {
 		return nil, false
 	}
 	ir := &inputReq{}

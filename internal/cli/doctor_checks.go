@@ -138,7 +138,7 @@ func (l *lineRPC) listTools() (n int, why string, err error) {
 	if _, err := l.call(mcp.MethodInitialize, map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpx-doctor", "version": "1"}}); err != nil {
 		return 0, "", err
 	}
-	if _, err := l.w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+	if _, err := l.w.Write([]byte(mcp.InitializedNotification + "\n")); err != nil {
 		return 0, "", err
 	}
 	res, err := l.call(mcp.MethodToolsList, map[string]any{})

@@ -134,7 +134,7 @@ func askModern(t *toolCall, a *askArgs) (json.RawMessage, error) {
 	}
 	next := base64.RawURLEncoding.EncodeToString(marshal(append([]json.RawMessage{}, answers...)))
 	return marshal(map[string]any{
-		"resultType":    "input_required",
+		"resultType":    mcp.ResultTypeInputRequired,
 		"inputRequests": map[string]any{"q" + strconv.Itoa(len(answers)): req},
 		"requestState":  next,
 	}), nil

@@ -101,7 +101,7 @@ func (s *server) discover(ctx context.Context) (json.RawMessage, error) {
 		return nil, err
 	}
 	return marshal(mcp.DiscoverResult{
-		ResultType:        "complete",
+		ResultType:        mcp.ResultTypeComplete,
 		SupportedVersions: s.cfg.supported,
 		Capabilities:      s.capabilities(s.discoverTools()),
 		Meta:              marshal(map[string]mcp.Implementation{mcp.MetaServerInfo: serverInfo}),

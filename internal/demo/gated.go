@@ -68,7 +68,7 @@ func runGated(_ context.Context, t *toolCall) (json.RawMessage, error) {
 	if t.modern {
 		el.ElicitationID = ""
 		return marshal(map[string]any{
-			"resultType":    "input_required",
+			"resultType":    mcp.ResultTypeInputRequired,
 			"inputRequests": map[string]any{"gate": map[string]any{"method": mcp.MethodElicitationCreate, "params": el}},
 			"requestState":  "gate:" + a.Gate,
 		}), nil

@@ -124,7 +124,7 @@ func complete(result json.RawMessage) json.RawMessage {
 	if _, ok := obj.Get("resultType"); ok {
 		return result // input_required, from the ask tool
 	}
-	obj.Set("resultType", json.RawMessage(`"complete"`))
+	obj.Set("resultType", json.RawMessage(`"`+mcp.ResultTypeComplete+`"`))
 	return obj.Bytes()
 }
 

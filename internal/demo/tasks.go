@@ -128,7 +128,7 @@ func runResearch(ctx context.Context, t *toolCall) (json.RawMessage, error) {
 		defer cancel(nil)
 		s.work(tctx, task, a)
 	})
-	return s.taskJSON(task, "task"), nil
+	return s.taskJSON(task, mcp.ResultTypeTask), nil
 }
 
 // work runs a task's steps, asking halfway with ask.
@@ -231,7 +231,7 @@ func (s *server) taskMethod(req *request) (json.RawMessage, error) {
 			task.answers = nil
 		}
 		task.mu.Unlock()
-		return json.RawMessage(`{"resultType":"complete"}`), nil
+		return json.RawMessage(mcp.CompleteResult), nil
 	case mcp.MethodTasksCancel:
 		task.mu.Lock()
 		live := task.status != mcp.TaskCompleted && task.status != mcp.TaskCancelled
@@ -243,7 +243,7 @@ func (s *server) taskMethod(req *request) (json.RawMessage, error) {
 			task.cancel(errors.New(mcp.MethodTasksCancel))
 			s.record(Event{Event: EventCancelled, Tool: "research", Reason: "tasks/cancel " + task.id})
 		}
-		return json.RawMessage(`{"resultType":"complete"}`), nil
+		return json.RawMessage(mcp.CompleteResult), nil
 	}
-	return s.taskJSON(task, "complete"), nil
+	return s.taskJSON(task, mcp.ResultTypeComplete), nil
 }

@@ -191,7 +191,7 @@ func (l *Link) JobLine(line []byte) bool {
 // names it, the question, and why. A task's questions wait in the task
 // (inputs.go).
 func (l *Link) jobResult(c *jobs.Call, res json.RawMessage) json.RawMessage {
-	if l.Host.IsTask() || !bytes.Contains(res, []byte(`"input_required"`)) {
+	if l.Host.IsTask() || !bytes.Contains(res, []byte(`"`+mcp.ResultTypeInputRequired+`"`)) {
 		return res // a task's questions wait in it; most results are not parsed
 	}
 	var r struct {

@@ -59,7 +59,7 @@ func (t *Tasks) ExtCancel(ctx context.Context, r Request) {
 		r.Fail(TaskError(j.ID, err))
 		return
 	}
-	r.Reply(json.RawMessage(`{"resultType":"complete"}`))
+	r.Reply(json.RawMessage(mcp.CompleteResult))
 }
 
 // ExtUpdate serves tasks/update: it hands a task's call the host's
@@ -81,5 +81,5 @@ func (t *Tasks) ExtUpdate(ctx context.Context, r Request) {
 		return
 	}
 	t.Answer(j.ID, responses)
-	r.Reply(json.RawMessage(`{"resultType":"complete"}`))
+	r.Reply(json.RawMessage(mcp.CompleteResult))
 }

@@ -192,7 +192,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 	changed := false
 	if req.modern {
 		if _, ok := obj.Get("resultType"); !ok {
-			obj.Set("resultType", json.RawMessage(`"complete"`))
+			obj.Set("resultType", json.RawMessage(`"`+mcp.ResultTypeComplete+`"`))
 			changed = true
 		}
 		if metaHas(obj, mcp.MetaServerInfo) {
@@ -204,7 +204,7 @@ func (req *request) resultOf(raw json.RawMessage, obj *jsonrpc.Object, serverInf
 		}
 		return obj.Bytes()
 	}
-	if rt, ok := obj.Get("resultType"); ok && string(rt) == `"complete"` {
+	if rt, ok := obj.Get("resultType"); ok && string(rt) == `"`+mcp.ResultTypeComplete+`"` {
 		obj.Delete("resultType")
 		changed = true
 	}

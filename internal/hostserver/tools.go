@@ -264,7 +264,7 @@ func (hs *hostSession) toolResult(req *request, res json.RawMessage) json.RawMes
 		return res
 	}
 	if !req.modern {
-		if rt, ok := obj.Get("resultType"); ok && string(rt) != `"complete"` {
+		if rt, ok := obj.Get("resultType"); ok && string(rt) != `"`+mcp.ResultTypeComplete+`"` {
 			// input_required or task: bridging those to legacy hosts
 			// is not built yet; say so rather than hand over a result
 			// the host cannot read.
@@ -285,7 +285,7 @@ func mayNameResultEdits(res []byte) bool {
 
 // completeSuffix is how a 2026-07-28 upstream's result most often ends:
 // its resultType, last.
-const completeSuffix = `,"resultType":"complete"}`
+const completeSuffix = `,"resultType":"` + mcp.ResultTypeComplete + `"}`
 
 // withoutComplete returns res without its resultType, for a legacy host,
 // when res ends with completeSuffix and nothing else in it is for

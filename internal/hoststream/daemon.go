@@ -15,6 +15,7 @@ import (
 
 	"mcpx/internal/apitype"
 	"mcpx/internal/jsonrpc"
+	"mcpx/internal/mcp"
 	"mcpx/internal/sock"
 )
 
@@ -155,7 +156,7 @@ func newHandoffConn(ctl *net.UnixConn, fds []int, start *apitype.HandoffStart) (
 		c.dropReplay = true
 	}
 	if start.Initialized {
-		c.pre = append(c.pre, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"...)
+		c.pre = append(c.pre, mcp.InitializedNotification+"\n"...)
 	}
 	c.preSkip = len(c.pre)
 	c.pre = append(c.pre, start.Rest...)

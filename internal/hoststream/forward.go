@@ -373,7 +373,7 @@ func (f *forwarder) reconnect(ctx context.Context) (Stream, error) {
 			return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
 		}
 		if initialized {
-			if _, err := stream.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+			if _, err := stream.Write([]byte(mcp.InitializedNotification + "\n")); err != nil {
 				stream.Close()
 				return nil, fmt.Errorf("reconnecting to the mcpx daemon: %w", err)
 			}

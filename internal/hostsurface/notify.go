@@ -159,7 +159,7 @@ func (s *Surface) Listen(ctx context.Context, h Host, r Request) {
 	delete(w.listens, l)
 	w.mu.Unlock()
 	if live() { // mcpx itself ends the subscription (stopping)
-		reply(r, json.RawMessage(`{"resultType":"complete"}`))
+		reply(r, json.RawMessage(mcp.CompleteResult))
 	}
 }
 

@@ -52,7 +52,14 @@ func TestPromoteDuringPartition(t *testing.T) {
 	close(ready)
 	ended := make(chan time.Time, 1)
 	go func() { <-c.Done(); ended <- time.Now() }()
-	time.Sleep(lease / 2) // renewed once at least
+	// Before the cut, the call runs at A and a renewal sent since its row
+	// was written has been answered.
+	written := time.Now()
+	for deadline := time.Now().Add(10 * time.Second); !ex.running1(id) || !a.m.Leases().Since.After(written); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("before the cut: the call running at A %v, leases %+v", ex.running1(id), a.m.Leases())
+		}
+	}
 
 	cut := time.Now()
 	tp.AddToxic("pg", "cut-down", "timeout", false, map[string]any{"timeout": 0})
@@ -73,7 +80,7 @@ func TestPromoteDuringPartition(t *testing.T) {
 		_, _, err := p.Promote(ctx)
 		promoted <- err
 	}()
-	time.Sleep(4 * lease) // longer than lease + grace + a search for orphans
+	time.Sleep(4 * lease) // the partition lasts longer than lease + grace + a search for orphans
 	tp.RemoveToxic("pg", "cut-down")
 	tp.RemoveToxic("pg", "cut-up")
 

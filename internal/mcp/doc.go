@@ -1,8 +1,8 @@
 // Package mcp holds what mcpx needs to know of the Model Context Protocol:
 // the protocol revisions and how to tell them apart, and its vocabulary:
 // every method name, _meta key, extension name, result type and task
-// status mcpx names (no other package spells a method name or a _meta key
-// itself: TestVocabularyHasOneHome), error codes, and the few message
+// status mcpx names (no other package spells one in a string literal or
+// in JSON text: TestVocabularyHasOneHome), error codes, and the few message
 // shapes mcpx acts on itself (initialize, server/discover, progress,
 // cancellation). Everything else passes through as raw JSON. The
 // vocabulary is written by hand, not generated from the schema: mcpx

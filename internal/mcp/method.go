@@ -85,6 +85,16 @@ const (
 	ResultTypeTask          = "task"           // a task was made: the result comes later
 )
 
+// Messages mcpx writes whose bytes never change, spelled from the names
+// above.
+const (
+	// CompleteResult answers a request that returns nothing but that it
+	// is done (2026-07-28).
+	CompleteResult = `{"resultType":"` + ResultTypeComplete + `"}`
+	// InitializedNotification is notifications/initialized, without params.
+	InitializedNotification = `{"jsonrpc":"2.0","method":"` + MethodInitialized + `"}`
+)
+
 // Task statuses, of both revisions' tasks.
 const (
 	TaskWorking       = "working"

@@ -48,7 +48,10 @@ func vocabulary(t *testing.T, prefixes ...string) map[string]string {
 					if err != nil {
 						t.Fatal(err)
 					}
-					known[v] = "mcp." + id.Name
+					if known[v] != "" {
+						known[v] += " or "
+					}
+					known[v] += "mcp." + id.Name
 				}
 			}
 		}
@@ -62,13 +65,21 @@ func vocabulary(t *testing.T, prefixes ...string) map[string]string {
 var vocabExempt = []string{"internal/mcp", "internal/mcpxtest", "internal/e2e/harness", "internal/conformfixture", "internal/store/storetest", "bench"}
 
 // TestVocabularyHasOneHome: no production file outside this package spells
-// a method name, a _meta key or an extension name as a string literal; it
-// names the constant.
+// a method name, a _meta key, an extension name, a result type or a task
+// status the protocol carries (see findings); it names the constant, and
+// builds JSON text from it.
 func TestVocabularyHasOneHome(t *testing.T) {
-	known := vocabulary(t, "Method", "Meta", "Extension")
+	names := vocabulary(t, "Method", "Meta", "Extension")
+	values := vocabulary(t, "ResultType", "Task")
+	resultTypes := vocabulary(t, "ResultType")
 	for _, want := range []string{mcp.MethodToolsCall, mcp.MethodTasksGet, mcp.MetaRelatedTask, mcp.ExtensionTasks} {
-		if known[want] == "" {
-			t.Fatalf("the vocabulary read from the source lacks %q: %v", want, known)
+		if names[want] == "" {
+			t.Fatalf("the vocabulary read from the source lacks %q: %v", want, names)
+		}
+	}
+	for _, want := range []string{mcp.ResultTypeComplete, mcp.ResultTypeInputRequired, mcp.TaskWorking, mcp.TaskCancelled} {
+		if values[want] == "" {
+			t.Fatalf("the vocabulary read from the source lacks %q: %v", want, values)
 		}
 	}
 	root := filepath.Join("..", "..")
@@ -95,12 +106,21 @@ func TestVocabularyHasOneHome(t *testing.T) {
 		}
 		scanned++
 		ast.Inspect(f, func(n ast.Node) bool {
+			if lit := resultTypeField(n); lit != nil {
+				if v, err := strconv.Unquote(lit.Value); err == nil && resultTypes[v] != "" {
+					t.Errorf("%s: the result type %s: use %s", fset.Position(lit.Pos()), lit.Value, resultTypes[v])
+				}
+			}
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
 				return true
 			}
-			if v, err := strconv.Unquote(lit.Value); err == nil && known[v] != "" {
-				t.Errorf("%s: the literal %s: use %s", fset.Position(lit.Pos()), lit.Value, known[v])
+			v, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			for _, c := range findings(v, names, values) {
+				t.Errorf("%s: the literal %s: use %s", fset.Position(lit.Pos()), lit.Value, c)
 			}
 			return true
 		})

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"mcpx/internal/mcp"
 )
 
 // Browser shows the user the URL that starts a sign-in: it opens a
@@ -130,7 +132,7 @@ func (c *Client) login(ctx context.Context, req LoginRequest, save func(*Record)
 // (an empty one when it has no Bearer challenge) and whether it refused
 // with 401 or 403 (if not, its metadata may still declare a sign-in).
 func (c *Client) challenge(ctx context.Context, serverURL string) (*Challenge, bool, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"`+mcp.MethodPing+`"}`))
 	if err != nil {
 		return nil, false, err
 	}
