@@ -37,23 +37,31 @@
 //     that started it on its session's stream, or are refused naming the
 //     job (ask.go), and the job's progress says while they wait.
 //   - The job meta-tools (jobmeta.go): mcpx_job and mcpx_job_cancel, given
-//     their request as a Request.
+//     their request as a Request and who asks as an Asking.
 //   - The tasks methods (tasks2025.go, tasksext.go): tasks/get,
 //     tasks/result, tasks/list and tasks/cancel of 2025-11-25, and the
 //     extension's tasks/get, tasks/update and tasks/cancel, as methods of
 //     Tasks that the sessions register, each given its request as a
-//     Request (request.go).
+//     Request (request.go) and who asks as an Asking.
+//   - Which of its principal's jobs a host may read, wait on, list and
+//     cancel (asking.go): an Asking, made by the session at the face
+//     (whose jobs, who asks, under which policy), decides it with the
+//     policy (principal.Policy.Decide, ReadJob and CancelJob) and reads
+//     the jobs from the manager.
 //
 // The contract: hostjobs never sees a transport, and sees a host's
 // request and session only through a Link's Host (host.go) and a
-// handler's Request (request.go), which the session implements: the
-// answers, the request's release (the session's own method), the
-// session's streams and which jobs the host may see are theirs. The sessions
+// handler's Request (request.go), which the session implements: what
+// they read of the request and its session (its params, what a job keeps
+// of the call, its streams), and what only the session may do (answer the
+// request on its stream, release it through its own method). Everything
+// else is done here, downward: a Link makes its job itself
+// (jobs.Manager.Start with jobs.Adopted, Link.Jobs), and a handler
+// decides with its Asking what the host may do to a job. The sessions
 // (package hostserver) import it, never the other way: they decide who
-// asks and answer on their own streams, and call in here for the words,
-// the views, the links, the meta-tools, the tasks methods and the questions' store, which is safe for
-// concurrent use. A Tasks is shared by every session of one
-// server, which sets its fields before the first use; a task's questions
-// live in the gateway running its call, and are dropped when the call
-// ends.
+// asks, and call in here for the words, the views, the links, the
+// meta-tools, the tasks methods and the questions' store, which is safe
+// for concurrent use. A Tasks is shared by every session of one server,
+// which sets its fields before the first use; a task's questions live in
+// the gateway running its call, and are dropped when the call ends.
 package hostjobs

@@ -1,9 +1,9 @@
 package hostjobs
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
@@ -13,17 +13,18 @@ import (
 
 // Host is a Link's side of the host: the call's request and its host's
 // session, as the session (package hostserver) keeps them. Its methods
-// are called by the link, on the call's goroutine or the relay's timer.
+// are called by the link, on the call's goroutine or the relay's timer:
+// what the link reads of the request and its session, and what only the
+// session may do to them (answer the request, release it). The link makes
+// the job itself (Link.Jobs).
 type Host interface {
 	// Entry is the call's registry entry (nil: none).
 	Entry() *relay.Entry
-	// Adopt makes the call, which started at since, a job that goes on
-	// in its own context, ended by the request's cancel.
-	Adopt(since time.Time) (*jobs.Call, error)
-	// Tool names the call, for the log.
-	Tool() string
-	// Cancel ends the call with cause.
-	Cancel(cause error)
+	// Job is what the call is as a job, read as it becomes one (most
+	// calls never do, and pay nothing for it): the request's context,
+	// whose values the job keeps and not its end; what the job keeps of
+	// the call; and the request's cancel, which ends the call.
+	Job() (ctx context.Context, spec jobs.Spec, cancel context.CancelCauseFunc)
 	// ReplyJob answers the host's request with job c.
 	ReplyJob(c *jobs.Call)
 	// ReplyToolError answers the host's request with a tool error.

@@ -16,8 +16,8 @@ import (
 // (hostserver registers them among its meta-tools); what they answer is
 // worded in answer.go.
 
-// Job serves mcpx_job: the host's job of m, waited on a while.
-func Job(ctx context.Context, m *jobs.Manager, r Request) {
+// Job serves mcpx_job: the host's job, waited on a while.
+func Job(ctx context.Context, r Request, a Asking) {
 	var args struct {
 		JobID string   `json:"job_id"`
 		Wait  *float64 `json:"wait_seconds"`
@@ -34,9 +34,9 @@ func Job(ctx context.Context, m *jobs.Manager, r Request) {
 		wait = min(time.Duration(max(*args.Wait, 0)*float64(time.Second)), window)
 	}
 	var j *store.Job
-	err := r.MayReadJob(ctx, principal.ReadJob, args.JobID)
+	err := a.MayRead(ctx, principal.ReadJob, args.JobID)
 	if err == nil {
-		j, err = m.Wait(ctx, r.Principal(), args.JobID, wait)
+		j, err = a.Jobs.Wait(ctx, a.Owner, args.JobID, wait)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -81,7 +81,7 @@ func replyJob(r Request, j *store.Job, window time.Duration) {
 }
 
 // JobCancel serves mcpx_job_cancel.
-func JobCancel(ctx context.Context, r Request) {
+func JobCancel(ctx context.Context, r Request, a Asking) {
 	var args struct {
 		JobID string `json:"job_id"`
 	}
@@ -91,9 +91,9 @@ func JobCancel(ctx context.Context, r Request) {
 		return
 	}
 	var j *store.Job
-	err := r.MayReadJob(ctx, principal.CancelJob, args.JobID)
+	err := a.MayRead(ctx, principal.CancelJob, args.JobID)
 	if err == nil {
-		j, err = r.CancelJob(ctx, args.JobID, "mcpx_job_cancel")
+		j, err = a.Cancel(ctx, args.JobID, "mcpx_job_cancel")
 	}
 	if err != nil {
 		r.ReplyToolError("mcpx_job_cancel: " + err.Error())

@@ -33,10 +33,14 @@ import (
 // HTTP host that leaves without a cancel makes it a job too (HostLeft),
 // without an answer, its request still registered for a late cancel.
 //
-// Host, OnOff, Asker and StopGone are set before the link is shared.
+// Host, Jobs, OnOff, Asker and StopGone are set before the link is
+// shared.
 type Link struct {
 	// Host is the call's request and its host's session.
 	Host Host
+	// Jobs is the manager the call becomes a job of (Manager.Start,
+	// with jobs.Adopted).
+	Jobs *jobs.Manager
 	// Asker is the host's Asker, which the link stands in front of
 	// (Can, Ask, Notify) until the call is a job.
 	Asker    relay.Asker
@@ -92,17 +96,18 @@ func (l *Link) promote(answer bool) {
 		return
 	}
 	h := l.Host
-	c, err := h.Adopt(l.Since())
+	ctx, sp, cancel := h.Job()
+	c, err := l.Jobs.Start(context.WithoutCancel(ctx), sp, jobs.Adopted(cancel, l.Since()))
 	if err != nil {
 		if !answer {
-			h.Log().Warn("the host left mid-call and the call could not become a job", "tool", h.Tool(), "err", err)
+			h.Log().Warn("the host left mid-call and the call could not become a job", "tool", sp.Tool, "err", err)
 			return
 		}
 		// The host is told before its timer fires, and nothing after;
 		// the call, which nobody would read, ends.
 		l.stopHostLocked()
 		h.ReplyToolError("mcpx could not keep this call as a job: " + err.Error())
-		h.Cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
+		cancel(&relay.Cause{Kind: relay.JobCancelled, Detail: "a failed write of its job"})
 		return
 	}
 	l.job = c
@@ -119,7 +124,6 @@ func (l *Link) promote(answer bool) {
 	}
 	l.stopHostLocked()
 	if !answer {
-		sp := c.Spec()
 		h.Log().Info("the host left mid-call: the call goes on as a job", "job", c.ID(), "host", h.HostID(), "id", h.RequestID(), "server", sp.Server, "tool", sp.Tool)
 		// Until the call ends, its request stays registered: a cancel
 		// the host sends for it still reaches the call; its session's
@@ -127,7 +131,7 @@ func (l *Link) promote(answer bool) {
 		if e := h.Entry(); e != nil {
 			e.Intercept(func(cause error) {
 				if c, ok := relay.CauseOf(cause); ok && c.Kind == relay.HostCancelled {
-					h.Cancel(cause)
+					cancel(cause)
 				}
 			})
 		}

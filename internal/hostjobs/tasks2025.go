@@ -20,8 +20,8 @@ import (
 const tasksPageSize = 100
 
 // Get serves tasks/get.
-func (t *Tasks) Get(ctx context.Context, r Request) {
-	if j := taskJob(ctx, r, principal.ReadJob); j != nil {
+func (t *Tasks) Get(ctx context.Context, r Request, a Asking) {
+	if j := taskJob(ctx, r, a, principal.ReadJob); j != nil {
 		r.ReplyJSON(t.Of(j))
 	}
 }
@@ -34,8 +34,8 @@ var errAsked = errors.New("the task asked its host something")
 // host on this request's stream; then answers what the call would have:
 // its tool result, tagged with the task, or the JSON-RPC error it failed
 // with.
-func (t *Tasks) Result(ctx context.Context, r Request) {
-	j := taskJob(ctx, r, principal.ReadJob)
+func (t *Tasks) Result(ctx context.Context, r Request, a Asking) {
+	j := taskJob(ctx, r, a, principal.ReadJob)
 	if j == nil {
 		return
 	}
@@ -62,7 +62,7 @@ func (t *Tasks) Result(ctx context.Context, r Request) {
 			wait = 0
 		}
 		var err error
-		j, err = m.Wait(wctx, r.Principal(), id, wait)
+		j, err = m.Wait(wctx, a.Owner, id, wait)
 		close(stop)
 		<-watched
 		cancel(nil)
@@ -71,7 +71,7 @@ func (t *Tasks) Result(ctx context.Context, r Request) {
 			r.End(context.Cause(ctx))
 			return
 		case err != nil && errors.Is(context.Cause(wctx), errAsked):
-			j, err = m.Get(ctx, r.Principal(), id)
+			j, err = m.Get(ctx, a.Owner, id)
 		}
 		if err != nil {
 			r.Fail(TaskError(id, err))
@@ -95,7 +95,7 @@ func (t *Tasks) Result(ctx context.Context, r Request) {
 
 // List serves tasks/list: the principal's own tasks (its jobs) that the
 // host may see, newest first, a page at a time.
-func (t *Tasks) List(ctx context.Context, r Request) {
+func (t *Tasks) List(ctx context.Context, r Request, a Asking) {
 	from := 0
 	if raw, ok := r.Params().Get("cursor"); ok && string(raw) != "null" {
 		c, _ := jsonrpc.Unquote(raw)
@@ -106,7 +106,7 @@ func (t *Tasks) List(ctx context.Context, r Request) {
 		}
 		from = n
 	}
-	all, err := r.ListJobs(ctx, from+tasksPageSize+1)
+	all, err := a.List(ctx, from+tasksPageSize+1)
 	if err != nil {
 		r.Fail(jsonrpc.Errorf(jsonrpc.CodeInternalError, "internal error: listing tasks: %v", err))
 		return
@@ -127,8 +127,8 @@ func (t *Tasks) List(ctx context.Context, r Request) {
 // Cancel serves tasks/cancel: it cancels a running task, which reads
 // cancelled in the answer; an ended task is refused with -32602, as the
 // revision says.
-func (t *Tasks) Cancel(ctx context.Context, r Request) {
-	j := taskJob(ctx, r, principal.CancelJob)
+func (t *Tasks) Cancel(ctx context.Context, r Request, a Asking) {
+	j := taskJob(ctx, r, a, principal.CancelJob)
 	if j == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (t *Tasks) Cancel(ctx context.Context, r Request) {
 		return
 	}
 	id := j.ID
-	j, err := cancelTask(ctx, r, j, "the host's tasks/cancel")
+	j, err := cancelTask(ctx, a, j, "the host's tasks/cancel")
 	if err != nil {
 		r.Fail(TaskError(id, err))
 		return

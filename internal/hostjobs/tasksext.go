@@ -40,8 +40,8 @@ func (t *Tasks) detailedOf(r Request, j *store.Job) Detailed {
 }
 
 // ExtGet serves the extension's tasks/get.
-func (t *Tasks) ExtGet(ctx context.Context, r Request) {
-	if j := taskJob(ctx, r, principal.ReadJob); j != nil {
+func (t *Tasks) ExtGet(ctx context.Context, r Request, a Asking) {
+	if j := taskJob(ctx, r, a, principal.ReadJob); j != nil {
 		r.Reply(jsonrpc.MustMarshal(t.detailedOf(r, j)))
 	}
 }
@@ -50,12 +50,12 @@ func (t *Tasks) ExtGet(ctx context.Context, r Request) {
 // task and acknowledges with an empty result; a task that has ended is
 // acknowledged alike (the cancel is idempotent), an unknown or foreign
 // id is -32602.
-func (t *Tasks) ExtCancel(ctx context.Context, r Request) {
-	j := taskJob(ctx, r, principal.CancelJob)
+func (t *Tasks) ExtCancel(ctx context.Context, r Request, a Asking) {
+	j := taskJob(ctx, r, a, principal.CancelJob)
 	if j == nil {
 		return
 	}
-	if _, err := cancelTask(ctx, r, j, "the host's tasks/cancel"); err != nil {
+	if _, err := cancelTask(ctx, a, j, "the host's tasks/cancel"); err != nil {
 		r.Fail(TaskError(j.ID, err))
 		return
 	}
@@ -65,7 +65,7 @@ func (t *Tasks) ExtCancel(ctx context.Context, r Request) {
 // ExtUpdate serves tasks/update: it hands a task's call the host's
 // answers to its outstanding questions, and acknowledges; answers to
 // questions that are not outstanding are ignored, as the extension says.
-func (t *Tasks) ExtUpdate(ctx context.Context, r Request) {
+func (t *Tasks) ExtUpdate(ctx context.Context, r Request, a Asking) {
 	if _, rpcErr := taskID(r); rpcErr != nil {
 		r.Fail(rpcErr)
 		return
@@ -76,7 +76,7 @@ func (t *Tasks) ExtUpdate(ctx context.Context, r Request) {
 		r.Fail(jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs an inputResponses object"))
 		return
 	}
-	j := taskJob(ctx, r, principal.ReadJob)
+	j := taskJob(ctx, r, a, principal.ReadJob)
 	if j == nil {
 		return
 	}

@@ -24,7 +24,8 @@
 // tool filter (mcpx.hosts.NAME.tools, found by its named token first)
 // decides the tools it sees and calls (toolfilter.go), the servers whose
 // surface and name it gets, and which of its principal's jobs and tasks
-// it may see (policyfilter.go, policyjobs.go); every method dispatch
+// it may see (policyfilter.go; policyjobs.go hands who asks to hostjobs
+// as a hostjobs.Asking, whose policy decides there); every method dispatch
 // answers has its decision in methodpolicy_test.go.
 //
 // Each stream connection has one reader (the goroutine in
@@ -39,13 +40,15 @@
 // the face's shared workers (workers.go).
 //
 // A call past its host's timer, a background call or script, and a task
-// of either era become jobs here, on the request's own goroutine
-// (jobcall.go), through a hostjobs.Link whose Host is the request and
-// its session (jobhost.go); the link, how the call's and the job's
+// of either era may become jobs here, on the request's own goroutine
+// (jobcall.go): the session makes a hostjobs.Link whose Host is the
+// request and its session (jobhost.go), and the link makes the job; the
+// link, how the call's and the job's
 // questions go to the host that started them, what the host is told of
 // them, the tasks' bounds, a task's kept questions, mcpx_job and
 // mcpx_job_cancel and the tasks methods (registered in tools.go and
-// tasks.go, each given its request as a hostjobs.Request, taskreq.go) are
+// tasks.go, each given its request as a hostjobs.Request, taskreq.go,
+// and who asks as a hostjobs.Asking) are
 // package hostjobs', which sees a session only through those two
 // interfaces.
 package hostserver

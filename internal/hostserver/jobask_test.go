@@ -23,21 +23,23 @@ type jobAskFixture struct {
 	hs    *hostSession
 	req   *request
 	link  *jobHost
-	call  *jobs.Call
 	lines chan []byte // what the host's stream wrote
 	end   func()      // ends the host's stream (the host left)
 	conn  *connSink   // the host's stream, nil without one
 }
 
-// askHost is the fixture's hostjobs.Host: the session's, but the job its
-// call becomes is the fixture's, and its request has no host to answer.
+// askHost is the fixture's hostjobs.Host: the session's, but its request
+// has no host to answer.
 type askHost struct {
 	*jobHost
-	call *jobs.Call
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
-func (a *askHost) Adopt(time.Time) (*jobs.Call, error) { return a.call, nil }
-func (a *askHost) ReplyJob(*jobs.Call)                 {}
+func (a *askHost) Job() (context.Context, jobs.Spec, context.CancelCauseFunc) {
+	return a.ctx, jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, a.cancel
+}
+func (a *askHost) ReplyJob(*jobs.Call) {}
 func (a *askHost) Release() {
 	if a.req.sink != nil {
 		a.req.sink.finish()
@@ -54,7 +56,8 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 }
 
 // newAsk is newJobAsk for a call that is still its host request's (and
-// has no asker of its own): its link's Promote makes it the fixture's job.
+// has no asker of its own): its link's DeadlineReached makes it a job of
+// the fixture's manager.
 func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
@@ -69,31 +72,31 @@ func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	srv := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := &jobAskFixture{hs: &hostSession{srv: srv, id: "host-1"}, lines: make(chan []byte, 16), end: func() {}}
 	f.req = &request{caps: json.RawMessage(caps), modern: modern}
-	f.link = &jobHost{hs: f.hs, req: f.req}
+	f.req.asker.hs = f.hs
+	f.link = &jobHost{req: f.req}
 	host := &askHost{jobHost: f.link}
 	f.link.Host = host
 	f.req.job.Store(f.link)
 	callCtx, callCancel := context.WithCancelCause(context.Background())
-	f.call, err = m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(callCancel, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	host.call = f.call
+	f.link.Jobs = m
+	host.ctx, host.cancel = callCtx, callCancel
 	if stream {
 		f.open()
 		f.hs.out = f.conn // a stream connection's (its end is its host's)
 	}
 	t.Cleanup(func() {
 		f.end()
-		f.call.Finish(json.RawMessage(`{}`), nil)
+		f.link.End(json.RawMessage(`{}`), nil)
 		callCancel(nil)
-		_ = callCtx
 		cancel()
 		<-ran
 		st.Close()
 	})
 	return f
 }
+
+// job is the job the fixture's call became (its link's), nil before.
+func (f *jobAskFixture) job() *jobs.Call { return f.link.JobCall() }
 
 // open opens a stream of the host's: f.lines gets what it writes, f.end
 // ends it.
@@ -142,7 +145,7 @@ func TestJobAskRefused(t *testing.T) {
 				t.Fatal("Can: true")
 			}
 			e := f.link.Refusal("elicitation/create", params)
-			id := f.call.ID()
+			id := f.job().ID()
 			if e == nil || !strings.Contains(e.Message, id) || !strings.Contains(e.Message, c.want) || !strings.Contains(e.Message, "the job goes on") ||
 				string(e.Data) != `{"jobId":"`+id+`"}` {
 				t.Fatalf("Refusal: %+v, want job %s and %q", e, id, c.want)
@@ -163,7 +166,7 @@ func TestJobAskForwarded(t *testing.T) {
 	if !f.link.Can("elicitation/create", json.RawMessage(formQ)) || f.link.Refusal("elicitation/create", json.RawMessage(formQ)) != nil {
 		t.Fatal("a host with a stream and the capability is refused")
 	}
-	f.call.SetProgress(jobs.Progress{Progress: 3, Message: "step 3"})
+	f.job().SetProgress(jobs.Progress{Progress: 3, Message: "step 3"})
 	type out struct {
 		res json.RawMessage
 		err error
@@ -177,7 +180,7 @@ func TestJobAskForwarded(t *testing.T) {
 	if err != nil || msg.Method != "elicitation/create" || string(msg.Params) != formQ {
 		t.Fatalf("the host got %v %v", msg, err)
 	}
-	if p, _ := f.call.LastProgress(); p.Message != "waiting for its host to answer elicitation/create" || p.Progress != 3 {
+	if p, _ := f.job().LastProgress(); p.Message != "waiting for its host to answer elicitation/create" || p.Progress != 3 {
 		t.Errorf("progress while it waits: %+v", p)
 	}
 	f.hs.answer(jsonrpc.NewResult(msg.ID, json.RawMessage(`{"action":"accept","content":{"answer":"teal"}}`)))
@@ -185,7 +188,7 @@ func TestJobAskForwarded(t *testing.T) {
 	if o.err != nil || string(o.res) != `{"action":"accept","content":{"answer":"teal"}}` {
 		t.Fatalf("Ask: %s %v", o.res, o.err)
 	}
-	if p, _ := f.call.LastProgress(); p.Message != "step 3" {
+	if p, _ := f.job().LastProgress(); p.Message != "step 3" {
 		t.Errorf("progress after: %+v", p)
 	}
 	// A host's error answer goes back as it is.
@@ -213,7 +216,7 @@ func TestJobAskHostLeaves(t *testing.T) {
 	f.end()
 	f.end = func() {}
 	err := <-got
-	if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "left before it answered") {
+	if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "left before it answered") {
 		t.Fatalf("Ask: %v", err)
 	}
 }
@@ -226,14 +229,14 @@ func TestJobAskDeadline(t *testing.T) {
 		f := newJobAsk(t, `{"elicitation":{}}`, true, false)
 		start := time.Now()
 		_, err := f.link.Ask(context.Background(), "elicitation/create", json.RawMessage(formQ))
-		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
+		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
 			t.Fatalf("Ask: %v", err)
 		}
 		if d := time.Since(start); d != hostjobs.JobAskWait {
 			t.Errorf("waited %v, want %v", d, hostjobs.JobAskWait)
 		}
 		<-f.lines // the question
-		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), f.call.ID()) {
+		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), f.job().ID()) {
 			t.Fatalf("withdrawal: %v", m)
 		}
 	})

@@ -55,7 +55,7 @@ func TestJobAskLiveThenHostLeaves(t *testing.T) {
 		}
 		promote()
 		synctest.Wait()
-		if p, _ := f.call.LastProgress(); p.Message != "waiting for its host to answer elicitation/create" {
+		if p, _ := f.job().LastProgress(); p.Message != "waiting for its host to answer elicitation/create" {
 			t.Errorf("progress while it waits as a job's: %+v", p)
 		}
 		f.end()
@@ -63,7 +63,7 @@ func TestJobAskLiveThenHostLeaves(t *testing.T) {
 		time.Sleep(time.Minute)
 		select {
 		case err := <-got:
-			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "left before it answered") {
+			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "left before it answered") {
 				t.Fatalf("Ask: %v", err)
 			}
 		default:
@@ -85,7 +85,7 @@ func TestJobAskLiveThenDeadline(t *testing.T) {
 		promote()
 		start := time.Now()
 		err := <-got
-		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
+		if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "did not answer within 10m0s") {
 			t.Fatalf("Ask: %v", err)
 		}
 		if d := time.Since(start); d != hostjobs.JobAskWait {
@@ -94,7 +94,7 @@ func TestJobAskLiveThenDeadline(t *testing.T) {
 		if m, _ := jsonrpc.Decode(<-f.lines); m == nil || m.Method != "notifications/cancelled" || !strings.Contains(string(m.Params), string(q.ID.Raw())) {
 			t.Fatalf("withdrawal: %v", m)
 		}
-		if p, moved := f.call.LastProgress(); moved {
+		if p, moved := f.job().LastProgress(); moved {
 			t.Errorf("progress after, for a job that had none: %+v", p)
 		}
 
@@ -121,7 +121,7 @@ func TestJobAskLiveNoStream(t *testing.T) {
 		synctest.Wait()
 		select {
 		case err := <-got:
-			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "no stream open") {
+			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "no stream open") {
 				t.Fatalf("Ask: %v", err)
 			}
 		default:
@@ -155,13 +155,13 @@ func TestJobAskTwoWaiting(t *testing.T) {
 		for _, firstFirst := range []bool{true, false} {
 			f := newJobAsk(t, `{"elicitation":{},"sampling":{}}`, true, false)
 			if had {
-				f.call.SetProgress(jobs.Progress{Progress: 3, Message: "step 3"})
+				f.job().SetProgress(jobs.Progress{Progress: 3, Message: "step 3"})
 			}
 			first := asked(f, "elicitation/create")
 			q1, _ := jsonrpc.Decode(<-f.lines)
 			second := asked(f, "sampling/createMessage")
 			q2, _ := jsonrpc.Decode(<-f.lines)
-			if p, _ := f.call.LastProgress(); p.Message != "waiting for its host to answer sampling/createMessage" {
+			if p, _ := f.job().LastProgress(); p.Message != "waiting for its host to answer sampling/createMessage" {
 				t.Errorf("progress while both wait: %+v", p)
 			}
 			a, b, still := q1, q2, "sampling/createMessage"
@@ -173,14 +173,14 @@ func TestJobAskTwoWaiting(t *testing.T) {
 			if err := <-ea; err != nil {
 				t.Fatal(err)
 			}
-			if p, _ := f.call.LastProgress(); p.Message != "waiting for its host to answer "+still {
+			if p, _ := f.job().LastProgress(); p.Message != "waiting for its host to answer "+still {
 				t.Errorf("progress while %s waits: %+v", still, p)
 			}
 			f.hs.answer(jsonrpc.NewResult(b.ID, json.RawMessage(`{}`)))
 			if err := <-eb; err != nil {
 				t.Fatal(err)
 			}
-			p, moved := f.call.LastProgress()
+			p, moved := f.job().LastProgress()
 			if had && (!moved || p.Message != "step 3" || p.Progress != 3) {
 				t.Errorf("had %v, first answered first %v: progress after both: %+v %v, want step 3", had, firstFirst, p, moved)
 			}
@@ -253,7 +253,7 @@ func TestJobAskStreamReopened(t *testing.T) {
 		synctest.Wait()
 		select {
 		case err := <-got:
-			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.call.ID()) || !strings.Contains(e.Message, "session of the host that started it ended") {
+			if e, ok := err.(*jsonrpc.Error); !ok || !strings.Contains(e.Message, f.job().ID()) || !strings.Contains(e.Message, "session of the host that started it ended") {
 				t.Fatalf("Ask: %v", err)
 			}
 		default:

@@ -80,8 +80,8 @@ func (hs *hostSession) becomeCandidate(ctx context.Context, req *request, cd can
 		}
 		return nil, time.Time{}, true
 	}
-	l = &jobHost{hs: hs, req: req, cd: cd, who: hs.who.WithClient(clientName(hs, req))}
-	l.Host, l.OnOff = l, onOff
+	l = &jobHost{req: req, cd: cd, who: hs.who.WithClient(clientName(hs, req))}
+	l.Host, l.Jobs, l.OnOff = l, m, onOff
 	req.job.Store(l)
 	since := l.Since()
 	switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 
 	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
@@ -19,8 +18,7 @@ import (
 // allocation (request.job).
 type jobHost struct {
 	hostjobs.Link
-	hs  *hostSession
-	req *request
+	req *request // its session is req.session(): no field of its own (its size class)
 	cd  candidate
 	// who is the host's principal with its client's name, read from the
 	// request as the link is made: the relay edits the request's _meta
@@ -35,14 +33,14 @@ func (h *jobHost) jobLine(line []byte) bool {
 
 func (h *jobHost) Entry() *relay.Entry { return h.req.entry }
 
-func (h *jobHost) Adopt(since time.Time) (*jobs.Call, error) {
-	return h.hs.srv.opts.Jobs.Start(context.WithoutCancel(h.req.ctx), h.spec(), jobs.Adopted(h.req.cancel, since))
+func (h *jobHost) Job() (context.Context, jobs.Spec, context.CancelCauseFunc) {
+	return h.req.ctx, h.spec(), h.req.cancel
 }
 
 // spec is what the job keeps of its call, read as it becomes one: most
 // calls never do.
 func (h *jobHost) spec() jobs.Spec {
-	hs, cd := h.hs, h.cd
+	hs, cd := h.req.session(), h.cd
 	sp := jobs.Spec{Principal: hs.jobPrincipal(), Server: cd.server, Tool: cd.tool, Key: cd.key, Who: h.who}
 	if cd.script {
 		// Never run again, not idempotent: its params say only which
@@ -62,21 +60,21 @@ func (h *jobHost) spec() jobs.Spec {
 	return sp
 }
 
-func (h *jobHost) Tool() string                { return h.cd.tool }
-func (h *jobHost) Cancel(cause error)          { h.req.cancel(cause) }
-func (h *jobHost) ReplyJob(c *jobs.Call)       { h.hs.replyRunningID(h.req, c, c.ID(), h.cd.timer) }
-func (h *jobHost) ReplyToolError(text string)  { h.hs.replyToolError(h.req, text) }
-func (h *jobHost) Release()                    { h.hs.release(h.req) }
+func (h *jobHost) ReplyJob(c *jobs.Call) {
+	h.req.session().replyRunningID(h.req, c, c.ID(), h.cd.timer)
+}
+func (h *jobHost) ReplyToolError(text string)  { h.req.session().replyToolError(h.req, text) }
+func (h *jobHost) Release()                    { h.req.session().release(h.req) }
 func (h *jobHost) Modern() bool                { return h.req.modern }
 func (h *jobHost) IsTask() bool                { return h.req.task != nil }
 func (h *jobHost) RequestID() string           { return h.req.msg.ID.String() }
-func (h *jobHost) Log() *slog.Logger           { return h.hs.srv.log }
-func (h *jobHost) HostID() string              { return h.hs.id }
-func (h *jobHost) JobStream() *outq.Queue      { return h.hs.jobStream() }
-func (h *jobHost) Reopens() bool               { return h.hs.out == nil }
-func (h *jobHost) StreamNext() <-chan struct{} { return h.hs.streamNext() }
-func (h *jobHost) Ended() <-chan struct{}      { return h.hs.ended() }
-func (h *jobHost) Questions() *jsonrpc.Pending { return &h.hs.questions }
+func (h *jobHost) Log() *slog.Logger           { return h.req.session().srv.log }
+func (h *jobHost) HostID() string              { return h.req.session().id }
+func (h *jobHost) JobStream() *outq.Queue      { return h.req.session().jobStream() }
+func (h *jobHost) Reopens() bool               { return h.req.session().out == nil }
+func (h *jobHost) StreamNext() <-chan struct{} { return h.req.session().streamNext() }
+func (h *jobHost) Ended() <-chan struct{}      { return h.req.session().ended() }
+func (h *jobHost) Questions() *jsonrpc.Pending { return &h.req.session().questions }
 
 func (h *jobHost) Declares(method string, params json.RawMessage) bool {
 	return declares(h.req.caps, method, params)

@@ -20,7 +20,7 @@ const (
 	policySession    = "none: the host's own session (its requests, its log level)"
 	policyTools      = "tool filter"
 	policyServers    = "server visibility (hostFilter.usesServer)"
-	policyJobs       = "job policy: principal.Policy.Decide, ReadJob and CancelJob (hostSession.readJob, listJobs)"
+	policyJobs       = "job policy: principal.Policy.Decide, ReadJob and CancelJob (hostjobs.Asking, made by request.asking)"
 	policyToolsNames = "tool filter; instructions and mcpx_exec's description: server visibility"
 	// A call or script that may become a job or task asks StartJob once,
 	// in becomeCandidate (a 2026-07-28 task: modernTaskCall).

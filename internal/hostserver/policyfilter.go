@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"mcpx/internal/jobs"
-	"mcpx/internal/principal"
-	"mcpx/internal/store"
 )
 
 // What a host's tool filter (toolfilter.go) decides beyond its tools:
@@ -136,20 +134,3 @@ func instances(pattern, prefix string) []string {
 // scriptJobParams are the params a job of a script this host runs keeps:
 // the filter the script ran under (jobs.ScriptParams).
 func (h hostFilter) scriptJobParams() json.RawMessage { return jobs.ScriptParams(h.pol) }
-
-// readsJob reports whether the host may do op (ReadJob, CancelJob) on j,
-// as its policy decides: j is its principal's, and its filter allows the
-// job's tool. The job of a script (mcpx_exec, no server) is seen by a
-// host with a filter only if the script ran under that same filter
-// (mcpx.hosts.NAME.tools): the tools a script called are not kept, and a
-// script of the local user's CLI, or of another host, may have called
-// any.
-func (h hostFilter) readsJob(op principal.Op, j *store.Job) bool {
-	return h.pol.Decide(op, jobs.Target(j)) == nil
-}
-
-// sees reports whether a list of jobs shows j to the host: a filter,
-// which records no refusal (readsJob decides one read).
-func (h hostFilter) sees(j *store.Job) bool {
-	return h.pol.Allows(principal.ReadJob, jobs.Target(j))
-}

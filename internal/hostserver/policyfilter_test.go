@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"mcpx/internal/config"
+	"mcpx/internal/jobs"
 	"mcpx/internal/principal"
 	"mcpx/internal/store"
 )
@@ -115,7 +116,7 @@ func TestReadsJob(t *testing.T) {
 		{"nobody reads another principal's demo job", nobody, othersEcho, false},
 	} {
 		for _, op := range []principal.Op{principal.ReadJob, principal.CancelJob} {
-			if got := tc.filter.readsJob(op, tc.job); got != tc.reads {
+			if got := tc.filter.pol.Decide(op, jobs.Target(tc.job)) == nil; got != tc.reads {
 				t.Errorf("%s (%v): %v, want %v", tc.name, op, got, tc.reads)
 			}
 		}

@@ -53,7 +53,8 @@ func TestListJobsFiltered(t *testing.T) {
 	newer := start("demo")
 
 	req := &request{}
-	got, err := hs.listJobs(ctx, req, 2)
+	req.asker.hs = hs
+	got, err := req.asking().List(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,23 +68,23 @@ func TestListJobsFiltered(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Errorf("listJobs(2) = %v, want %v", ids, want)
 	}
-	if got, _ := hs.listJobs(ctx, req, 1); len(got) != 1 || got[0].Server != "demo" {
+	if got, _ := req.asking().List(ctx, 1); len(got) != 1 || got[0].Server != "demo" {
 		t.Errorf("listJobs(1) = %v, want one job of demo's", got)
 	}
-	if _, err := hs.readJob(ctx, req, principal.ReadJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
+	if _, err := req.asking().Read(ctx, principal.ReadJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
 		t.Errorf("reading a hidden job: %v, want %v", err, store.ErrUnknown)
 	}
-	if j, err := hs.readJob(ctx, req, principal.ReadJob, older); err != nil || j.ID != older {
+	if j, err := req.asking().Read(ctx, principal.ReadJob, older); err != nil || j.ID != older {
 		t.Errorf("reading a job of an allowed tool: %v %v", j, err)
 	}
-	if err := hs.mayReadJob(ctx, req, principal.CancelJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
+	if err := req.asking().MayRead(ctx, principal.CancelJob, hidden[0]); !errors.Is(err, store.ErrUnknown) {
 		t.Errorf("may read a hidden job: %v, want %v", err, store.ErrUnknown)
 	}
 	hs.clientName = "" // no filter: sees them all
-	if err := hs.mayReadJob(ctx, req, principal.CancelJob, hidden[0]); err != nil {
+	if err := req.asking().MayRead(ctx, principal.CancelJob, hidden[0]); err != nil {
 		t.Errorf("may read, without a filter: %v", err)
 	}
-	if all, err := hs.listJobs(ctx, req, 100); err != nil || len(all) != 42 {
+	if all, err := req.asking().List(ctx, 100); err != nil || len(all) != 42 {
 		t.Errorf("without a filter, listJobs = %d jobs, %v; want 42", len(all), err)
 	}
 }

@@ -11,9 +11,7 @@ import (
 	"mcpx/internal/hostprofile"
 	"mcpx/internal/jobs"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/principal"
 	"mcpx/internal/relay"
-	"mcpx/internal/store"
 )
 
 // A host's request for a task, of either era, and a request as the
@@ -66,9 +64,9 @@ func (s *Server) taskParams(params *jsonrpc.Object) (*taskRequest, *jsonrpc.Erro
 func (req *request) session() *hostSession { return req.asker.hs }
 
 // tasksHandler is the handler of a tasks method that hostjobs serves.
-func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request)) handler {
+func tasksHandler(h func(*hostjobs.Tasks, context.Context, hostjobs.Request, hostjobs.Asking)) handler {
 	return func(hs *hostSession, ctx context.Context, req *request) {
-		h(&hs.srv.tasks, ctx, req)
+		h(&hs.srv.tasks, ctx, req, req.asking())
 	}
 }
 
@@ -77,7 +75,6 @@ func (req *request) Reply(result json.RawMessage)     { reply(req.sink, req.msg.
 func (req *request) ReplyJSON(v any)                  { req.session().replyJSON(req, v) }
 func (req *request) Fail(err *jsonrpc.Error)          { fail(req.sink, req.msg.ID, err) }
 func (req *request) End(err error)                    { req.session().end(req, err) }
-func (req *request) Principal() string                { return req.session().jobPrincipal() }
 func (req *request) ReplyToolError(text string)       { req.session().replyToolError(req, text) }
 func (req *request) HostProfile() hostprofile.Profile { return req.session().hostProfile(req) }
 func (req *request) ToolResult(res json.RawMessage) json.RawMessage {
@@ -90,23 +87,6 @@ func (req *request) Asker() hostjobs.Asker {
 		return nil
 	}
 	return &hostAsker{hs: req.session(), sink: req.sink, caps: req.caps}
-}
-
-func (req *request) ReadJob(ctx context.Context, op principal.Op, id string) (*store.Job, error) {
-	return req.session().readJob(ctx, req, op, id)
-}
-
-func (req *request) MayReadJob(ctx context.Context, op principal.Op, id string) error {
-	return req.session().mayReadJob(ctx, req, op, id)
-}
-
-func (req *request) ListJobs(ctx context.Context, limit int) ([]*store.Job, error) {
-	return req.session().listJobs(ctx, req, limit)
-}
-
-func (req *request) CancelJob(ctx context.Context, id, why string) (*store.Job, error) {
-	hs := req.session()
-	return hs.srv.opts.Jobs.CancelJob(ctx, hs.jobPrincipal(), id, hs.who.WithClient(clientName(hs, req)), why)
 }
 
 // taskAsker is the Asker of a task's call.

@@ -102,9 +102,9 @@ func (hs *hostSession) toolsCall(ctx context.Context, req *request) {
 			break
 		}
 		if name == "mcpx_job" {
-			hostjobs.Job(ctx, hs.srv.opts.Jobs, req)
+			hostjobs.Job(ctx, req, req.asking())
 		} else {
-			hostjobs.JobCancel(ctx, req)
+			hostjobs.JobCancel(ctx, req, req.asking())
 		}
 		return
 	case "mcpx_exec", "mcpx_describe":

@@ -4,16 +4,24 @@
 // Every call that is, or may become, a job comes in one way:
 // [Manager.Start], whatever face it came by (a host's call past its timer
 // or in the background, a task of either revision, a script, the local
-// API's calls and so the CLI's); a [Way] says how. The host face runs a
-// call on its host request's own goroutine and, only if the host's timer
-// is about to fire first (or the host left, or asked for the background),
-// hands it to the manager [Adopted]: the call goes on where it runs,
-// counted by the manager, which can cancel it, until [Call.Finish]; a call
-// that ends in time never meets the manager. [Later] runs a call on a
-// goroutine of the manager's under a context of its own, to
-// [Call.Promote] later; [Now] (and [Relayed], a call relayed with no host)
-// one that is a job from its start (the CLI's background calls and
-// scripts). Re-runs after a restart are the manager's own. From then on
+// API's calls and so the CLI's); a [Way] says how, one of four:
+//
+//   - [Adopted]: a host's call or script runs on its host request's own
+//     goroutine and, only if the host's timer is about to fire first (or
+//     the host left, or asked for the background, or for a task), its
+//     link (package hostjobs) hands it to the manager: the call goes on
+//     where it runs, counted by the manager, which can cancel it, until
+//     [Call.Finish]; a call that ends in time never meets the manager.
+//   - [Later]: the manager runs the call on a goroutine of its own under
+//     a context of its own, a job only once [Call.Promote] makes it one
+//     (the local API's streamed call past its client's timer,
+//     localapi/calljob.go).
+//   - [Now]: the same, a job from its start (the local API's background
+//     scripts, localapi/exec.go).
+//   - [Relayed]: a call relayed with no host, a job from its start (the
+//     local API's background calls, localapi/jobs.go).
+//
+// Re-runs after a restart are the manager's own. From then on
 // the call is a job: a row in the store, owned by this manager (a lease
 // it renews), its progress written at most once a second
 // ([FlushInterval]), its result or error written when it ends. A cancel (CancelJob) reaches the upstream with a

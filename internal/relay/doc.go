@@ -42,8 +42,13 @@
 // call goes on (answer its host before that timer fires) sets
 // Call.Deadline and its hook, Call.OnDeadline: the call's own timer calls
 // it then, and the relay does nothing else at it. What the caller makes
-// of the call is its own (the relay knows nothing of jobs); a hook that
-// is also an AuditNamer names it on the call's audit record.
+// of the call is its own: the relay does nothing for jobs and never
+// imports package jobs. It knows them only as labels: the job an audit
+// record names (Call.Job, or, as the call ends, the hook's AuditJob if
+// it is also an AuditNamer), the face of a call with no Who (a stored
+// job's run again: audit.FaceJob), and two causes others give a cancel,
+// JobCancelled and LeaseLost, whose words (Cause.Error) go upstream as
+// its reason.
 //
 // Every host request that may wait is registered before it is handled, by
 // the goroutine that reads the host's messages, so that a cancellation read
