@@ -272,12 +272,15 @@ func TestStatusInFlight(t *testing.T) {
 		r := g.start(g.args("call", "demo.export", `{"seconds":30,"steps":300}`)...)
 		r.waitStderr("progress 1/300", callTimeout)
 
-		// Progress reaches the status shortly after the CLI sees it.
+		// Progress reaches the status shortly after the CLI sees it. The
+		// upstream's id is recorded by the call's goroutine once its
+		// request is sent, and the upstream's first progress may overtake
+		// it on a loaded machine: wait for both.
 		var st *apitype.Status
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			st = g.status()
-			if len(st.Calls) == 1 && st.Calls[0].Progress != nil {
+			if len(st.Calls) == 1 && st.Calls[0].Progress != nil && st.Calls[0].UpstreamID != 0 {
 				break
 			}
 			if time.Now().After(deadline) {

@@ -107,8 +107,12 @@ func TestSealedStateRefused(t *testing.T) {
 		if mode != mcpxtest.Daemon {
 			return // another host of the same gateway: a second mcpx serve
 		}
-		_, state = harness.InputRequiredOf(t, askModern(h, "t5", harness.AskForm, ""))
+		// The other host starts first: a state lives 1 s, and a second
+		// mcpx serve can take longer than that to start on a loaded machine.
 		other := e.StartHost(mode, cfg)
+		other.SendRaw(`{"jsonrpc":"2.0","id":"p0","method":"ping"}`)
+		other.Response(jsonrpc.NewStringID("p0"), harness.TranscriptWait) // its serve is up
+		_, state = harness.InputRequiredOf(t, askModern(h, "t5", harness.AskForm, ""))
 		m = askModern(other, "t6", harness.AskForm, answer+state+`"`)
 		if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Message, "another host") {
 			t.Errorf("another host's state: %s, want -32602", m.Encode())
