@@ -48,6 +48,7 @@ type Link struct {
 	OnOff    func()      // called as the host stops hearing of the call
 
 	off      atomic.Bool // the host hears no more of the call
+	making   atomic.Bool // promote has begun: the call is being made a job
 	released atomic.Bool // the request's end was done as it became a job
 
 	mu    sync.Mutex
@@ -95,6 +96,7 @@ func (l *Link) promote(answer bool) {
 	if l.ended || l.job != nil {
 		return
 	}
+	l.making.Store(true) // its questions from now on are the job's (Can, Ask)
 	h := l.Host
 	ctx, sp, cancel := h.Job()
 	c, err := l.Jobs.Start(context.WithoutCancel(ctx), sp, jobs.Adopted(cancel, l.Since()))
@@ -178,11 +180,16 @@ func (l *Link) End(res json.RawMessage, err error) bool {
 // asked, and are refused, naming the job, when not (ask.go).
 //
 // A call whose host's request cannot carry requests (a legacy HTTP POST
-// answered as plain JSON) has no asker of its own (nil): until it is a
-// job, it asks nothing.
+// answered as plain JSON) has no asker of its own (nil): until it is
+// being made a job, it asks nothing. A question that comes while it is
+// (its row being written, which a loaded store makes slow) is the job's:
+// Ask waits for the job.
 func (l *Link) Can(method string, params json.RawMessage) bool {
 	if l.Live() {
-		return l.Asker != nil && l.Asker.Can(method, params)
+		if l.Asker == nil {
+			return l.making.Load() && l.cannotAsk(method, params) == ""
+		}
+		return l.Asker.Can(method, params)
 	}
 	c := l.JobCall()
 	return c != nil && l.jobRefusal(c, method, params) == nil
@@ -194,9 +201,13 @@ func (l *Link) Ask(ctx context.Context, method string, params json.RawMessage) (
 		case LiveAsker:
 			return l.askLive(ctx, a, method, params) // askwait.go
 		case nil:
-			return nil, errors.New("mcpx cannot put requests to this host on its request's stream (a plain JSON response)")
+			if !l.making.Load() {
+				return nil, errors.New("mcpx cannot put requests to this host on its request's stream (a plain JSON response)")
+			}
+			// JobCall waits for the job being made.
+		default:
+			return l.Asker.Ask(ctx, method, params)
 		}
-		return l.Asker.Ask(ctx, method, params)
 	}
 	if c := l.JobCall(); c != nil {
 		return l.askJobHost(ctx, c, method, params)
@@ -217,10 +228,10 @@ func (l *Link) Notify(method string, params json.RawMessage) {
 // Refusal implements relay.Refuser: why the job the call became cannot
 // put method to its host; nil while the call is its host request's.
 func (l *Link) Refusal(method string, params json.RawMessage) *jsonrpc.Error {
-	if l.Live() {
+	if l.Live() && (l.Asker != nil || !l.making.Load()) {
 		return nil
 	}
-	c := l.JobCall()
+	c := l.JobCall() // waits for the job being made
 	if c == nil {
 		return nil
 	}
