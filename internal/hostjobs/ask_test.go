@@ -3,13 +3,11 @@ package hostjobs
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"mcpx/internal/jobs"
-	"mcpx/internal/store"
 )
 
 // resultHost is the Host of a 2026-07-28 host's call: jobResult asks it
@@ -24,17 +22,7 @@ func (resultHost) Modern() bool { return true }
 // naming the job and the question instead; any other result is kept as
 // it is.
 func TestJobResult(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m := jobs.New(jobs.Options{Store: st, Exclusive: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = m.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
-	<-m.Started()
+	m := startJobs(t)
 	c, err := m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(func(error) {}, time.Now()))
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/outq"
 	"mcpx/internal/relay"
-	"mcpx/internal/store"
 )
 
 // jsonHost is the Host of a legacy HTTP host's call whose POST is
@@ -69,17 +67,7 @@ func (h *jsonHost) Questions() *jsonrpc.Pending           { return &h.questions 
 // its session's stream once the job is made, and the host's answer comes
 // back.
 func TestLinkAsksWhileMade(t *testing.T) {
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	m := jobs.New(jobs.Options{Store: st, Exclusive: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = m.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
-	<-m.Started()
+	m := startJobs(t)
 
 	h := newJSONHost()
 	l := &Link{Host: h, Jobs: m}
@@ -87,7 +75,7 @@ func TestLinkAsksWhileMade(t *testing.T) {
 	if l.Can(method, params) {
 		t.Error("Can before the deadline = true: a plain JSON response carries no question")
 	}
-	if _, err := l.Ask(ctx, method, params); err == nil {
+	if _, err := l.Ask(t.Context(), method, params); err == nil {
 		t.Error("Ask before the deadline: no error")
 	}
 
@@ -103,7 +91,7 @@ func TestLinkAsksWhileMade(t *testing.T) {
 	}
 	asked := make(chan outcome, 1)
 	go func() {
-		res, err := l.Ask(ctx, method, params)
+		res, err := l.Ask(t.Context(), method, params)
 		asked <- outcome{res, err}
 	}()
 	close(h.written)
