@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/jobs/jobstest"
 )
 
 // resultHost is the Host of a 2026-07-28 host's call: jobResult asks it
@@ -22,7 +23,7 @@ func (resultHost) Modern() bool { return true }
 // naming the job and the question instead; any other result is kept as
 // it is.
 func TestJobResult(t *testing.T) {
-	m := startJobs(t)
+	m := jobstest.Start(t)
 	c, err := m.Start(context.Background(), jobs.Spec{Principal: jobs.LocalPrincipal, Server: "demo", Tool: "ask_later", Key: "k"}, jobs.Adopted(func(error) {}, time.Now()))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mcpx/internal/jobs"
+	"mcpx/internal/jobs/jobstest"
 	"mcpx/internal/jsonrpc"
 	"mcpx/internal/outq"
 	"mcpx/internal/relay"
@@ -67,7 +68,7 @@ func (h *jsonHost) Questions() *jsonrpc.Pending           { return &h.questions 
 // its session's stream once the job is made, and the host's answer comes
 // back.
 func TestLinkAsksWhileMade(t *testing.T) {
-	m := startJobs(t)
+	m := jobstest.Start(t)
 
 	h := newJSONHost()
 	l := &Link{Host: h, Jobs: m}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,8 +12,8 @@ import (
 
 	"mcpx/internal/hostjobs"
 	"mcpx/internal/jobs"
+	"mcpx/internal/jobs/jobstest"
 	"mcpx/internal/jsonrpc"
-	"mcpx/internal/store"
 )
 
 // jobAskFixture is a job that a host's call became, and that host: its
@@ -60,15 +59,7 @@ func newJobAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 // the fixture's manager.
 func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 	t.Helper()
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := jobs.New(jobs.Options{Store: st, Exclusive: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = m.Run(ctx) }()
-	<-m.Started()
+	m := jobstest.Start(t)
 	srv := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	f := &jobAskFixture{hs: &hostSession{srv: srv, id: "host-1"}, lines: make(chan []byte, 16), end: func() {}}
 	f.req = &request{caps: json.RawMessage(caps), modern: modern}
@@ -88,9 +79,6 @@ func newAsk(t *testing.T, caps string, stream, modern bool) *jobAskFixture {
 		f.end()
 		f.link.End(json.RawMessage(`{}`), nil)
 		callCancel(nil)
-		cancel()
-		<-ran
-		st.Close()
 	})
 	return f
 }

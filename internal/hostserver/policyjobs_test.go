@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"mcpx/internal/config"
 	"mcpx/internal/jobs"
+	"mcpx/internal/jobs/jobstest"
 	"mcpx/internal/principal"
 	"mcpx/internal/relay"
 	"mcpx/internal/store"
@@ -23,16 +23,8 @@ func TestListJobsFiltered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := jobs.New(jobs.Options{Store: st, Exclusive: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = m.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-ran; st.Close() })
-	<-m.Started()
+	m := jobstest.Start(t)
+	ctx := t.Context()
 
 	srv := &Server{relay: relay.New(cfg, nil, nil, nil), opts: Options{Jobs: m}}
 	hs := &hostSession{srv: srv, id: "http-1", clientName: "one", who: principal.DefaultToken()} // a default-token HTTP host

@@ -1,4 +1,6 @@
-package hostjobs
+// Package jobstest runs a jobs manager for tests of the packages built
+// on jobs: over an SQLite store of its own, until the test ends.
+package jobstest
 
 import (
 	"context"
@@ -10,9 +12,11 @@ import (
 	"mcpx/internal/store"
 )
 
-// startJobs runs a jobs manager over an SQLite store of its own, the
-// store's only user, until the test ends.
-func startJobs(t *testing.T) *jobs.Manager {
+// Start runs a jobs manager over an SQLite store of its own, the store's
+// only user (Exclusive), and returns it once it has started. The test's
+// cleanup stops it, waits for it and closes the store; a cleanup the
+// test registers later runs before that.
+func Start(t *testing.T) *jobs.Manager {
 	t.Helper()
 	st, err := store.OpenSQLite(filepath.Join(t.TempDir(), store.FileName))
 	if err != nil {
