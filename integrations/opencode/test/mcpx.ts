@@ -59,8 +59,11 @@ export class Mcpx {
 
   records(): Record[] {
     if (!existsSync(this.record)) return []
-    return readFileSync(this.record, "utf8")
-      .split("\n")
+    // The demo appends while this reads: a line without its newline is
+    // still being written, so only complete lines count.
+    const lines = readFileSync(this.record, "utf8").split("\n")
+    lines.pop()
+    return lines
       .filter((l) => l.trim() !== "")
       .map((l) => JSON.parse(l) as Record)
   }
