@@ -225,7 +225,7 @@ func polledFiles(t *testing.T, pid int) map[string]bool {
 // answered as stopping; the request, finished after the stop, is served
 // by the next daemon: on a stop, nothing the host sent is lost, whichever
 // process had read it. (A daemon killed after reading part of a request
-// loses that part: see docs/benchmarks.md's fifth-session notes.)
+// loses that part.)
 func TestDaemonStopsMidMessage(t *testing.T) {
 	t.Parallel()
 	forEachWay(t, func(t *testing.T, way string, e *mcpxtest.Env, cfg string) {
