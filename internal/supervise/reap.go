@@ -22,7 +22,7 @@ type Options struct {
 	// SIGKILL death signal: then what they spawn may outlive a killed mcpx.
 	Shim string
 	// Records is a directory holding one small file per live upstream
-	// process (its group and session id, start time, the tag its tree
+	// process (its group id, start time, the tag its tree
 	// inherits, and the mcpx process that owns it), removed when it ends.
 	// [Reap] kills what the records of owners no longer running name. ""
 	// keeps no records.
@@ -35,7 +35,7 @@ type Options struct {
 
 // record is the file of one live upstream process.
 type record struct {
-	PID        int    `json:"pid"`   // the upstream's process: its group and session leader
+	PID        int    `json:"pid"`   // the upstream's process: its group leader
 	Start      uint64 `json:"start"` // its start time (clock ticks after boot)
 	Boot       string `json:"boot"`  // the boot it started in
 	Tag        string `json:"tag"`   // value of tagEnv in its tree

@@ -23,9 +23,12 @@ import (
 // under a tiny supervisor of mcpx's own, the mcpx executable re-run as
 // `mcpx shim PARENT PATH ARGV0 ARGS...`, which
 //
-//   - runs in a session (and process group) of its own, made by mcpx: the
-//     upstream and everything it spawns start in it, and mcpx's graceful
-//     stop signals the whole group as before;
+//   - runs in a process group of its own, made by mcpx, in mcpx's
+//     session: the upstream and everything it spawns start in it, and
+//     mcpx's graceful stop signals the whole group as before. Not in a
+//     session of its own: where Linux schedules each session as a group
+//     of its own (autogroup), the upstream would be scheduled apart from
+//     mcpx, and every hand-off of a call between them would wait on it;
 //   - is the child subreaper of that tree (PR_SET_CHILD_SUBREAPER): a
 //     descendant whose parent exits is re-parented to the shim, never to
 //     init, so it stays findable even if it left the group and session;
@@ -41,8 +44,8 @@ import (
 //     primary signal. A parent-death signal (SIGTERM) is the second; the
 //     shim believes it only if its parent really changed (see below);
 //   - then kills the whole tree with SIGKILL: every descendant (by parent
-//     links, which subreaping keeps intact) and every member of its session
-//     and group, round after round until none is left, and exits;
+//     links, which subreaping keeps intact) and every member of its group,
+//     round after round until none is left, and exits;
 //   - does the same when the upstream exits (whatever it left running dies
 //     with it), and then exits with the upstream's exit code, or by the
 //     signal that killed it, so that mcpx reports the exit status as it
@@ -277,7 +280,7 @@ func await(exits <-chan reaped, child int, d time.Duration) (syscall.WaitStatus,
 }
 
 // killTree kills every process of the supervised tree: the shim's
-// descendants, and every other member of its session or group.
+// descendants, and every other member of its group.
 func killTree(self int) {
 	killAll(func() []int {
 		procs, err := listProcs()
@@ -285,11 +288,11 @@ func killTree(self int) {
 			return nil
 		}
 		return treeOf(procs, self, func(p procInfo) bool {
-			return p.pid == self || p.sid == self || p.pgid == self
+			return p.pid == self || p.pgid == self
 		})
 	}, 5*time.Second)
 	if cg := selfCgroupIfOurs(); cg != "" {
-		// What left the tree, its session and group: still in the cgroup.
+		// What left the tree and its group: still in the cgroup.
 		// Then the shim leaves it and removes it, as no one else may
 		// (mcpx may be gone).
 		if _, clean := killCgroup(cg, self, 2*time.Second); clean {

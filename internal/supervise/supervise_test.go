@@ -198,10 +198,10 @@ func TestShimKillsWhatTheUpstreamLeft(t *testing.T) {
 	for escaped := false; !escaped; {
 		procs := waitTagged(t, tag, 5) // shim, sh, three sleeps
 		for _, q := range procs {
-			escaped = escaped || q.sid != p.PID()
+			escaped = escaped || q.pgid != p.PID()
 		}
 		if !escaped && time.Now().After(deadline) {
-			t.Fatalf("no process left the upstream's session: %+v", procs)
+			t.Fatalf("no process left the upstream's group: %+v", procs)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
