@@ -28,7 +28,9 @@ import (
 //     mcpx's graceful stop signals the whole group as before. Not in a
 //     session of its own: where Linux schedules each session as a group
 //     of its own (autogroup), the upstream would be scheduled apart from
-//     mcpx, and every hand-off of a call between them would wait on it;
+//     mcpx, and every hand-off of a call between them would wait on it.
+//     It gives up the session's controlling terminal, if any, before it
+//     starts the upstream, which so has none, as in a session of its own;
 //   - is the child subreaper of that tree (PR_SET_CHILD_SUBREAPER): a
 //     descendant whose parent exits is re-parented to the shim, never to
 //     init, so it stays findable even if it left the group and session;
@@ -127,6 +129,7 @@ func RunShim(args []string) int {
 		return 1 // mcpx is gone already; nothing was started
 	}
 	self := os.Getpid()
+	dropTerminal()
 
 	child, err := syscall.ForkExec(args[1], args[2:], &syscall.ProcAttr{
 		Env:   os.Environ(),
@@ -196,6 +199,20 @@ func RunShim(args []string) int {
 		}
 		exitAs(status)
 	}
+}
+
+// dropTerminal gives up the controlling terminal of mcpx's session, if it
+// has one, for the shim and so for everything it starts, as a session of
+// its own would: an upstream that opens /dev/tty (a password prompt) fails
+// at once instead of stopping on SIGTTIN in a background group. The shim
+// leads no session, so the terminal and its foreground group are not told.
+func dropTerminal() {
+	fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // none
+	}
+	_ = unix.IoctlSetInt(fd, unix.TIOCNOTTY, 0)
+	_ = unix.Close(fd)
 }
 
 // catchable lists the signals the shim catches: all whose default would
