@@ -334,7 +334,9 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 		}
 	}
 
-	// Stopped normally, the new daemon leaves nothing.
+	// Stopped normally, the new daemon leaves nothing. Its family may
+	// answer before its escapee has become a sleep that carries the mark.
+	waitTaggedCount(t, tag, perFamily)
 	tr2 := treeBelow(t, newDaemon, psAll(t, tag))
 	if got := familyCount(tr2); got != perFamily {
 		t.Errorf("the new daemon's tree has %d family processes, want %d", got, perFamily)
