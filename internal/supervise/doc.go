@@ -1,5 +1,5 @@
 // Package supervise runs child processes that must not outlive mcpx: each
-// in a process group (and, under the shim, a session) of its own, with its
+// in a process group of its own (in mcpx's session), with its
 // stdin, stdout and stderr as pipes, stopped as the MCP stdio shutdown
 // says (close stdin, wait, SIGTERM, wait, SIGKILL).
 //

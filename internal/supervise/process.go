@@ -19,7 +19,7 @@ import (
 
 // Process is one upstream child: its own process group, stdin and stdout
 // as pipes, stderr to the log. Under a supervisor (shim.go) the child is
-// the shim, leader of the upstream's session and group.
+// the shim, leader of the upstream's process group.
 type Process struct {
 	cmd    *exec.Cmd
 	Stdin  *os.File // the child's stdin; Stop closes it
@@ -74,9 +74,13 @@ func Start(srv *config.Server, sup *Options) (*Process, error) {
 		cmd.Path = sup.Shim
 		cmd.ExtraFiles = []*os.File{ctrlR, repW} // fds 3 and 4
 		cmd.SysProcAttr = &syscall.SysProcAttr{
-			// The upstream's own session (and group), which everything
-			// it spawns inherits.
-			Setsid: true,
+			// The upstream's own group, which everything it spawns
+			// inherits, in mcpx's session: a session of its own is a
+			// scheduling group of its own where Linux groups sessions
+			// (autogroup), and a call's every hand-off between mcpx and
+			// the upstream then waits on the scheduler across groups
+			// (bench -paths relay-se,inproc-se under load).
+			Setpgid: true,
 			// A hint only (the pipe is the signal): see shim.go.
 			Pdeathsig: syscall.SIGTERM,
 		}
@@ -241,8 +245,7 @@ func (p *Process) State() *os.ProcessState { return p.cmd.ProcessState }
 
 // signalGroup signals the child's whole process group.
 func (p *Process) signalGroup(sig syscall.Signal) {
-	// The group id is the child's pid (Setpgid, Setsid). ESRCH means it is
-	// gone.
+	// The group id is the child's pid (Setpgid). ESRCH means it is gone.
 	_ = syscall.Kill(-p.cmd.Process.Pid, sig)
 }
 

@@ -22,7 +22,7 @@ type Options struct {
 	// SIGKILL death signal: then what they spawn may outlive a killed mcpx.
 	Shim string
 	// Records is a directory holding one small file per live upstream
-	// process (its group and session id, start time, the tag its tree
+	// process (its group id, start time, the tag its tree
 	// inherits, and the mcpx process that owns it), removed when it ends.
 	// [Reap] kills what the records of owners no longer running name. ""
 	// keeps no records.
@@ -35,7 +35,7 @@ type Options struct {
 
 // record is the file of one live upstream process.
 type record struct {
-	PID        int    `json:"pid"`   // the upstream's process: its group and session leader
+	PID        int    `json:"pid"`   // the upstream's process: its group leader
 	Start      uint64 `json:"start"` // its start time (clock ticks after boot)
 	Boot       string `json:"boot"`  // the boot it started in
 	Tag        string `json:"tag"`   // value of tagEnv in its tree
@@ -85,7 +85,7 @@ func writeRecord(dir string, r *record) (string, error) {
 // process is killed only if it belongs to this user and is provably the
 // recorded one or of its tree: the recorded process itself only if its
 // start time matches (a recycled pid is someone else's), members of its
-// session or group started no earlier than it, anything carrying the
+// group started no earlier than it, anything carrying the
 // record's tag in its environment, and every descendant of those. It
 // returns how many processes it killed.
 func Reap(dir string, log *slog.Logger) int {
@@ -122,7 +122,7 @@ func Reap(dir string, log *slog.Logger) int {
 		}
 		n, clean := killAll(func() []int { return recordTree(&r, self, uid) }, 2*time.Second)
 		if r.Cgroup != "" {
-			// Whatever left the tree, its session and its environment.
+			// Whatever left the tree, its group and its environment.
 			m, gone := killCgroup(r.Cgroup, 0, 2*time.Second)
 			n, clean = n+m, clean && gone
 		}
@@ -143,7 +143,7 @@ func recordTree(r *record, self, uid int) []int {
 	if err != nil {
 		return nil
 	}
-	leaderOK := true // gone: its session and group, while they last, are its
+	leaderOK := true // gone: its group, while it lasts, is its
 	for _, p := range procs {
 		if p.pid == r.PID {
 			leaderOK = p.start == r.Start
@@ -157,7 +157,7 @@ func recordTree(r *record, self, uid int) []int {
 		if p.pid == r.PID {
 			return leaderOK
 		}
-		if leaderOK && (p.sid == r.PID || p.pgid == r.PID) && p.start >= r.Start {
+		if leaderOK && p.pgid == r.PID && p.start >= r.Start {
 			return true
 		}
 		return tag != "" && procEnvHas(p.pid, tag)

@@ -23,9 +23,14 @@ import (
 // under a tiny supervisor of mcpx's own, the mcpx executable re-run as
 // `mcpx shim PARENT PATH ARGV0 ARGS...`, which
 //
-//   - runs in a session (and process group) of its own, made by mcpx: the
-//     upstream and everything it spawns start in it, and mcpx's graceful
-//     stop signals the whole group as before;
+//   - runs in a process group of its own, made by mcpx, in mcpx's
+//     session: the upstream and everything it spawns start in it, and
+//     mcpx's graceful stop signals the whole group as before. Not in a
+//     session of its own: where Linux schedules each session as a group
+//     of its own (autogroup), the upstream would be scheduled apart from
+//     mcpx, and every hand-off of a call between them would wait on it.
+//     It gives up the session's controlling terminal, if any, before it
+//     starts the upstream, which so has none, as in a session of its own;
 //   - is the child subreaper of that tree (PR_SET_CHILD_SUBREAPER): a
 //     descendant whose parent exits is re-parented to the shim, never to
 //     init, so it stays findable even if it left the group and session;
@@ -41,8 +46,8 @@ import (
 //     primary signal. A parent-death signal (SIGTERM) is the second; the
 //     shim believes it only if its parent really changed (see below);
 //   - then kills the whole tree with SIGKILL: every descendant (by parent
-//     links, which subreaping keeps intact) and every member of its session
-//     and group, round after round until none is left, and exits;
+//     links, which subreaping keeps intact) and every member of its group,
+//     round after round until none is left, and exits;
 //   - does the same when the upstream exits (whatever it left running dies
 //     with it), and then exits with the upstream's exit code, or by the
 //     signal that killed it, so that mcpx reports the exit status as it
@@ -124,6 +129,7 @@ func RunShim(args []string) int {
 		return 1 // mcpx is gone already; nothing was started
 	}
 	self := os.Getpid()
+	dropTerminal()
 
 	child, err := syscall.ForkExec(args[1], args[2:], &syscall.ProcAttr{
 		Env:   os.Environ(),
@@ -193,6 +199,20 @@ func RunShim(args []string) int {
 		}
 		exitAs(status)
 	}
+}
+
+// dropTerminal gives up the controlling terminal of mcpx's session, if it
+// has one, for the shim and so for everything it starts, as a session of
+// its own would: an upstream that opens /dev/tty (a password prompt) fails
+// at once instead of stopping on SIGTTIN in a background group. The shim
+// leads no session, so the terminal and its foreground group are not told.
+func dropTerminal() {
+	fd, err := unix.Open("/dev/tty", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return // none
+	}
+	_ = unix.IoctlSetInt(fd, unix.TIOCNOTTY, 0)
+	_ = unix.Close(fd)
 }
 
 // catchable lists the signals the shim catches: all whose default would
@@ -277,7 +297,7 @@ func await(exits <-chan reaped, child int, d time.Duration) (syscall.WaitStatus,
 }
 
 // killTree kills every process of the supervised tree: the shim's
-// descendants, and every other member of its session or group.
+// descendants, and every other member of its group.
 func killTree(self int) {
 	killAll(func() []int {
 		procs, err := listProcs()
@@ -285,11 +305,11 @@ func killTree(self int) {
 			return nil
 		}
 		return treeOf(procs, self, func(p procInfo) bool {
-			return p.pid == self || p.sid == self || p.pgid == self
+			return p.pid == self || p.pgid == self
 		})
 	}, 5*time.Second)
 	if cg := selfCgroupIfOurs(); cg != "" {
-		// What left the tree, its session and group: still in the cgroup.
+		// What left the tree and its group: still in the cgroup.
 		// Then the shim leaves it and removes it, as no one else may
 		// (mcpx may be gone).
 		if _, clean := killCgroup(cg, self, 2*time.Second); clean {

@@ -198,10 +198,10 @@ func TestShimKillsWhatTheUpstreamLeft(t *testing.T) {
 	for escaped := false; !escaped; {
 		procs := waitTagged(t, tag, 5) // shim, sh, three sleeps
 		for _, q := range procs {
-			escaped = escaped || q.sid != p.PID()
+			escaped = escaped || q.pgid != p.PID()
 		}
 		if !escaped && time.Now().After(deadline) {
-			t.Fatalf("no process left the upstream's session: %+v", procs)
+			t.Fatalf("no process left the upstream's group: %+v", procs)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -462,15 +462,15 @@ func deadPID(t *testing.T) (int, uint64) {
 }
 
 // leftTree starts, directly and detached, the kind of tree an upstream of
-// a dead mcpx leaves behind when its shim was killed too: a session of its
-// own with a leader, a member, and a process that left the session but
-// carries the tag. It returns the leader and the tag.
+// a dead mcpx leaves behind when its shim was killed too: a process group
+// of its own with a leader, a member, and a process that left the group
+// (and session) but carries the tag. It returns the leader and the tag.
 func leftTree(t *testing.T) (*exec.Cmd, string) {
 	t.Helper()
 	tag := newTag()
 	cmd := exec.Command("sh", "-c", "sleep 1000 & setsid sleep 1001 & wait")
 	cmd.Env = append(os.Environ(), tagEnv+"="+tag)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +486,7 @@ func leftTree(t *testing.T) (*exec.Cmd, string) {
 }
 
 // TestReap: a record whose owner is gone has its whole tree killed (by
-// session, by tag, by descent) and is removed; a record of a live owner is
+// group, by tag, by descent) and is removed; a record of a live owner is
 // left alone; a record naming a recycled pid kills nothing but what
 // carries its tag.
 func TestReap(t *testing.T) {
@@ -536,7 +536,7 @@ func TestReap(t *testing.T) {
 	n := Reap(dir, log)
 	t.Logf("reaped %d processes in %s", n, time.Since(start).Round(time.Millisecond))
 	if n != 3 {
-		t.Errorf("killed %d processes, want 3 (leader, session member, tagged escapee)", n)
+		t.Errorf("killed %d processes, want 3 (leader, group member, tagged escapee)", n)
 	}
 	noneLeft(t, deadTag, 2*time.Second)
 	if got := tagged(t, liveTag); len(got) != 3 {

@@ -334,7 +334,9 @@ func TestNoOrphansAfterDaemonKill(t *testing.T) {
 		}
 	}
 
-	// Stopped normally, the new daemon leaves nothing.
+	// Stopped normally, the new daemon leaves nothing. Its family may
+	// answer before its escapee has become a sleep that carries the mark.
+	waitTaggedCount(t, tag, perFamily)
 	tr2 := treeBelow(t, newDaemon, psAll(t, tag))
 	if got := familyCount(tr2); got != perFamily {
 		t.Errorf("the new daemon's tree has %d family processes, want %d", got, perFamily)
@@ -400,19 +402,24 @@ func TestRestartedDaemonReaps(t *testing.T) {
 	if len(shims) != n {
 		t.Fatalf("the daemon has %d children, want %d supervisors", len(shims), n)
 	}
-	// Frozen, the supervisors cannot act on their parent's death; then
-	// they die too.
+	// Frozen, the daemon cannot act on its supervisors' death, nor they
+	// on its: the supervisors die first, then the daemon. (Killing the
+	// daemon first would orphan each supervisor's group, in the daemon's
+	// session, with a stopped member: the kernel would then wake the group
+	// with SIGHUP and SIGCONT, and the supervisors would do their work.)
+	_ = syscall.Kill(daemon, syscall.SIGSTOP)
 	for _, pid := range shims {
 		_ = syscall.Kill(pid, syscall.SIGSTOP)
 	}
-	_ = syscall.Kill(daemon, syscall.SIGKILL)
-	harness.WaitUntil(t, harness.WaitLong, "end of the killed daemon", func() bool { return !harness.ProcAlive(daemon) })
 	for _, pid := range shims {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	// Zombies until their frozen parent dies.
 	harness.WaitUntil(t, harness.WaitLong, "end of the killed supervisors", func() bool {
 		return !slices.ContainsFunc(shims, harness.ProcAlive)
 	})
+	_ = syscall.Kill(daemon, syscall.SIGKILL)
+	harness.WaitUntil(t, harness.WaitLong, "end of the killed daemon", func() bool { return !harness.ProcAlive(daemon) })
 	left := leftovers(t, tr, tag, nil)
 	if len(left) == 0 {
 		t.Fatal("nothing survived the supervisors: the test shows nothing")
