@@ -172,7 +172,7 @@ var neverDirect = map[string][]string{
 
 // testOnly packages are imported from _test.go files only, and by one
 // another (the end-to-end harness builds on mcpxtest).
-var testOnly = []string{"mcpxtest", "store/storetest", "jobs/jobstest", "e2e/harness"}
+var testOnly = []string{"mcpxtest", "store/storetest", "jobs/jobstest", "e2e/harness", "ptytest"}
 
 // listed is one package as go list -json describes it.
 type listed struct {

@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 	"mcpx/internal/config"
+	"mcpx/internal/ptytest"
 )
 
 // terminalHelperEnv makes the test binary run terminalHelper: the part of
@@ -32,22 +32,7 @@ func TestUpstreamHasNoTerminal(t *testing.T) {
 		terminalHelper(t)
 		return
 	}
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	defer ptmx.Close()
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pts, ptmx := ptytest.Open(t)
 	copied := make(chan struct{})
 	go func() { // what anyone writes there
 		defer close(copied)
@@ -86,7 +71,11 @@ func terminalHelper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { _, _ = io.Copy(io.Discard, p.Stderr) }()
+		drained := make(chan struct{})
+		go func() { // until the child's stderr ends
+			defer close(drained)
+			_, _ = io.Copy(io.Discard, p.Stderr)
+		}()
 		b, err := io.ReadAll(p.Stdout)
 		if err != nil {
 			t.Fatal(err)
@@ -94,6 +83,7 @@ func terminalHelper(t *testing.T) {
 		waitDone(t, p, 10*time.Second)
 		p.Stdout.Close()
 		p.Stderr.Close()
+		<-drained
 		fmt.Printf("%s: %s\n", name, strings.TrimSpace(string(b)))
 	}
 }

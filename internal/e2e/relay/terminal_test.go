@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,29 +15,14 @@ import (
 	"golang.org/x/term"
 	"mcpx/internal/e2e/harness"
 	"mcpx/internal/mcpxtest"
+	"mcpx/internal/ptytest"
 )
 
 // openPTY opens a pseudo-terminal: the terminal end a program writes to,
 // raw (no newline translation), and the end that reads what it wrote.
 func openPTY(t *testing.T) (tty, reader *os.File) {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s, m := ptytest.Open(t)
 	if _, err := term.MakeRaw(int(s.Fd())); err != nil {
 		t.Fatal(err)
 	}
