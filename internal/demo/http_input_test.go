@@ -57,13 +57,7 @@ func TestHTTPBadInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		m, err := jsonrpc.Decode(b)
-		if err != nil {
-			return resp.StatusCode, nil
-		}
-		return resp.StatusCode, m.Error
+		return statusOf(resp)
 	}
 	ok := headers{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 	tests := []struct {

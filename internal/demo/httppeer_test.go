@@ -217,6 +217,12 @@ func (p *hpeer) status(method string, h headers, body string) (int, *jsonrpc.Err
 	if err != nil {
 		p.t.Fatalf("%s: %v", method, err)
 	}
+	return statusOf(resp)
+}
+
+// statusOf reads and closes resp, and returns its status and JSON-RPC
+// error (nil if the body holds none).
+func statusOf(resp *http.Response) (int, *jsonrpc.Error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	m, err := jsonrpc.Decode(b)
